@@ -1,142 +1,164 @@
 export {
-  type ApprovalDecision,
-  type ApprovalHandler,
-  type ApprovalMode,
-  type ApprovalOptions,
-  type ApprovalPolicy,
-  type ApprovalRequest,
-  approvalModeFor,
-  DEFAULT_EFFECT_MODES,
-} from './approval.js';
-export { backoffDelay, DEFAULT_RETRY, sleep } from './backoff.js';
+	type ApprovalDecision,
+	type ApprovalHandler,
+	type ApprovalMode,
+	type ApprovalOptions,
+	type ApprovalPolicy,
+	type ApprovalRequest,
+	approvalModeFor,
+	DEFAULT_EFFECT_MODES,
+} from "./approval.js";
+export { backoffDelay, DEFAULT_RETRY, sleep } from "./backoff.js";
 export {
-  type Artifact,
-  type ArtifactKind,
-  defineTool,
-  type Effect,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolLogger,
-  type ToolOptions,
-} from './define-tool.js';
+	type Artifact,
+	type ArtifactKind,
+	defineTool,
+	type Effect,
+	type ToolContext,
+	type ToolDefinition,
+	type ToolLogger,
+	type ToolOptions,
+} from "./define-tool.js";
+export type {
+	Engine,
+	EngineOptions,
+	ResumeOptions,
+	RunOptions,
+} from "./engine.js";
 export {
-  type ErrorCode,
-  ErrorCodes,
-  SandboxViolation,
-  type StepError,
-  StepwiseError,
-  type StepwiseErrorOptions,
-  ToolError,
-  toStepError,
-} from './errors.js';
-export * from './events.js';
+	type ErrorCode,
+	ErrorCodes,
+	SandboxViolation,
+	type StepError,
+	StepwiseError,
+	type StepwiseErrorOptions,
+	ToolError,
+	toStepError,
+} from "./errors.js";
+export * from "./events.js";
 export {
-  addUsage,
-  applyEvent,
-  type ExecutionState,
-  emptyRun,
-  executionRecord,
-  exitCodeOf,
-  type FoldedRun,
-  foldRun,
-  inFlightSteps,
-  type StepState,
-  summarizeRun,
-} from './fold-run.js';
+	addUsage,
+	applyEvent,
+	type ExecutionState,
+	emptyRun,
+	executionRecord,
+	exitCodeOf,
+	type FoldedRun,
+	foldRun,
+	inFlightSteps,
+	type StepState,
+	summarizeRun,
+} from "./fold-run.js";
 export {
-  callTool,
-  endStep,
-  invokeStep,
-  type KernelContext,
-  type StepInvocation,
-  type ToolCallOutcome,
-  type ToolCallRequest,
-} from './invoke-step.js';
-export { type EventListener, RunJournal, type RunJournalOptions } from './journal.js';
-export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
+	callTool,
+	endStep,
+	invokeStep,
+	type KernelContext,
+	type StepInvocation,
+	type ToolCallOutcome,
+	type ToolCallRequest,
+} from "./invoke-step.js";
 export {
-  approvePlan,
-  canonicalJson,
-  deriveExecutionId,
-  deriveRunId,
-  newRunId,
-  type PlanAuthorization,
-  planDigest,
-  sha256,
-  verifyAuthorization,
-} from './plan-digest.js';
+	type EventListener,
+	RunJournal,
+	type RunJournalOptions,
+} from "./journal.js";
+export { checkBatch, checkLease, MemoryStore } from "./memory-store.js";
 export {
-  type Expectation,
-  ExpectationSchema,
-  type Plan,
-  PlanSchema,
-  type Precondition,
-  PreconditionSchema,
-  planJsonSchema,
-  type RetryPolicy,
-  RetryPolicySchema,
-  type Step,
-  StepIdSchema,
-  StepSchema,
-} from './plan-schema.js';
+	approvePlan,
+	canonicalJson,
+	deriveExecutionId,
+	deriveRunId,
+	newRunId,
+	type PlanAuthorization,
+	planDigest,
+	sha256,
+	verifyAuthorization,
+} from "./plan-digest.js";
 export {
-  type PreconditionChecker,
-  type PreconditionContext,
-  type PreconditionEntry,
-  type PreconditionOutcome,
-  PreconditionRegistry,
-} from './preconditions.js';
-export { createRedactor, REDACTED, type Redactor, type RedactorOptions, redact } from './redact.js';
-export { findReferences, type Reference, readPointer, resolveReferences, toJsonPath } from './references.js';
-export { createRunHandle, type RunHandle } from './run-handle.js';
+	type Expectation,
+	ExpectationSchema,
+	type Plan,
+	PlanSchema,
+	type Precondition,
+	PreconditionSchema,
+	planJsonSchema,
+	type RetryPolicy,
+	RetryPolicySchema,
+	type Step,
+	StepIdSchema,
+	StepSchema,
+} from "./plan-schema.js";
 export {
-  finishRun,
-  type InterruptedAction,
-  interruptedAction,
-  interruptedError,
-  type ResumedRun,
-  reopenRun,
-  resultFromFold,
-  type SessionOptions,
-  type StartRunOptions,
-  startRun,
-  stepResults,
-} from './run-session.js';
+	type PreconditionChecker,
+	type PreconditionContext,
+	type PreconditionEntry,
+	type PreconditionOutcome,
+	PreconditionRegistry,
+} from "./preconditions.js";
 export {
-  type ApprovalRecord,
-  type ExecutionRecord,
-  type Lease,
-  type RunFilter,
-  type RunState,
-  type RunStore,
-  type RunSummary,
-  readAll,
-} from './run-store.js';
+	createRedactor,
+	REDACTED,
+	type Redactor,
+	type RedactorOptions,
+	redact,
+} from "./redact.js";
 export {
-  type CompiledSchema,
-  compileSchema,
-  formatIssues,
-  type JsonSchema,
-  type SchemaIssue,
-  type SchemaResult,
-  type ToolSchema,
-} from './schema.js';
+	findReferences,
+	type Reference,
+	readPointer,
+	resolveReferences,
+	toJsonPath,
+} from "./references.js";
+export { createRunHandle, type RunHandle } from "./run-handle.js";
 export {
-  type AnyTool,
-  definePlugin,
-  type FunctionDefinition,
-  type Plugin,
-  type PluginContext,
-  ToolRegistry,
-  type UseOptions,
-} from './tool-registry.js';
+	finishRun,
+	type InterruptedAction,
+	interruptedAction,
+	interruptedError,
+	type ResumedRun,
+	reopenRun,
+	resultFromFold,
+	type SessionOptions,
+	type StartRunOptions,
+	startRun,
+	stepResults,
+} from "./run-session.js";
 export {
-  type EngineKind,
-  type PlanProblem,
-  type PlanValidation,
-  type ProblemKind,
-  parsePlan,
-  planInvalidError,
-  type ValidatePlanOptions,
-  validatePlan,
-} from './validate-plan.js';
+	type ApprovalRecord,
+	type ExecutionRecord,
+	type Lease,
+	type RunFilter,
+	type RunState,
+	type RunStore,
+	type RunSummary,
+	readAll,
+} from "./run-store.js";
+export {
+	type CompiledSchema,
+	compileSchema,
+	formatIssues,
+	type JsonSchema,
+	type SchemaIssue,
+	type SchemaResult,
+	type ToolSchema,
+} from "./schema.js";
+export {
+	type AnyTool,
+	definePlugin,
+	type FunctionDefinition,
+	type Plugin,
+	type PluginContext,
+	ToolRegistry,
+	type UseOptions,
+} from "./tool-registry.js";
+export {
+	type EngineKind,
+	type PlanProblem,
+	type PlanValidation,
+	type ProblemKind,
+	parsePlan,
+	planInvalidError,
+	type ValidatePlanOptions,
+	validatePlan,
+} from "./validate-plan.js";
