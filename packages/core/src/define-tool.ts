@@ -1,98 +1,89 @@
-import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { JsonSchema, ToolSchema } from "./schema.js";
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { JsonSchema, ToolSchema } from './schema.js';
 
 /** What a tool does to the world; approval policies and resume decisions key on it. */
-export type Effect = "read" | "write" | "destructive" | "exec" | "network";
+export type Effect = 'read' | 'write' | 'destructive' | 'exec' | 'network';
 
 /** Kinds the stores index; tools may use their own kinds too. */
-export type ArtifactKind =
-	| "stdout"
-	| "stderr"
-	| "diagnostics"
-	| "result"
-	| "step_context"
-	| (string & {});
+export type ArtifactKind = 'stdout' | 'stderr' | 'diagnostics' | 'result' | 'step_context' | (string & {});
 
 export interface Artifact {
-	readonly kind: ArtifactKind;
-	readonly content: string;
-	readonly name?: string;
-	readonly mediaType?: string;
-	/** True when the tool capped the content; the tool's output says by how much. */
-	readonly truncated?: boolean;
+  readonly kind: ArtifactKind;
+  readonly content: string;
+  readonly name?: string;
+  readonly mediaType?: string;
+  /** True when the tool capped the content; the tool's output says by how much. */
+  readonly truncated?: boolean;
 }
 
 export type ToolLogger = (
-	level: "debug" | "info" | "warn" | "error",
-	message: string,
-	data?: Record<string, unknown>,
+  level: 'debug' | 'info' | 'warn' | 'error',
+  message: string,
+  data?: Record<string, unknown>,
 ) => void;
 
 /** Everything a tool gets besides its input. */
 export interface ToolContext {
-	/** Aborted on timeout, on cancel, and when a critical sibling fails. Honour it. */
-	readonly signal: AbortSignal;
-	/** The workspace root the host configured (absolute), if any. */
-	readonly workspace: string | undefined;
-	readonly runId: string;
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly attempt: number;
-	readonly log: ToolLogger;
-	/** Records an artifact (stdout, stderr, diagnostics…) with the execution. */
-	addArtifact(artifact: Artifact): void;
-	/** Reports progress of a long tool (0–100); journaled as a `progress-report` event. */
-	progress(percent: number, message?: string): void;
+  /** Aborted on timeout, on cancel, and when a critical sibling fails. Honour it. */
+  readonly signal: AbortSignal;
+  /** The workspace root the host configured (absolute), if any. */
+  readonly workspace: string | undefined;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly attempt: number;
+  readonly log: ToolLogger;
+  /** Records an artifact (stdout, stderr, diagnostics…) with the execution. */
+  addArtifact(artifact: Artifact): void;
+  /** Reports progress of a long tool (0–100); journaled as a `progress-report` event. */
+  progress(percent: number, message?: string): void;
 }
 
 export interface ToolDefinition<Input = unknown, Output = unknown> {
-	/** Unique within a registry; what plans name in `step.tool`. */
-	readonly name: string;
-	readonly description: string;
-	readonly input: ToolSchema<Input>;
-	/** When present, output is validated; failures give E305. */
-	readonly output?: ToolSchema<Output>;
-	readonly effect: Effect;
-	/** May a call that crashed mid-way run again on resume? Default: true for `read`, else false. */
-	readonly idempotent: boolean;
-	/** Default timeout for this tool when the step gives none. */
-	readonly timeoutMs?: number;
-	execute(input: Input, context: ToolContext): Promise<Output> | Output;
+  /** Unique within a registry; what plans name in `step.tool`. */
+  readonly name: string;
+  readonly description: string;
+  readonly input: ToolSchema<Input>;
+  /** When present, output is validated; failures give E305. */
+  readonly output?: ToolSchema<Output>;
+  readonly effect: Effect;
+  /** May a call that crashed mid-way run again on resume? Default: true for `read`, else false. */
+  readonly idempotent: boolean;
+  /** Default timeout for this tool when the step gives none. */
+  readonly timeoutMs?: number;
+  execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
-type InferSchema<S> =
-	S extends StandardSchemaV1<unknown, infer T> ? T : unknown;
+type InferSchema<S> = S extends StandardSchemaV1<unknown, infer T> ? T : unknown;
 
 export interface ToolOptions<InputSchema, OutputSchema> {
-	readonly name: string;
-	readonly description: string;
-	readonly input: InputSchema;
-	readonly output?: OutputSchema;
-	readonly effect: Effect;
-	readonly idempotent?: boolean;
-	readonly timeoutMs?: number;
-	execute(
-		input: InferSchema<InputSchema>,
-		context: ToolContext,
-	): Promise<InferSchema<OutputSchema>> | InferSchema<OutputSchema>;
+  readonly name: string;
+  readonly description: string;
+  readonly input: InputSchema;
+  readonly output?: OutputSchema;
+  readonly effect: Effect;
+  readonly idempotent?: boolean;
+  readonly timeoutMs?: number;
+  execute(
+    input: InferSchema<InputSchema>,
+    context: ToolContext,
+  ): Promise<InferSchema<OutputSchema>> | InferSchema<OutputSchema>;
 }
 
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
 /** Declares a tool. Input and output types are inferred from Standard Schemas (zod 4). */
 export function defineTool<
-	InputSchema extends StandardSchemaV1 | JsonSchema,
-	OutputSchema extends StandardSchemaV1 | JsonSchema = JsonSchema,
+  InputSchema extends StandardSchemaV1 | JsonSchema,
+  OutputSchema extends StandardSchemaV1 | JsonSchema = JsonSchema,
 >(
-	options: ToolOptions<InputSchema, OutputSchema>,
+  options: ToolOptions<InputSchema, OutputSchema>,
 ): ToolDefinition<InferSchema<InputSchema>, InferSchema<OutputSchema>> {
-	if (!TOOL_NAME.test(options.name)) {
-		throw new TypeError(
-			`invalid tool name "${options.name}": use letters, digits, "_", "." or "-" (max 128)`,
-		);
-	}
-	return {
-		...options,
-		idempotent: options.idempotent ?? options.effect === "read",
-	} as ToolDefinition<InferSchema<InputSchema>, InferSchema<OutputSchema>>;
+  if (!TOOL_NAME.test(options.name)) {
+    throw new TypeError(`invalid tool name "${options.name}": use letters, digits, "_", "." or "-" (max 128)`);
+  }
+  return {
+    ...options,
+    idempotent: options.idempotent ?? options.effect === 'read',
+  } as ToolDefinition<InferSchema<InputSchema>, InferSchema<OutputSchema>>;
 }

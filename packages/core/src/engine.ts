@@ -1,57 +1,57 @@
-import type { ApprovalOptions } from "./approval.js";
-import type { ToolLogger } from "./define-tool.js";
-import type { RunEvent } from "./events.js";
-import type { PlanAuthorization } from "./plan-digest.js";
-import type { Plan } from "./plan-schema.js";
-import type { Redactor } from "./redact.js";
-import type { RunHandle } from "./run-handle.js";
-import type { RunStore } from "./run-store.js";
-import type { ToolRegistry } from "./tool-registry.js";
-import type { PlanValidation } from "./validate-plan.js";
+import type { ApprovalOptions } from './approval.js';
+import type { ToolLogger } from './define-tool.js';
+import type { RunEvent } from './events.js';
+import type { PlanAuthorization } from './plan-digest.js';
+import type { Plan } from './plan-schema.js';
+import type { Redactor } from './redact.js';
+import type { RunHandle } from './run-handle.js';
+import type { RunStore } from './run-store.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { PlanValidation } from './validate-plan.js';
 
 /** Options every engine factory accepts (each engine adds its own). */
 export interface EngineOptions {
-	/** The whitelist. */
-	readonly tools: ToolRegistry;
-	/** Where the journal goes. Default: a new MemoryStore. */
-	readonly store?: RunStore;
-	/** Absolute workspace root handed to tools and precondition checkers. */
-	readonly workspace?: string;
-	readonly approvals?: ApprovalOptions;
-	/** Redacts events before they reach the store or listeners. Default: built-in token formats. */
-	readonly redactor?: Redactor;
-	/** Lease owner name; default unique per process and run. */
-	readonly owner?: string;
-	/** Lease time-to-live (renewed while running). Default 30 000 ms. */
-	readonly leaseTtlMs?: number;
-	/** Timeout for steps and tools that set none. Default: none. */
-	readonly defaultTimeoutMs?: number;
-	/** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
-	readonly allowRerunInterrupted?: boolean;
-	/** Every event, after it is durable. */
-	readonly onEvent?: (event: RunEvent) => void;
-	readonly log?: ToolLogger;
+  /** The whitelist. */
+  readonly tools: ToolRegistry;
+  /** Where the journal goes. Default: a new MemoryStore. */
+  readonly store?: RunStore;
+  /** Absolute workspace root handed to tools and precondition checkers. */
+  readonly workspace?: string;
+  readonly approvals?: ApprovalOptions;
+  /** Redacts events before they reach the store or listeners. Default: built-in token formats. */
+  readonly redactor?: Redactor;
+  /** Lease owner name; default unique per process and run. */
+  readonly owner?: string;
+  /** Lease time-to-live (renewed while running). Default 30 000 ms. */
+  readonly leaseTtlMs?: number;
+  /** Timeout for steps and tools that set none. Default: none. */
+  readonly defaultTimeoutMs?: number;
+  /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
+  readonly allowRerunInterrupted?: boolean;
+  /** Every event, after it is durable. */
+  readonly onEvent?: (event: RunEvent) => void;
+  readonly log?: ToolLogger;
 }
 
 export interface RunOptions {
-	/** Required by the sequential engine; optional elsewhere. */
-	readonly authorization?: PlanAuthorization;
-	/** Default: derived (sequential) or random. */
-	readonly runId?: string;
-	readonly signal?: AbortSignal;
-	readonly onEvent?: (event: RunEvent) => void;
-	readonly parentRunId?: string;
+  /** Required by the sequential engine; optional elsewhere. */
+  readonly authorization?: PlanAuthorization;
+  /** Default: derived (sequential) or random. */
+  readonly runId?: string;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: RunEvent) => void;
+  readonly parentRunId?: string;
 }
 
 export interface ResumeOptions {
-	readonly signal?: AbortSignal;
-	readonly onEvent?: (event: RunEvent) => void;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: RunEvent) => void;
 }
 
 /** What `createRunner` switches between with one word of configuration. */
 export interface Engine {
-	readonly name: "sequential" | "dag" | "agentic" | (string & {});
-	run(plan: Plan, options?: RunOptions): RunHandle;
-	resume(runId: string, options?: ResumeOptions): RunHandle;
-	validate(plan: unknown): PlanValidation;
+  readonly name: 'sequential' | 'dag' | 'agentic' | (string & {});
+  run(plan: Plan, options?: RunOptions): RunHandle;
+  resume(runId: string, options?: ResumeOptions): RunHandle;
+  validate(plan: unknown): PlanValidation;
 }

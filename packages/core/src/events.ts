@@ -1,230 +1,214 @@
-import type { Artifact, Effect } from "./define-tool.js";
-import type { StepError } from "./errors.js";
-import type { PlanAuthorization } from "./plan-digest.js";
-import type { Plan } from "./plan-schema.js";
+import type { Artifact, Effect } from './define-tool.js';
+import type { StepError } from './errors.js';
+import type { PlanAuthorization } from './plan-digest.js';
+import type { Plan } from './plan-schema.js';
 
-export type StepStatus =
-	| "succeeded"
-	| "failed"
-	| "skipped"
-	| "denied"
-	| "cancelled";
-export type RunStatus =
-	| "completed"
-	| "failed"
-	| "partial"
-	| "cancelled"
-	| "paused";
+export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused';
 
 export interface TokenUsage {
-	readonly promptTokens: number;
-	readonly completionTokens: number;
-	readonly totalTokens: number;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
 }
 
 /** The outcome of one step (its last attempt). */
 export interface StepResult {
-	readonly stepId: string;
-	readonly tool: string | undefined;
-	readonly status: StepStatus;
-	readonly output?: unknown;
-	readonly error?: StepError;
-	readonly executionId: string;
-	readonly attempt: number;
-	/** ISO time the attempt started. */
-	readonly startedAt: string;
-	readonly durationMs: number;
-	readonly artifacts?: readonly Artifact[];
-	/** Agentic steps: tokens spent on the model. */
-	readonly usage?: TokenUsage;
+  readonly stepId: string;
+  readonly tool: string | undefined;
+  readonly status: StepStatus;
+  readonly output?: unknown;
+  readonly error?: StepError;
+  readonly executionId: string;
+  readonly attempt: number;
+  /** ISO time the attempt started. */
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly artifacts?: readonly Artifact[];
+  /** Agentic steps: tokens spent on the model. */
+  readonly usage?: TokenUsage;
 }
 
 export interface RunResult {
-	readonly runId: string;
-	readonly planId: string;
-	readonly planDigest: string;
-	readonly engine: string;
-	readonly status: RunStatus;
-	/** Results of attempted steps, in plan order. */
-	readonly steps: readonly StepResult[];
-	readonly durationMs: number;
-	readonly usage?: TokenUsage;
+  readonly runId: string;
+  readonly planId: string;
+  readonly planDigest: string;
+  readonly engine: string;
+  readonly status: RunStatus;
+  /** Results of attempted steps, in plan order. */
+  readonly steps: readonly StepResult[];
+  readonly durationMs: number;
+  readonly usage?: TokenUsage;
 }
 
 interface EventBase {
-	readonly runId: string;
-	/** 1, 2, 3… per run, without gaps. */
-	readonly seq: number;
-	/** ISO 8601 time the event was journaled. */
-	readonly at: string;
+  readonly runId: string;
+  /** 1, 2, 3… per run, without gaps. */
+  readonly seq: number;
+  /** ISO 8601 time the event was journaled. */
+  readonly at: string;
 }
 
 export interface RunStartEvent extends EventBase {
-	readonly type: "run-start";
-	readonly planId: string;
-	readonly planDigest: string;
-	readonly plan: Plan;
-	readonly engine: string;
-	readonly authorization?: PlanAuthorization;
-	readonly parentRunId?: string;
-	/** Engine options that resume must reuse (concurrency, limits). */
-	readonly options?: Record<string, unknown>;
+  readonly type: 'run-start';
+  readonly planId: string;
+  readonly planDigest: string;
+  readonly plan: Plan;
+  readonly engine: string;
+  readonly authorization?: PlanAuthorization;
+  readonly parentRunId?: string;
+  /** Engine options that resume must reuse (concurrency, limits). */
+  readonly options?: Record<string, unknown>;
 }
 
 export interface RunResumeEvent extends EventBase {
-	readonly type: "run-resume";
-	readonly owner: string;
-	/** Steps the fold found in flight, and what resume does with each. */
-	readonly interrupted: readonly {
-		stepId: string;
-		action: "rerun" | "fail" | "finish";
-	}[];
+  readonly type: 'run-resume';
+  readonly owner: string;
+  /** Steps the fold found in flight, and what resume does with each. */
+  readonly interrupted: readonly {
+    stepId: string;
+    action: 'rerun' | 'fail' | 'finish';
+  }[];
 }
 
 export interface StepStartEvent extends EventBase {
-	readonly type: "step-start";
-	readonly stepId: string;
-	readonly tool: string | undefined;
-	readonly attempt: number;
-	readonly executionId: string;
+  readonly type: 'step-start';
+  readonly stepId: string;
+  readonly tool: string | undefined;
+  readonly attempt: number;
+  readonly executionId: string;
 }
 
 export interface ApprovalRequestEvent extends EventBase {
-	readonly type: "approval-request";
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly tool: string;
-	readonly effect: Effect;
-	readonly args: Record<string, unknown>;
-	readonly reason: "step" | "policy";
+  readonly type: 'approval-request';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly tool: string;
+  readonly effect: Effect;
+  readonly args: Record<string, unknown>;
+  readonly reason: 'step' | 'policy';
 }
 
 export interface ApprovalDecisionEvent extends EventBase {
-	readonly type: "approval-decision";
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly tool: string;
-	readonly decision: "approved" | "denied" | "skipped";
-	/** `handler`: a person or service answered; `policy`: the effect policy; `fallback`: no handler. */
-	readonly source: "handler" | "policy" | "fallback";
-	readonly by?: string;
-	readonly reason?: string;
+  readonly type: 'approval-decision';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly tool: string;
+  readonly decision: 'approved' | 'denied' | 'skipped';
+  /** `handler`: a person or service answered; `policy`: the effect policy; `fallback`: no handler. */
+  readonly source: 'handler' | 'policy' | 'fallback';
+  readonly by?: string;
+  readonly reason?: string;
 }
 
 export interface ToolCallEvent extends EventBase {
-	readonly type: "tool-call";
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly attempt: number;
-	readonly tool: string;
-	readonly effect: Effect;
-	readonly idempotent: boolean;
-	readonly args: Record<string, unknown>;
-	/** Agentic: the model turn that asked for this call. */
-	readonly turn?: number;
+  readonly type: 'tool-call';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly attempt: number;
+  readonly tool: string;
+  readonly effect: Effect;
+  readonly idempotent: boolean;
+  readonly args: Record<string, unknown>;
+  /** Agentic: the model turn that asked for this call. */
+  readonly turn?: number;
 }
 
 export interface ToolResultEvent extends EventBase {
-	readonly type: "tool-result";
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly tool: string;
-	readonly status: "succeeded" | "failed" | "cancelled";
-	readonly output?: unknown;
-	readonly error?: StepError;
-	readonly artifacts?: readonly Artifact[];
-	readonly startedAt: string;
-	readonly durationMs: number;
+  readonly type: 'tool-result';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly tool: string;
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly output?: unknown;
+  readonly error?: StepError;
+  readonly artifacts?: readonly Artifact[];
+  readonly startedAt: string;
+  readonly durationMs: number;
 }
 
 export interface StepRetryEvent extends EventBase {
-	readonly type: "step-retry";
-	readonly stepId: string;
-	/** The attempt that failed. */
-	readonly attempt: number;
-	readonly nextAttempt: number;
-	readonly delayMs: number;
-	readonly error: StepError;
+  readonly type: 'step-retry';
+  readonly stepId: string;
+  /** The attempt that failed. */
+  readonly attempt: number;
+  readonly nextAttempt: number;
+  readonly delayMs: number;
+  readonly error: StepError;
 }
 
 export interface RecoveryDecisionEvent extends EventBase {
-	readonly type: "recovery-decision";
-	readonly stepId: string;
-	readonly attempt: number;
-	readonly decision: "retry" | "skip" | "abort";
-	readonly args?: Record<string, unknown>;
-	readonly reason?: string;
+  readonly type: 'recovery-decision';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly decision: 'retry' | 'skip' | 'abort';
+  readonly args?: Record<string, unknown>;
+  readonly reason?: string;
 }
 
 export interface ProgressReportEvent extends EventBase {
-	readonly type: "progress-report";
-	readonly stepId: string;
-	readonly executionId: string;
-	readonly percent: number;
-	readonly message?: string;
+  readonly type: 'progress-report';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly percent: number;
+  readonly message?: string;
 }
 
 export interface ModelCallEvent extends EventBase {
-	readonly type: "model-call";
-	readonly stepId: string;
-	readonly turn: number;
-	readonly model: string;
-	readonly request: unknown;
-	readonly response?: unknown;
-	readonly usage?: TokenUsage;
-	readonly latencyMs: number;
-	readonly error?: StepError;
+  readonly type: 'model-call';
+  readonly stepId: string;
+  readonly turn: number;
+  readonly model: string;
+  readonly request: unknown;
+  readonly response?: unknown;
+  readonly usage?: TokenUsage;
+  readonly latencyMs: number;
+  readonly error?: StepError;
 }
 
 export interface LimitReachEvent extends EventBase {
-	readonly type: "limit-reach";
-	readonly stepId: string;
-	readonly limit:
-		| "turns"
-		| "tool-failures"
-		| "token-budget"
-		| "consecutive-tool-calls";
-	readonly value: number;
+  readonly type: 'limit-reach';
+  readonly stepId: string;
+  readonly limit: 'turns' | 'tool-failures' | 'token-budget' | 'consecutive-tool-calls';
+  readonly value: number;
 }
 
 export interface StepEndEvent extends EventBase {
-	readonly type: "step-end";
-	readonly stepId: string;
-	readonly result: StepResult;
+  readonly type: 'step-end';
+  readonly stepId: string;
+  readonly result: StepResult;
 }
 
 export interface RunEndEvent extends EventBase {
-	readonly type: "run-end";
-	readonly status: RunStatus;
-	readonly durationMs: number;
-	readonly usage?: TokenUsage;
+  readonly type: 'run-end';
+  readonly status: RunStatus;
+  readonly durationMs: number;
+  readonly usage?: TokenUsage;
 }
 
 export type RunEvent =
-	| RunStartEvent
-	| RunResumeEvent
-	| StepStartEvent
-	| ApprovalRequestEvent
-	| ApprovalDecisionEvent
-	| ToolCallEvent
-	| ToolResultEvent
-	| StepRetryEvent
-	| RecoveryDecisionEvent
-	| ProgressReportEvent
-	| ModelCallEvent
-	| LimitReachEvent
-	| StepEndEvent
-	| RunEndEvent;
+  | RunStartEvent
+  | RunResumeEvent
+  | StepStartEvent
+  | ApprovalRequestEvent
+  | ApprovalDecisionEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | StepRetryEvent
+  | RecoveryDecisionEvent
+  | ProgressReportEvent
+  | ModelCallEvent
+  | LimitReachEvent
+  | StepEndEvent
+  | RunEndEvent;
 
-export type RunEventType = RunEvent["type"];
+export type RunEventType = RunEvent['type'];
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown
-	? Omit<T, K>
-	: never;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the journal stamps `runId`, `seq` and `at`. */
-export type RunEventInput = DistributiveOmit<RunEvent, "runId" | "seq" | "at">;
+export type RunEventInput = DistributiveOmit<RunEvent, 'runId' | 'seq' | 'at'>;
 
 /** One JSON line per event (JSONL), as the CLI prints them. */
 export function serializeEvent(event: RunEvent): string {
-	return JSON.stringify(event);
+  return JSON.stringify(event);
 }

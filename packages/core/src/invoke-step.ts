@@ -1,90 +1,80 @@
-import { type ApprovalOptions, approvalModeFor } from "./approval.js";
-import type {
-	Artifact,
-	Effect,
-	ToolContext,
-	ToolLogger,
-} from "./define-tool.js";
-import {
-	ErrorCodes,
-	type StepError,
-	StepwiseError,
-	toStepError,
-} from "./errors.js";
-import type { StepResult, ToolResultEvent } from "./events.js";
-import type { RunJournal } from "./journal.js";
-import { deriveExecutionId } from "./plan-digest.js";
-import type { Precondition, Step } from "./plan-schema.js";
-import { resolveReferences } from "./references.js";
-import { compileSchema, formatIssues } from "./schema.js";
-import type { ToolRegistry } from "./tool-registry.js";
+import { type ApprovalOptions, approvalModeFor } from './approval.js';
+import type { Artifact, Effect, ToolContext, ToolLogger } from './define-tool.js';
+import { ErrorCodes, type StepError, StepwiseError, toStepError } from './errors.js';
+import type { StepResult, ToolResultEvent } from './events.js';
+import type { RunJournal } from './journal.js';
+import { deriveExecutionId } from './plan-digest.js';
+import type { Precondition, Step } from './plan-schema.js';
+import { resolveReferences } from './references.js';
+import { compileSchema, formatIssues } from './schema.js';
+import type { ToolRegistry } from './tool-registry.js';
 
 /** What the kernel needs from the engine that calls it. */
 export interface KernelContext {
-	readonly runId: string;
-	readonly journal: RunJournal;
-	readonly registry: ToolRegistry;
-	readonly workspace?: string;
-	/** The run's signal: aborting it cancels the step. */
-	readonly signal?: AbortSignal;
-	readonly approvals?: ApprovalOptions;
-	/** Used when neither the step nor the tool sets a timeout. Default: none. */
-	readonly defaultTimeoutMs?: number;
-	readonly log?: ToolLogger;
+  readonly runId: string;
+  readonly journal: RunJournal;
+  readonly registry: ToolRegistry;
+  readonly workspace?: string;
+  /** The run's signal: aborting it cancels the step. */
+  readonly signal?: AbortSignal;
+  readonly approvals?: ApprovalOptions;
+  /** Used when neither the step nor the tool sets a timeout. Default: none. */
+  readonly defaultTimeoutMs?: number;
+  readonly log?: ToolLogger;
 }
 
 export interface StepInvocation {
-	readonly attempt: number;
-	/** `resolve` (permissive engines) replaces references with outputs; `literal` passes args as written. */
-	readonly references: "resolve" | "literal";
-	/** Outputs of finished steps, for reference resolution. */
-	readonly outputs?: ReadonlyMap<string, unknown>;
-	/** Replaces the step's args (a recovery hook's retry with new args). */
-	readonly args?: Record<string, unknown>;
+  readonly attempt: number;
+  /** `resolve` (permissive engines) replaces references with outputs; `literal` passes args as written. */
+  readonly references: 'resolve' | 'literal';
+  /** Outputs of finished steps, for reference resolution. */
+  readonly outputs?: ReadonlyMap<string, unknown>;
+  /** Replaces the step's args (a recovery hook's retry with new args). */
+  readonly args?: Record<string, unknown>;
 }
 
 /** The outcome of one tool call, before it becomes a StepResult (agentic steps make many). */
 export interface ToolCallOutcome {
-	readonly status: "succeeded" | "failed" | "denied" | "skipped" | "cancelled";
-	readonly output?: unknown;
-	readonly error?: StepError;
-	readonly artifacts: readonly Artifact[];
-	readonly executionId: string;
-	readonly durationMs: number;
-	/** True once the tool's execute was entered (a `tool-call` is journaled). */
-	readonly called: boolean;
+  readonly status: 'succeeded' | 'failed' | 'denied' | 'skipped' | 'cancelled';
+  readonly output?: unknown;
+  readonly error?: StepError;
+  readonly artifacts: readonly Artifact[];
+  readonly executionId: string;
+  readonly durationMs: number;
+  /** True once the tool's execute was entered (a `tool-call` is journaled). */
+  readonly called: boolean;
 }
 
 export interface ToolCallRequest {
-	readonly stepId: string;
-	readonly tool: string | undefined;
-	readonly args: Record<string, unknown>;
-	readonly attempt: number;
-	readonly executionId: string;
-	readonly preconditions?: readonly Precondition[];
-	readonly requiresApproval?: boolean;
-	readonly timeoutMs?: number;
-	readonly description?: string;
-	/** Agentic: the model turn asking for this call. */
-	readonly turn?: number;
+  readonly stepId: string;
+  readonly tool: string | undefined;
+  readonly args: Record<string, unknown>;
+  readonly attempt: number;
+  readonly executionId: string;
+  readonly preconditions?: readonly Precondition[];
+  readonly requiresApproval?: boolean;
+  readonly timeoutMs?: number;
+  readonly description?: string;
+  /** Agentic: the model turn asking for this call. */
+  readonly turn?: number;
 }
 
 const noopLog: ToolLogger = () => undefined;
 
 function failure(
-	request: ToolCallRequest,
-	status: ToolCallOutcome["status"],
-	error: StepError,
-	started: number,
+  request: ToolCallRequest,
+  status: ToolCallOutcome['status'],
+  error: StepError,
+  started: number,
 ): ToolCallOutcome {
-	return {
-		status,
-		error,
-		artifacts: [],
-		executionId: request.executionId,
-		durationMs: performance.now() - started,
-		called: false,
-	};
+  return {
+    status,
+    error,
+    artifacts: [],
+    executionId: request.executionId,
+    durationMs: performance.now() - started,
+    called: false,
+  };
 }
 
 /**
@@ -92,469 +82,411 @@ function failure(
  * journal `tool-call` → execute with timeout and signal → output validation → journal `tool-result`.
  * The only place a tool's `execute` is ever called. Never throws for tool problems.
  */
-export async function callTool(
-	request: ToolCallRequest,
-	context: KernelContext,
-): Promise<ToolCallOutcome> {
-	const started = performance.now();
-	const { journal } = context;
-	const tool =
-		request.tool === undefined ? undefined : context.registry.get(request.tool);
-	if (!tool) {
-		return failure(
-			request,
-			"failed",
-			{
-				code: ErrorCodes.TOOL_UNKNOWN,
-				message: `tool "${request.tool ?? ""}" is not registered`,
-				retryable: false,
-				location: `${request.stepId}/tool`,
-			},
-			started,
-		);
-	}
+export async function callTool(request: ToolCallRequest, context: KernelContext): Promise<ToolCallOutcome> {
+  const started = performance.now();
+  const { journal } = context;
+  const tool = request.tool === undefined ? undefined : context.registry.get(request.tool);
+  if (!tool) {
+    return failure(
+      request,
+      'failed',
+      {
+        code: ErrorCodes.TOOL_UNKNOWN,
+        message: `tool "${request.tool ?? ''}" is not registered`,
+        retryable: false,
+        location: `${request.stepId}/tool`,
+      },
+      started,
+    );
+  }
 
-	let validated = compileSchema(tool.input).validate(request.args);
-	if (validated instanceof Promise) validated = await validated;
-	if (!validated.ok) {
-		return failure(
-			request,
-			"failed",
-			{
-				code: ErrorCodes.ARGUMENTS_INVALID,
-				message: `invalid arguments for ${tool.name}: ${formatIssues(validated.issues)}`,
-				retryable: false,
-				location: `${request.stepId}/args${validated.issues[0]?.path ?? ""}`,
-				details: { issues: validated.issues },
-			},
-			started,
-		);
-	}
+  let validated = compileSchema(tool.input).validate(request.args);
+  if (validated instanceof Promise) validated = await validated;
+  if (!validated.ok) {
+    return failure(
+      request,
+      'failed',
+      {
+        code: ErrorCodes.ARGUMENTS_INVALID,
+        message: `invalid arguments for ${tool.name}: ${formatIssues(validated.issues)}`,
+        retryable: false,
+        location: `${request.stepId}/args${validated.issues[0]?.path ?? ''}`,
+        details: { issues: validated.issues },
+      },
+      started,
+    );
+  }
 
-	const signal = context.signal ?? new AbortController().signal;
-	if (request.preconditions && request.preconditions.length > 0) {
-		const checked = await context.registry.preconditions.check(
-			request.preconditions,
-			{
-				workspace: context.workspace,
-				runId: context.runId,
-				stepId: request.stepId,
-				signal,
-			},
-		);
-		if (!checked.ok) {
-			return failure(
-				request,
-				"failed",
-				{
-					code: checked.code,
-					message: `precondition ${request.preconditions[checked.index]?.kind} failed: ${checked.message}`,
-					retryable: false,
-					location: `${request.stepId}/preconditions/${checked.index}`,
-				},
-				started,
-			);
-		}
-	}
+  const signal = context.signal ?? new AbortController().signal;
+  if (request.preconditions && request.preconditions.length > 0) {
+    const checked = await context.registry.preconditions.check(request.preconditions, {
+      workspace: context.workspace,
+      runId: context.runId,
+      stepId: request.stepId,
+      signal,
+    });
+    if (!checked.ok) {
+      return failure(
+        request,
+        'failed',
+        {
+          code: checked.code,
+          message: `precondition ${request.preconditions[checked.index]?.kind} failed: ${checked.message}`,
+          retryable: false,
+          location: `${request.stepId}/preconditions/${checked.index}`,
+        },
+        started,
+      );
+    }
+  }
 
-	const approval = approvalModeFor(
-		context.approvals?.policy,
-		tool.name,
-		tool.effect,
-		request.requiresApproval ?? false,
-	);
-	if (approval.mode !== "auto") {
-		const decided = await decideApproval(
-			request,
-			context,
-			tool.name,
-			tool.effect,
-			{ mode: approval.mode, reason: approval.reason },
-			validated.value,
-			signal,
-		);
-		if (decided.decision !== "approved") {
-			const status = decided.decision === "skipped" ? "skipped" : "denied";
-			return failure(
-				request,
-				status,
-				{
-					code: ErrorCodes.APPROVAL_DENIED,
-					message: `${tool.name} was ${status === "skipped" ? "skipped" : "denied"}${decided.reason ? `: ${decided.reason}` : ""}`,
-					retryable: false,
-					location: `${request.stepId}`,
-				},
-				started,
-			);
-		}
-	}
+  const approval = approvalModeFor(
+    context.approvals?.policy,
+    tool.name,
+    tool.effect,
+    request.requiresApproval ?? false,
+  );
+  if (approval.mode !== 'auto') {
+    const decided = await decideApproval(
+      request,
+      context,
+      tool.name,
+      tool.effect,
+      { mode: approval.mode, reason: approval.reason },
+      validated.value,
+      signal,
+    );
+    if (decided.decision !== 'approved') {
+      const status = decided.decision === 'skipped' ? 'skipped' : 'denied';
+      return failure(
+        request,
+        status,
+        {
+          code: ErrorCodes.APPROVAL_DENIED,
+          message: `${tool.name} was ${status === 'skipped' ? 'skipped' : 'denied'}${decided.reason ? `: ${decided.reason}` : ''}`,
+          retryable: false,
+          location: `${request.stepId}`,
+        },
+        started,
+      );
+    }
+  }
 
-	const startedAt = new Date().toISOString();
-	journal.emit({
-		type: "tool-call",
-		stepId: request.stepId,
-		executionId: request.executionId,
-		attempt: request.attempt,
-		tool: tool.name,
-		effect: tool.effect,
-		idempotent: tool.idempotent,
-		args: validated.value as Record<string, unknown>,
-		...(request.turn === undefined ? {} : { turn: request.turn }),
-	});
-	// Durable before the tool runs: a crash from here on leaves evidence for resume.
-	await journal.flush();
+  const startedAt = new Date().toISOString();
+  journal.emit({
+    type: 'tool-call',
+    stepId: request.stepId,
+    executionId: request.executionId,
+    attempt: request.attempt,
+    tool: tool.name,
+    effect: tool.effect,
+    idempotent: tool.idempotent,
+    args: validated.value as Record<string, unknown>,
+    ...(request.turn === undefined ? {} : { turn: request.turn }),
+  });
+  // Durable before the tool runs: a crash from here on leaves evidence for resume.
+  await journal.flush();
 
-	const artifacts: Artifact[] = [];
-	const timeoutMs =
-		request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
-	const controller = new AbortController();
-	const onAbort = () => controller.abort(signal.reason);
-	signal.addEventListener("abort", onAbort, { once: true });
-	let timer: NodeJS.Timeout | undefined;
-	let settle: ((outcome: { kind: "timeout" | "abort" }) => void) | undefined;
-	const interrupted = new Promise<{ kind: "timeout" | "abort" }>((resolve) => {
-		settle = resolve;
-	});
-	controller.signal.addEventListener(
-		"abort",
-		() => settle?.({ kind: signal.aborted ? "abort" : "timeout" }),
-		{
-			once: true,
-		},
-	);
-	if (timeoutMs !== undefined) {
-		timer = setTimeout(
-			() =>
-				controller.abort(
-					new StepwiseError(
-						ErrorCodes.STEP_TIMEOUT,
-						`${tool.name} timed out after ${timeoutMs} ms`,
-					),
-				),
-			timeoutMs,
-		);
-	}
-	const toolContext: ToolContext = {
-		signal: controller.signal,
-		workspace: context.workspace,
-		runId: context.runId,
-		stepId: request.stepId,
-		executionId: request.executionId,
-		attempt: request.attempt,
-		log: context.log ?? noopLog,
-		addArtifact: (artifact) => artifacts.push(artifact),
-		progress: (percent, message) => {
-			journal.emit({
-				type: "progress-report",
-				stepId: request.stepId,
-				executionId: request.executionId,
-				percent: Math.max(0, Math.min(100, percent)),
-				...(message === undefined ? {} : { message }),
-			});
-			journal.flush().catch(() => undefined);
-		},
-	};
+  const artifacts: Artifact[] = [];
+  const timeoutMs = request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  let settle: ((outcome: { kind: 'timeout' | 'abort' }) => void) | undefined;
+  const interrupted = new Promise<{ kind: 'timeout' | 'abort' }>((resolve) => {
+    settle = resolve;
+  });
+  controller.signal.addEventListener('abort', () => settle?.({ kind: signal.aborted ? 'abort' : 'timeout' }), {
+    once: true,
+  });
+  if (timeoutMs !== undefined) {
+    timer = setTimeout(
+      () =>
+        controller.abort(new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  }
+  const toolContext: ToolContext = {
+    signal: controller.signal,
+    workspace: context.workspace,
+    runId: context.runId,
+    stepId: request.stepId,
+    executionId: request.executionId,
+    attempt: request.attempt,
+    log: context.log ?? noopLog,
+    addArtifact: (artifact) => artifacts.push(artifact),
+    progress: (percent, message) => {
+      journal.emit({
+        type: 'progress-report',
+        stepId: request.stepId,
+        executionId: request.executionId,
+        percent: Math.max(0, Math.min(100, percent)),
+        ...(message === undefined ? {} : { message }),
+      });
+      journal.flush().catch(() => undefined);
+    },
+  };
 
-	let status: ToolCallOutcome["status"];
-	let output: unknown;
-	let error: StepError | undefined;
-	try {
-		const raced = await Promise.race([
-			(async () => ({
-				kind: "done" as const,
-				value: await tool.execute(validated.value, toolContext),
-			}))(),
-			interrupted,
-		]);
-		if (raced.kind === "done") {
-			output = raced.value;
-			status = "succeeded";
-			if (tool.output) {
-				let checked = compileSchema(tool.output).validate(output);
-				if (checked instanceof Promise) checked = await checked;
-				if (!checked.ok) {
-					status = "failed";
-					error = {
-						code: ErrorCodes.TOOL_OUTPUT_INVALID,
-						message: `${tool.name} returned invalid output: ${formatIssues(checked.issues)}`,
-						retryable: false,
-						location: `${request.stepId}/output${checked.issues[0]?.path ?? ""}`,
-					};
-				}
-			}
-		} else if (raced.kind === "timeout") {
-			status = "failed";
-			error = {
-				code: ErrorCodes.STEP_TIMEOUT,
-				message: `${tool.name} timed out after ${timeoutMs} ms`,
-				// Safe to try again only if a half-finished call does no harm.
-				retryable: tool.idempotent,
-				location: request.stepId,
-			};
-		} else {
-			status = "cancelled";
-			error = cancelledError(request.stepId, signal.reason);
-		}
-	} catch (thrown) {
-		if (signal.aborted) {
-			status = "cancelled";
-			error = cancelledError(request.stepId, signal.reason);
-		} else if (controller.signal.aborted) {
-			status = "failed";
-			error = {
-				code: ErrorCodes.STEP_TIMEOUT,
-				message: `${tool.name} timed out after ${timeoutMs} ms`,
-				retryable: tool.idempotent,
-				location: request.stepId,
-			};
-		} else {
-			status = "failed";
-			error = toStepError(thrown);
-		}
-	} finally {
-		if (timer) clearTimeout(timer);
-		signal.removeEventListener("abort", onAbort);
-	}
+  let status: ToolCallOutcome['status'];
+  let output: unknown;
+  let error: StepError | undefined;
+  try {
+    const raced = await Promise.race([
+      (async () => ({
+        kind: 'done' as const,
+        value: await tool.execute(validated.value, toolContext),
+      }))(),
+      interrupted,
+    ]);
+    if (raced.kind === 'done') {
+      output = raced.value;
+      status = 'succeeded';
+      if (tool.output) {
+        let checked = compileSchema(tool.output).validate(output);
+        if (checked instanceof Promise) checked = await checked;
+        if (!checked.ok) {
+          status = 'failed';
+          error = {
+            code: ErrorCodes.TOOL_OUTPUT_INVALID,
+            message: `${tool.name} returned invalid output: ${formatIssues(checked.issues)}`,
+            retryable: false,
+            location: `${request.stepId}/output${checked.issues[0]?.path ?? ''}`,
+          };
+        }
+      }
+    } else if (raced.kind === 'timeout') {
+      status = 'failed';
+      error = {
+        code: ErrorCodes.STEP_TIMEOUT,
+        message: `${tool.name} timed out after ${timeoutMs} ms`,
+        // Safe to try again only if a half-finished call does no harm.
+        retryable: tool.idempotent,
+        location: request.stepId,
+      };
+    } else {
+      status = 'cancelled';
+      error = cancelledError(request.stepId, signal.reason);
+    }
+  } catch (thrown) {
+    if (signal.aborted) {
+      status = 'cancelled';
+      error = cancelledError(request.stepId, signal.reason);
+    } else if (controller.signal.aborted) {
+      status = 'failed';
+      error = {
+        code: ErrorCodes.STEP_TIMEOUT,
+        message: `${tool.name} timed out after ${timeoutMs} ms`,
+        retryable: tool.idempotent,
+        location: request.stepId,
+      };
+    } else {
+      status = 'failed';
+      error = toStepError(thrown);
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
 
-	const durationMs = performance.now() - started;
-	const resultEvent = journal.emit({
-		type: "tool-result",
-		stepId: request.stepId,
-		executionId: request.executionId,
-		tool: tool.name,
-		status:
-			status === "cancelled"
-				? "cancelled"
-				: status === "succeeded"
-					? "succeeded"
-					: "failed",
-		...(status === "succeeded" ? { output } : {}),
-		...(error ? { error } : {}),
-		...(artifacts.length > 0 ? { artifacts } : {}),
-		startedAt,
-		durationMs,
-	});
-	// Hand back what was journaled: redacted, so no secret reaches a model or a later step.
-	const journaled = resultEvent as ToolResultEvent;
-	return {
-		status,
-		output: journaled.output,
-		...(journaled.error ? { error: journaled.error } : {}),
-		artifacts: journaled.artifacts ?? [],
-		executionId: request.executionId,
-		durationMs,
-		called: true,
-	};
+  const durationMs = performance.now() - started;
+  const resultEvent = journal.emit({
+    type: 'tool-result',
+    stepId: request.stepId,
+    executionId: request.executionId,
+    tool: tool.name,
+    status: status === 'cancelled' ? 'cancelled' : status === 'succeeded' ? 'succeeded' : 'failed',
+    ...(status === 'succeeded' ? { output } : {}),
+    ...(error ? { error } : {}),
+    ...(artifacts.length > 0 ? { artifacts } : {}),
+    startedAt,
+    durationMs,
+  });
+  // Hand back what was journaled: redacted, so no secret reaches a model or a later step.
+  const journaled = resultEvent as ToolResultEvent;
+  return {
+    status,
+    output: journaled.output,
+    ...(journaled.error ? { error: journaled.error } : {}),
+    artifacts: journaled.artifacts ?? [],
+    executionId: request.executionId,
+    durationMs,
+    called: true,
+  };
 }
 
 function cancelledError(stepId: string, reason: unknown): StepError {
-	const message =
-		reason instanceof Error
-			? reason.message
-			: typeof reason === "string"
-				? reason
-				: "run cancelled";
-	return {
-		code: ErrorCodes.STEP_CANCELLED,
-		message: `cancelled: ${message}`,
-		retryable: false,
-		location: stepId,
-	};
+  const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'run cancelled';
+  return {
+    code: ErrorCodes.STEP_CANCELLED,
+    message: `cancelled: ${message}`,
+    retryable: false,
+    location: stepId,
+  };
 }
 
 async function decideApproval(
-	request: ToolCallRequest,
-	context: KernelContext,
-	toolName: string,
-	effect: Effect,
-	approval: { mode: "prompt" | "deny"; reason: "step" | "policy" },
-	args: unknown,
-	signal: AbortSignal,
-): Promise<{ decision: "approved" | "denied" | "skipped"; reason?: string }> {
-	const { journal } = context;
-	const base = {
-		stepId: request.stepId,
-		executionId: request.executionId,
-		tool: toolName,
-	};
-	if (approval.mode === "deny") {
-		const reason = `the approval policy denies ${effect} tools`;
-		await journal.record({
-			type: "approval-decision",
-			...base,
-			decision: "denied",
-			source: "policy",
-			reason,
-		});
-		return { decision: "denied", reason };
-	}
-	const requestEvent = journal.emit({
-		type: "approval-request",
-		...base,
-		effect,
-		args: args as Record<string, unknown>,
-		reason: approval.reason,
-	});
-	await journal.flush();
-	const handler = context.approvals?.handler;
-	if (!handler) {
-		const fallback = context.approvals?.policy?.nonInteractive ?? "deny";
-		const reason =
-			fallback === "auto"
-				? "non-interactive: approved by policy"
-				: "non-interactive: no one to ask";
-		const decision = fallback === "auto" ? "approved" : "denied";
-		await journal.record({
-			type: "approval-decision",
-			...base,
-			decision,
-			source: "fallback",
-			reason,
-		});
-		return { decision, reason };
-	}
-	let answer: Awaited<ReturnType<typeof handler>>;
-	try {
-		answer = await handler({
-			runId: context.runId,
-			stepId: request.stepId,
-			executionId: request.executionId,
-			tool: toolName,
-			effect,
-			args: requestEvent.type === "approval-request" ? requestEvent.args : {},
-			description: request.description,
-			reason: approval.reason,
-			signal,
-		});
-	} catch (error) {
-		answer = {
-			decision: "deny",
-			reason: `approval handler failed: ${error instanceof Error ? error.message : error}`,
-		};
-	}
-	const normalized =
-		typeof answer === "boolean"
-			? { decision: answer ? "approve" : "deny" }
-			: answer;
-	const decision =
-		normalized.decision === "approve"
-			? "approved"
-			: normalized.decision === "skip"
-				? "skipped"
-				: "denied";
-	const by = "by" in normalized ? normalized.by : undefined;
-	const reason = "reason" in normalized ? normalized.reason : undefined;
-	await journal.record({
-		type: "approval-decision",
-		...base,
-		decision,
-		source: "handler",
-		...(by === undefined ? {} : { by }),
-		...(reason === undefined ? {} : { reason }),
-	});
-	return { decision, ...(reason === undefined ? {} : { reason }) };
+  request: ToolCallRequest,
+  context: KernelContext,
+  toolName: string,
+  effect: Effect,
+  approval: { mode: 'prompt' | 'deny'; reason: 'step' | 'policy' },
+  args: unknown,
+  signal: AbortSignal,
+): Promise<{ decision: 'approved' | 'denied' | 'skipped'; reason?: string }> {
+  const { journal } = context;
+  const base = {
+    stepId: request.stepId,
+    executionId: request.executionId,
+    tool: toolName,
+  };
+  if (approval.mode === 'deny') {
+    const reason = `the approval policy denies ${effect} tools`;
+    await journal.record({
+      type: 'approval-decision',
+      ...base,
+      decision: 'denied',
+      source: 'policy',
+      reason,
+    });
+    return { decision: 'denied', reason };
+  }
+  const requestEvent = journal.emit({
+    type: 'approval-request',
+    ...base,
+    effect,
+    args: args as Record<string, unknown>,
+    reason: approval.reason,
+  });
+  await journal.flush();
+  const handler = context.approvals?.handler;
+  if (!handler) {
+    const fallback = context.approvals?.policy?.nonInteractive ?? 'deny';
+    const reason = fallback === 'auto' ? 'non-interactive: approved by policy' : 'non-interactive: no one to ask';
+    const decision = fallback === 'auto' ? 'approved' : 'denied';
+    await journal.record({
+      type: 'approval-decision',
+      ...base,
+      decision,
+      source: 'fallback',
+      reason,
+    });
+    return { decision, reason };
+  }
+  let answer: Awaited<ReturnType<typeof handler>>;
+  try {
+    answer = await handler({
+      runId: context.runId,
+      stepId: request.stepId,
+      executionId: request.executionId,
+      tool: toolName,
+      effect,
+      args: requestEvent.type === 'approval-request' ? requestEvent.args : {},
+      description: request.description,
+      reason: approval.reason,
+      signal,
+    });
+  } catch (error) {
+    answer = {
+      decision: 'deny',
+      reason: `approval handler failed: ${error instanceof Error ? error.message : error}`,
+    };
+  }
+  const normalized = typeof answer === 'boolean' ? { decision: answer ? 'approve' : 'deny' } : answer;
+  const decision =
+    normalized.decision === 'approve' ? 'approved' : normalized.decision === 'skip' ? 'skipped' : 'denied';
+  const by = 'by' in normalized ? normalized.by : undefined;
+  const reason = 'reason' in normalized ? normalized.reason : undefined;
+  await journal.record({
+    type: 'approval-decision',
+    ...base,
+    decision,
+    source: 'handler',
+    ...(by === undefined ? {} : { by }),
+    ...(reason === undefined ? {} : { reason }),
+  });
+  return { decision, ...(reason === undefined ? {} : { reason }) };
 }
 
 /**
  * Runs one attempt of one step: `step-start` → references → `callTool` → `step-end`.
  * Every engine calls this for every tool step; they differ only in which steps run when.
  */
-export async function invokeStep(
-	step: Step,
-	invocation: StepInvocation,
-	context: KernelContext,
-): Promise<StepResult> {
-	const started = performance.now();
-	const startedAt = new Date().toISOString();
-	const executionId = deriveExecutionId(
-		context.runId,
-		step.id,
-		invocation.attempt,
-	);
-	context.journal.emit({
-		type: "step-start",
-		stepId: step.id,
-		tool: step.tool,
-		attempt: invocation.attempt,
-		executionId,
-	});
+export async function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
+  context.journal.emit({
+    type: 'step-start',
+    stepId: step.id,
+    tool: step.tool,
+    attempt: invocation.attempt,
+    executionId,
+  });
 
-	let outcome: ToolCallOutcome;
-	let args = invocation.args ?? step.args ?? {};
-	try {
-		if (invocation.references === "resolve")
-			args = resolveReferences(args, invocation.outputs ?? new Map());
-		outcome = await callTool(
-			{
-				stepId: step.id,
-				tool: step.tool,
-				args,
-				attempt: invocation.attempt,
-				executionId,
-				...(step.preconditions ? { preconditions: step.preconditions } : {}),
-				...(step.requiresApproval ? { requiresApproval: true } : {}),
-				...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}),
-				...(step.description ? { description: step.description } : {}),
-			},
-			context,
-		);
-	} catch (error) {
-		// Reference errors, and a store that refuses the journal, end up here.
-		outcome = {
-			status: "failed",
-			error: toStepError(error),
-			artifacts: [],
-			executionId,
-			durationMs: performance.now() - started,
-			called: false,
-		};
-		if (StepwiseError.isInstance(error) && error.code.startsWith("E5"))
-			throw error;
-	}
-	return endStep(
-		step,
-		invocation.attempt,
-		executionId,
-		startedAt,
-		started,
-		outcome,
-		context,
-	);
+  let outcome: ToolCallOutcome;
+  let args = invocation.args ?? step.args ?? {};
+  try {
+    if (invocation.references === 'resolve') args = resolveReferences(args, invocation.outputs ?? new Map());
+    outcome = await callTool(
+      {
+        stepId: step.id,
+        tool: step.tool,
+        args,
+        attempt: invocation.attempt,
+        executionId,
+        ...(step.preconditions ? { preconditions: step.preconditions } : {}),
+        ...(step.requiresApproval ? { requiresApproval: true } : {}),
+        ...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}),
+        ...(step.description ? { description: step.description } : {}),
+      },
+      context,
+    );
+  } catch (error) {
+    // Reference errors, and a store that refuses the journal, end up here.
+    outcome = {
+      status: 'failed',
+      error: toStepError(error),
+      artifacts: [],
+      executionId,
+      durationMs: performance.now() - started,
+      called: false,
+    };
+    if (StepwiseError.isInstance(error) && error.code.startsWith('E5')) throw error;
+  }
+  return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context);
 }
 
 /** Journals `step-end` for an outcome and makes it durable. */
 export async function endStep(
-	step: Step,
-	attempt: number,
-	executionId: string,
-	startedAt: string,
-	started: number,
-	outcome: Pick<
-		ToolCallOutcome,
-		"status" | "output" | "error" | "artifacts"
-	> & {
-		usage?: StepResult["usage"];
-	},
-	context: Pick<KernelContext, "journal">,
+  step: Step,
+  attempt: number,
+  executionId: string,
+  startedAt: string,
+  started: number,
+  outcome: Pick<ToolCallOutcome, 'status' | 'output' | 'error' | 'artifacts'> & {
+    usage?: StepResult['usage'];
+  },
+  context: Pick<KernelContext, 'journal'>,
 ): Promise<StepResult> {
-	const result: StepResult = {
-		stepId: step.id,
-		tool: step.tool,
-		status: outcome.status,
-		...(outcome.status === "succeeded" ? { output: outcome.output } : {}),
-		...(outcome.error ? { error: outcome.error } : {}),
-		executionId,
-		attempt,
-		startedAt,
-		durationMs: performance.now() - started,
-		...(outcome.artifacts.length > 0 ? { artifacts: outcome.artifacts } : {}),
-		...(outcome.usage ? { usage: outcome.usage } : {}),
-	};
-	const event = context.journal.emit({
-		type: "step-end",
-		stepId: step.id,
-		result,
-	});
-	await context.journal.flush();
-	return event.type === "step-end" ? event.result : result;
+  const result: StepResult = {
+    stepId: step.id,
+    tool: step.tool,
+    status: outcome.status,
+    ...(outcome.status === 'succeeded' ? { output: outcome.output } : {}),
+    ...(outcome.error ? { error: outcome.error } : {}),
+    executionId,
+    attempt,
+    startedAt,
+    durationMs: performance.now() - started,
+    ...(outcome.artifacts.length > 0 ? { artifacts: outcome.artifacts } : {}),
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
+  };
+  const event = context.journal.emit({
+    type: 'step-end',
+    stepId: step.id,
+    result,
+  });
+  await context.journal.flush();
+  return event.type === 'step-end' ? event.result : result;
 }

@@ -1,20 +1,20 @@
-import { ErrorCodes, StepwiseError } from "./errors.js";
-import type { RunEvent, RunEventInput } from "./events.js";
-import { createRedactor, type Redactor } from "./redact.js";
-import type { Lease, RunStore } from "./run-store.js";
+import { ErrorCodes, StepwiseError } from './errors.js';
+import type { RunEvent, RunEventInput } from './events.js';
+import { createRedactor, type Redactor } from './redact.js';
+import type { Lease, RunStore } from './run-store.js';
 
 export type EventListener = (event: RunEvent) => void;
 
 export interface RunJournalOptions {
-	readonly runId: string;
-	readonly store: RunStore;
-	/** The run's lease; every append carries its fencing token. */
-	readonly lease?: Lease;
-	/** Seq of the last event already in the store (0 for a new run). */
-	readonly lastSeq?: number;
-	readonly redactor?: Redactor;
-	/** Renew the lease this often (ms); default a third of its remaining time. */
-	readonly renewEveryMs?: number;
+  readonly runId: string;
+  readonly store: RunStore;
+  /** The run's lease; every append carries its fencing token. */
+  readonly lease?: Lease;
+  /** Seq of the last event already in the store (0 for a new run). */
+  readonly lastSeq?: number;
+  readonly redactor?: Redactor;
+  /** Renew the lease this often (ms); default a third of its remaining time. */
+  readonly renewEveryMs?: number;
 }
 
 /**
@@ -23,115 +23,109 @@ export interface RunJournalOptions {
  * `flush` at durable points (before a tool runs, when a step ends).
  */
 export class RunJournal {
-	readonly runId: string;
-	readonly redactor: Redactor;
-	readonly #store: RunStore;
-	#lease: Lease | undefined;
-	#nextSeq: number;
-	#pending: RunEvent[] = [];
-	#chain: Promise<void> = Promise.resolve();
-	#failure: unknown;
-	readonly #listeners = new Set<EventListener>();
-	#renewTimer: NodeJS.Timeout | undefined;
+  readonly runId: string;
+  readonly redactor: Redactor;
+  readonly #store: RunStore;
+  #lease: Lease | undefined;
+  #nextSeq: number;
+  #pending: RunEvent[] = [];
+  #chain: Promise<void> = Promise.resolve();
+  #failure: unknown;
+  readonly #listeners = new Set<EventListener>();
+  #renewTimer: NodeJS.Timeout | undefined;
 
-	constructor(options: RunJournalOptions) {
-		this.runId = options.runId;
-		this.#store = options.store;
-		this.#lease = options.lease;
-		this.#nextSeq = (options.lastSeq ?? 0) + 1;
-		this.redactor = options.redactor ?? createRedactor();
-		if (this.#lease) {
-			const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
-			const every =
-				options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
-			this.#renewTimer = setInterval(() => this.#renew(), every);
-			this.#renewTimer.unref();
-		}
-	}
+  constructor(options: RunJournalOptions) {
+    this.runId = options.runId;
+    this.#store = options.store;
+    this.#lease = options.lease;
+    this.#nextSeq = (options.lastSeq ?? 0) + 1;
+    this.redactor = options.redactor ?? createRedactor();
+    if (this.#lease) {
+      const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
+      const every = options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
+      this.#renewTimer = setInterval(() => this.#renew(), every);
+      this.#renewTimer.unref();
+    }
+  }
 
-	get lease(): Lease | undefined {
-		return this.#lease;
-	}
+  get lease(): Lease | undefined {
+    return this.#lease;
+  }
 
-	/** Seq of the last event emitted (flushed or not). */
-	get lastSeq(): number {
-		return this.#nextSeq - 1;
-	}
+  /** Seq of the last event emitted (flushed or not). */
+  get lastSeq(): number {
+    return this.#nextSeq - 1;
+  }
 
-	subscribe(listener: EventListener): () => void {
-		this.#listeners.add(listener);
-		return () => this.#listeners.delete(listener);
-	}
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
 
-	/** Stamps, redacts and queues an event; returns it as it will be stored. */
-	emit<E extends RunEventInput>(input: E): RunEvent {
-		const event = this.redactor.redact({
-			...input,
-			runId: this.runId,
-			seq: this.#nextSeq++,
-			at: new Date().toISOString(),
-		} as RunEvent);
-		this.#pending.push(event);
-		return event;
-	}
+  /** Stamps, redacts and queues an event; returns it as it will be stored. */
+  emit<E extends RunEventInput>(input: E): RunEvent {
+    const event = this.redactor.redact({
+      ...input,
+      runId: this.runId,
+      seq: this.#nextSeq++,
+      at: new Date().toISOString(),
+    } as RunEvent);
+    this.#pending.push(event);
+    return event;
+  }
 
-	/** Makes every queued event durable (in order); rejects if the store refused a batch. */
-	flush(): Promise<void> {
-		if (this.#pending.length > 0) {
-			const batch = this.#pending;
-			this.#pending = [];
-			this.#chain = this.#chain.then(async () => {
-				if (this.#failure) throw this.#failure;
-				try {
-					await this.#store.append(this.runId, batch, this.#lease);
-				} catch (error) {
-					this.#failure = error;
-					throw error;
-				}
-				for (const event of batch) {
-					for (const listener of this.#listeners) {
-						try {
-							listener(event);
-						} catch {
-							// A listener's bug must not break the run or the journal.
-						}
-					}
-				}
-			});
-		}
-		return this.#chain;
-	}
+  /** Makes every queued event durable (in order); rejects if the store refused a batch. */
+  flush(): Promise<void> {
+    if (this.#pending.length > 0) {
+      const batch = this.#pending;
+      this.#pending = [];
+      this.#chain = this.#chain.then(async () => {
+        if (this.#failure) throw this.#failure;
+        try {
+          await this.#store.append(this.runId, batch, this.#lease);
+        } catch (error) {
+          this.#failure = error;
+          throw error;
+        }
+        for (const event of batch) {
+          for (const listener of this.#listeners) {
+            try {
+              listener(event);
+            } catch {
+              // A listener's bug must not break the run or the journal.
+            }
+          }
+        }
+      });
+    }
+    return this.#chain;
+  }
 
-	/** `emit` then `flush`. */
-	async record<E extends RunEventInput>(input: E): Promise<RunEvent> {
-		const event = this.emit(input);
-		await this.flush();
-		return event;
-	}
+  /** `emit` then `flush`. */
+  async record<E extends RunEventInput>(input: E): Promise<RunEvent> {
+    const event = this.emit(input);
+    await this.flush();
+    return event;
+  }
 
-	async #renew(): Promise<void> {
-		if (!this.#lease || this.#failure) return;
-		try {
-			this.#lease = await this.#store.renewLease(this.#lease);
-		} catch (error) {
-			this.#failure = StepwiseError.isInstance(error)
-				? error
-				: new StepwiseError(
-						ErrorCodes.LEASE_CONFLICT,
-						`lost the lease on run ${this.runId}`,
-						{ cause: error },
-					);
-		}
-	}
+  async #renew(): Promise<void> {
+    if (!this.#lease || this.#failure) return;
+    try {
+      this.#lease = await this.#store.renewLease(this.#lease);
+    } catch (error) {
+      this.#failure = StepwiseError.isInstance(error)
+        ? error
+        : new StepwiseError(ErrorCodes.LEASE_CONFLICT, `lost the lease on run ${this.runId}`, { cause: error });
+    }
+  }
 
-	/** Flushes, stops renewing and releases the lease. */
-	async close(): Promise<void> {
-		if (this.#renewTimer) clearInterval(this.#renewTimer);
-		try {
-			await this.flush();
-		} finally {
-			if (this.#lease && !this.#failure)
-				await this.#store.releaseLease(this.#lease).catch(() => undefined);
-		}
-	}
+  /** Flushes, stops renewing and releases the lease. */
+  async close(): Promise<void> {
+    if (this.#renewTimer) clearInterval(this.#renewTimer);
+    try {
+      await this.flush();
+    } finally {
+      if (this.#lease && !this.#failure) await this.#store.releaseLease(this.#lease).catch(() => undefined);
+    }
+  }
 }

@@ -1,66 +1,45 @@
-import { ErrorCodes, StepwiseError } from "./errors.js";
-import type { RunEvent } from "./events.js";
-import {
-	applyEvent,
-	emptyRun,
-	executionRecord,
-	type FoldedRun,
-	summarizeRun,
-} from "./fold-run.js";
-import type {
-	ExecutionRecord,
-	Lease,
-	RunFilter,
-	RunStore,
-	RunSummary,
-} from "./run-store.js";
+import { ErrorCodes, StepwiseError } from './errors.js';
+import type { RunEvent } from './events.js';
+import { applyEvent, emptyRun, executionRecord, type FoldedRun, summarizeRun } from './fold-run.js';
+import type { ExecutionRecord, Lease, RunFilter, RunStore, RunSummary } from './run-store.js';
 
 interface StoredRun {
-	readonly events: RunEvent[];
-	readonly fold: FoldedRun;
+  readonly events: RunEvent[];
+  readonly fold: FoldedRun;
 }
 
 /** Checks a batch against the journal's tail: seq continues without gaps, one run only. */
-export function checkBatch(
-	runId: string,
-	lastSeq: number,
-	events: readonly RunEvent[],
-): void {
-	events.forEach((event, index) => {
-		if (event.runId !== runId || event.seq !== lastSeq + 1 + index) {
-			throw new StepwiseError(
-				ErrorCodes.JOURNAL_CONFLICT,
-				`event ${index} of the batch has run ${event.runId} seq ${event.seq}; expected run ${runId} seq ${lastSeq + 1 + index}`,
-				{ location: `${runId}#${event.seq}` },
-			);
-		}
-	});
+export function checkBatch(runId: string, lastSeq: number, events: readonly RunEvent[]): void {
+  events.forEach((event, index) => {
+    if (event.runId !== runId || event.seq !== lastSeq + 1 + index) {
+      throw new StepwiseError(
+        ErrorCodes.JOURNAL_CONFLICT,
+        `event ${index} of the batch has run ${event.runId} seq ${event.seq}; expected run ${runId} seq ${lastSeq + 1 + index}`,
+        { location: `${runId}#${event.seq}` },
+      );
+    }
+  });
 }
 
 /** Leases as every store enforces them; `held` is the run's current lease, if any. */
-export function checkLease(
-	runId: string,
-	held: Lease | undefined,
-	lease: Lease | undefined,
-	now: number,
-): void {
-	if (lease) {
-		if (!held || held.token !== lease.token) {
-			throw new StepwiseError(
-				ErrorCodes.LEASE_CONFLICT,
-				`lease token ${lease.token} on run ${runId} is stale${held ? ` (held by ${held.owner}, token ${held.token})` : ""}`,
-				{ location: runId },
-			);
-		}
-	} else if (held && Date.parse(held.expiresAt) > now) {
-		throw new StepwiseError(
-			ErrorCodes.LEASE_CONFLICT,
-			`run ${runId} is leased by ${held.owner}; append with its lease`,
-			{
-				location: runId,
-			},
-		);
-	}
+export function checkLease(runId: string, held: Lease | undefined, lease: Lease | undefined, now: number): void {
+  if (lease) {
+    if (!held || held.token !== lease.token) {
+      throw new StepwiseError(
+        ErrorCodes.LEASE_CONFLICT,
+        `lease token ${lease.token} on run ${runId} is stale${held ? ` (held by ${held.owner}, token ${held.token})` : ''}`,
+        { location: runId },
+      );
+    }
+  } else if (held && Date.parse(held.expiresAt) > now) {
+    throw new StepwiseError(
+      ErrorCodes.LEASE_CONFLICT,
+      `run ${runId} is leased by ${held.owner}; append with its lease`,
+      {
+        location: runId,
+      },
+    );
+  }
 }
 
 /**
@@ -68,123 +47,102 @@ export function checkLease(
  * hosts that do not need durability. Passes the conformance suite.
  */
 export class MemoryStore implements RunStore {
-	readonly #runs = new Map<string, StoredRun>();
-	readonly #executions = new Map<string, string>();
-	readonly #leases = new Map<string, Lease>();
-	readonly #tokens = new Map<string, number>();
-	#closed = false;
+  readonly #runs = new Map<string, StoredRun>();
+  readonly #executions = new Map<string, string>();
+  readonly #leases = new Map<string, Lease>();
+  readonly #tokens = new Map<string, number>();
+  #closed = false;
 
-	async append(
-		runId: string,
-		events: readonly RunEvent[],
-		lease?: Lease,
-	): Promise<void> {
-		this.#assertOpen();
-		if (events.length === 0) return;
-		const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
-		checkBatch(runId, run.fold.lastSeq, events);
-		checkLease(runId, this.#leases.get(runId), lease, Date.now());
-		if (!this.#runs.has(runId)) this.#runs.set(runId, run);
-		for (const event of events) {
-			run.events.push(event);
-			applyEvent(run.fold, event);
-			if (event.type === "tool-call")
-				this.#executions.set(event.executionId, runId);
-		}
-	}
+  async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+    this.#assertOpen();
+    if (events.length === 0) return;
+    const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
+    checkBatch(runId, run.fold.lastSeq, events);
+    checkLease(runId, this.#leases.get(runId), lease, Date.now());
+    if (!this.#runs.has(runId)) this.#runs.set(runId, run);
+    for (const event of events) {
+      run.events.push(event);
+      applyEvent(run.fold, event);
+      if (event.type === 'tool-call') this.#executions.set(event.executionId, runId);
+    }
+  }
 
-	async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
-		this.#assertOpen();
-		const events = this.#runs.get(runId)?.events ?? [];
-		// seq n is at index n-1: no search needed.
-		for (let index = Math.max(0, afterSeq); index < events.length; index++)
-			yield events[index] as RunEvent;
-	}
+  async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
+    this.#assertOpen();
+    const events = this.#runs.get(runId)?.events ?? [];
+    // seq n is at index n-1: no search needed.
+    for (let index = Math.max(0, afterSeq); index < events.length; index++) yield events[index] as RunEvent;
+  }
 
-	async getRun(runId: string): Promise<RunSummary | undefined> {
-		this.#assertOpen();
-		const run = this.#runs.get(runId);
-		return run ? summarizeRun(run.fold) : undefined;
-	}
+  async getRun(runId: string): Promise<RunSummary | undefined> {
+    this.#assertOpen();
+    const run = this.#runs.get(runId);
+    return run ? summarizeRun(run.fold) : undefined;
+  }
 
-	async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
-		this.#assertOpen();
-		const statuses =
-			filter.status === undefined ? undefined : [filter.status].flat();
-		const matching = [...this.#runs.values()]
-			.map((run) => summarizeRun(run.fold))
-			.filter(
-				(run) =>
-					(!statuses || statuses.includes(run.status)) &&
-					(!filter.planId || run.planId === filter.planId) &&
-					(!filter.since || run.createdAt >= filter.since) &&
-					(!filter.until || run.createdAt < filter.until),
-			)
-			.sort((a, b) =>
-				a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0,
-			);
-		const offset = filter.offset ?? 0;
-		return matching.slice(offset, offset + (filter.limit ?? 100));
-	}
+  async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    this.#assertOpen();
+    const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+    const matching = [...this.#runs.values()]
+      .map((run) => summarizeRun(run.fold))
+      .filter(
+        (run) =>
+          (!statuses || statuses.includes(run.status)) &&
+          (!filter.planId || run.planId === filter.planId) &&
+          (!filter.since || run.createdAt >= filter.since) &&
+          (!filter.until || run.createdAt < filter.until),
+      )
+      .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+    const offset = filter.offset ?? 0;
+    return matching.slice(offset, offset + (filter.limit ?? 100));
+  }
 
-	async getExecution(
-		executionId: string,
-	): Promise<ExecutionRecord | undefined> {
-		this.#assertOpen();
-		const runId = this.#executions.get(executionId);
-		const run = runId === undefined ? undefined : this.#runs.get(runId);
-		return run ? executionRecord(run.fold, executionId) : undefined;
-	}
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    this.#assertOpen();
+    const runId = this.#executions.get(executionId);
+    const run = runId === undefined ? undefined : this.#runs.get(runId);
+    return run ? executionRecord(run.fold, executionId) : undefined;
+  }
 
-	async acquireLease(
-		runId: string,
-		owner: string,
-		ttlMs: number,
-	): Promise<Lease | undefined> {
-		this.#assertOpen();
-		const now = Date.now();
-		const held = this.#leases.get(runId);
-		if (held && held.owner !== owner && Date.parse(held.expiresAt) > now)
-			return undefined;
-		const token = (this.#tokens.get(runId) ?? 0) + 1;
-		this.#tokens.set(runId, token);
-		const lease: Lease = {
-			runId,
-			owner,
-			token,
-			ttlMs,
-			expiresAt: new Date(now + ttlMs).toISOString(),
-		};
-		this.#leases.set(runId, lease);
-		return lease;
-	}
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    this.#assertOpen();
+    const now = Date.now();
+    const held = this.#leases.get(runId);
+    if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
+    const token = (this.#tokens.get(runId) ?? 0) + 1;
+    this.#tokens.set(runId, token);
+    const lease: Lease = {
+      runId,
+      owner,
+      token,
+      ttlMs,
+      expiresAt: new Date(now + ttlMs).toISOString(),
+    };
+    this.#leases.set(runId, lease);
+    return lease;
+  }
 
-	async renewLease(lease: Lease): Promise<Lease> {
-		this.#assertOpen();
-		const held = this.#leases.get(lease.runId);
-		checkLease(lease.runId, held, lease, Date.now());
-		const renewed: Lease = {
-			...lease,
-			expiresAt: new Date(Date.now() + lease.ttlMs).toISOString(),
-		};
-		this.#leases.set(lease.runId, renewed);
-		return renewed;
-	}
+  async renewLease(lease: Lease): Promise<Lease> {
+    this.#assertOpen();
+    const held = this.#leases.get(lease.runId);
+    checkLease(lease.runId, held, lease, Date.now());
+    const renewed: Lease = {
+      ...lease,
+      expiresAt: new Date(Date.now() + lease.ttlMs).toISOString(),
+    };
+    this.#leases.set(lease.runId, renewed);
+    return renewed;
+  }
 
-	async releaseLease(lease: Lease): Promise<void> {
-		if (this.#leases.get(lease.runId)?.token === lease.token)
-			this.#leases.delete(lease.runId);
-	}
+  async releaseLease(lease: Lease): Promise<void> {
+    if (this.#leases.get(lease.runId)?.token === lease.token) this.#leases.delete(lease.runId);
+  }
 
-	async close(): Promise<void> {
-		this.#closed = true;
-	}
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
 
-	#assertOpen(): void {
-		if (this.#closed)
-			throw new StepwiseError(
-				ErrorCodes.STORE_UNAVAILABLE,
-				"the memory store is closed",
-			);
-	}
+  #assertOpen(): void {
+    if (this.#closed) throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'the memory store is closed');
+  }
 }

@@ -1,117 +1,95 @@
-import { createHash, randomUUID } from "node:crypto";
-import { ErrorCodes, StepwiseError } from "./errors.js";
-import type { Plan } from "./plan-schema.js";
+import { createHash, randomUUID } from 'node:crypto';
+import { ErrorCodes, StepwiseError } from './errors.js';
+import type { Plan } from './plan-schema.js';
 
 /** A person's approval of one exact plan. Editing the plan changes its digest and voids it. */
 export interface PlanAuthorization {
-	/** Unique per approval: approving the same plan twice gives two authorizations (two runs). */
-	readonly id: string;
-	readonly planId: string;
-	readonly planDigest: string;
-	readonly by: string;
-	readonly at: string;
+  /** Unique per approval: approving the same plan twice gives two authorizations (two runs). */
+  readonly id: string;
+  readonly planId: string;
+  readonly planDigest: string;
+  readonly by: string;
+  readonly at: string;
 }
 
 /** JSON with object keys sorted at every level; `undefined` members dropped. */
 export function canonicalJson(value: unknown): string {
-	if (value === null || typeof value !== "object") {
-		const text = JSON.stringify(value);
-		return text === undefined ? "null" : text;
-	}
-	if (Array.isArray(value))
-		return `[${value.map((item) => canonicalJson(item)).join(",")}]`;
-	const entries = Object.keys(value)
-		.sort()
-		.filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-		.map(
-			(key) =>
-				`${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-		);
-	return `{${entries.join(",")}}`;
+  if (value === null || typeof value !== 'object') {
+    const text = JSON.stringify(value);
+    return text === undefined ? 'null' : text;
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
 }
 
 export function sha256(text: string): string {
-	return createHash("sha256").update(text).digest("hex");
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** SHA-256 (hex) of the plan's canonical JSON: key order does not matter, every value does. */
 export function planDigest(plan: Plan): string {
-	return sha256(canonicalJson(plan));
+  return sha256(canonicalJson(plan));
 }
 
-export function approvePlan(
-	plan: Plan,
-	options: { by: string; at?: Date },
-): PlanAuthorization {
-	if (!options.by) throw new TypeError("approvePlan needs { by }");
-	return {
-		id: `auth_${randomUUID()}`,
-		planId: plan.id,
-		planDigest: planDigest(plan),
-		by: options.by,
-		at: (options.at ?? new Date()).toISOString(),
-	};
+export function approvePlan(plan: Plan, options: { by: string; at?: Date }): PlanAuthorization {
+  if (!options.by) throw new TypeError('approvePlan needs { by }');
+  return {
+    id: `auth_${randomUUID()}`,
+    planId: plan.id,
+    planDigest: planDigest(plan),
+    by: options.by,
+    at: (options.at ?? new Date()).toISOString(),
+  };
 }
 
 /** Throws E002 when there is no usable authorization, E003 when it is for another plan or digest. */
-export function verifyAuthorization(
-	plan: Plan,
-	authorization: PlanAuthorization | undefined | null,
-): void {
-	if (
-		!authorization ||
-		typeof authorization.id !== "string" ||
-		typeof authorization.by !== "string" ||
-		!authorization.by ||
-		typeof authorization.planDigest !== "string"
-	) {
-		throw new StepwiseError(
-			ErrorCodes.NOT_AUTHORIZED,
-			"the plan has no authorization: approve it first",
-			{
-				location: "/authorization",
-			},
-		);
-	}
-	if (authorization.planId !== plan.id) {
-		throw new StepwiseError(
-			ErrorCodes.PLAN_MISMATCH,
-			`the authorization is for plan "${authorization.planId}", not "${plan.id}"`,
-			{ location: "/authorization/planId" },
-		);
-	}
-	const digest = planDigest(plan);
-	if (authorization.planDigest !== digest) {
-		throw new StepwiseError(
-			ErrorCodes.PLAN_MISMATCH,
-			"the plan changed after it was approved (digest mismatch): approve it again",
-			{
-				location: "/authorization/planDigest",
-				details: { expected: authorization.planDigest, actual: digest },
-			},
-		);
-	}
+export function verifyAuthorization(plan: Plan, authorization: PlanAuthorization | undefined | null): void {
+  if (
+    !authorization ||
+    typeof authorization.id !== 'string' ||
+    typeof authorization.by !== 'string' ||
+    !authorization.by ||
+    typeof authorization.planDigest !== 'string'
+  ) {
+    throw new StepwiseError(ErrorCodes.NOT_AUTHORIZED, 'the plan has no authorization: approve it first', {
+      location: '/authorization',
+    });
+  }
+  if (authorization.planId !== plan.id) {
+    throw new StepwiseError(
+      ErrorCodes.PLAN_MISMATCH,
+      `the authorization is for plan "${authorization.planId}", not "${plan.id}"`,
+      { location: '/authorization/planId' },
+    );
+  }
+  const digest = planDigest(plan);
+  if (authorization.planDigest !== digest) {
+    throw new StepwiseError(
+      ErrorCodes.PLAN_MISMATCH,
+      'the plan changed after it was approved (digest mismatch): approve it again',
+      {
+        location: '/authorization/planDigest',
+        details: { expected: authorization.planDigest, actual: digest },
+      },
+    );
+  }
 }
 
 /** `ex_` + hash of (runId, stepId, attempt[, sub]): the same inputs always give the same id. */
-export function deriveExecutionId(
-	runId: string,
-	stepId: string,
-	attempt: number,
-	sub?: string,
-): string {
-	const parts =
-		sub === undefined
-			? [runId, stepId, attempt]
-			: [runId, stepId, attempt, sub];
-	return `ex_${sha256(parts.join("\u0000")).slice(0, 32)}`;
+export function deriveExecutionId(runId: string, stepId: string, attempt: number, sub?: string): string {
+  const parts = sub === undefined ? [runId, stepId, attempt] : [runId, stepId, attempt, sub];
+  return `ex_${sha256(parts.join('\u0000')).slice(0, 32)}`;
 }
 
 /** The strict engine's run id: one authorization, one run. */
 export function deriveRunId(authorization: PlanAuthorization): string {
-	return `run_${sha256(`${authorization.id}\u0000${authorization.planDigest}`).slice(0, 32)}`;
+  return `run_${sha256(`${authorization.id}\u0000${authorization.planDigest}`).slice(0, 32)}`;
 }
 
 export function newRunId(): string {
-	return `run_${randomUUID().replace(/-/g, "")}`;
+  return `run_${randomUUID().replace(/-/g, '')}`;
 }

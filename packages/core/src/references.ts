@@ -1,108 +1,86 @@
-import { ErrorCodes, StepwiseError } from "./errors.js";
+import { ErrorCodes, StepwiseError } from './errors.js';
 
 /** `{ "$ref": "stepId", "pointer": "/json/pointer" }`: an earlier step's output. */
 export interface Reference {
-	readonly stepId: string;
-	/** RFC 6901 pointer into the output; "" is the whole output. */
-	readonly pointer: string;
-	/** JSON path of the reference inside the step's args, e.g. `/contents`. */
-	readonly path: string;
-	readonly form: "object" | "string";
+  readonly stepId: string;
+  /** RFC 6901 pointer into the output; "" is the whole output. */
+  readonly pointer: string;
+  /** JSON path of the reference inside the step's args, e.g. `/contents`. */
+  readonly path: string;
+  readonly form: 'object' | 'string';
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function escapePointerToken(token: string): string {
-	return token.replace(/~/g, "~0").replace(/\//g, "~1");
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Joins JSON path segments into a JSON pointer string: ["steps", 3, "id"] → "/steps/3/id". */
 export function toJsonPath(segments: readonly (string | number)[]): string {
-	return segments
-		.map((segment) => `/${escapePointerToken(String(segment))}`)
-		.join("");
+  return segments.map((segment) => `/${escapePointerToken(String(segment))}`).join('');
 }
 
 /** Reads `pointer` (RFC 6901) from `value`; `found: false` when any segment is missing. */
-export function readPointer(
-	value: unknown,
-	pointer: string,
-): { found: boolean; value?: unknown } {
-	if (pointer === "") return { found: true, value };
-	if (!pointer.startsWith("/")) return { found: false };
-	let current: unknown = value;
-	for (const raw of pointer.slice(1).split("/")) {
-		const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-		if (
-			Array.isArray(current) &&
-			/^(0|[1-9]\d*)$/.test(token) &&
-			Number(token) < current.length
-		) {
-			current = current[Number(token)];
-		} else if (isPlainObject(current) && Object.hasOwn(current, token)) {
-			current = current[token];
-		} else {
-			return { found: false };
-		}
-	}
-	return { found: true, value: current };
+export function readPointer(value: unknown, pointer: string): { found: boolean; value?: unknown } {
+  if (pointer === '') return { found: true, value };
+  if (!pointer.startsWith('/')) return { found: false };
+  let current: unknown = value;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(current) && /^(0|[1-9]\d*)$/.test(token) && Number(token) < current.length) {
+      current = current[Number(token)];
+    } else if (isPlainObject(current) && Object.hasOwn(current, token)) {
+      current = current[token];
+    } else {
+      return { found: false };
+    }
+  }
+  return { found: true, value: current };
 }
 
 /** A `{ $ref, pointer? }` object with no other keys. */
-function asObjectReference(
-	value: unknown,
-): { stepId: string; pointer: string } | undefined {
-	if (!isPlainObject(value) || typeof value.$ref !== "string") return undefined;
-	const keys = Object.keys(value);
-	if (keys.some((key) => key !== "$ref" && key !== "pointer")) return undefined;
-	const pointer = value.pointer;
-	if (pointer !== undefined && typeof pointer !== "string") return undefined;
-	return { stepId: value.$ref, pointer: pointer ?? "" };
+function asObjectReference(value: unknown): { stepId: string; pointer: string } | undefined {
+  if (!isPlainObject(value) || typeof value.$ref !== 'string') return undefined;
+  const keys = Object.keys(value);
+  if (keys.some((key) => key !== '$ref' && key !== 'pointer')) return undefined;
+  const pointer = value.pointer;
+  if (pointer !== undefined && typeof pointer !== 'string') return undefined;
+  return { stepId: value.$ref, pointer: pointer ?? '' };
 }
 
 /** `"$id"` or `"$id/pointer"`; `"$$…"` is a literal dollar, not a reference. */
-function asStringReference(
-	value: unknown,
-): { stepId: string; pointer: string } | undefined {
-	if (
-		typeof value !== "string" ||
-		!value.startsWith("$") ||
-		value.startsWith("$$") ||
-		value.length < 2
-	) {
-		return undefined;
-	}
-	const slash = value.indexOf("/");
-	return slash === -1
-		? { stepId: value.slice(1), pointer: "" }
-		: { stepId: value.slice(1, slash), pointer: value.slice(slash) };
+function asStringReference(value: unknown): { stepId: string; pointer: string } | undefined {
+  if (typeof value !== 'string' || !value.startsWith('$') || value.startsWith('$$') || value.length < 2) {
+    return undefined;
+  }
+  const slash = value.indexOf('/');
+  return slash === -1
+    ? { stepId: value.slice(1), pointer: '' }
+    : { stepId: value.slice(1, slash), pointer: value.slice(slash) };
 }
 
 /** Every reference inside `args`, with its location. Cheap when there are none. */
 export function findReferences(args: unknown): Reference[] {
-	const found: Reference[] = [];
-	const visit = (value: unknown, segments: (string | number)[]): void => {
-		const objectRef = asObjectReference(value);
-		if (objectRef) {
-			found.push({ ...objectRef, path: toJsonPath(segments), form: "object" });
-			return;
-		}
-		const stringRef = asStringReference(value);
-		if (stringRef) {
-			found.push({ ...stringRef, path: toJsonPath(segments), form: "string" });
-			return;
-		}
-		if (Array.isArray(value))
-			for (const [index, item] of value.entries())
-				visit(item, [...segments, index]);
-		else if (isPlainObject(value))
-			for (const [key, item] of Object.entries(value))
-				visit(item, [...segments, key]);
-	};
-	visit(args, []);
-	return found;
+  const found: Reference[] = [];
+  const visit = (value: unknown, segments: (string | number)[]): void => {
+    const objectRef = asObjectReference(value);
+    if (objectRef) {
+      found.push({ ...objectRef, path: toJsonPath(segments), form: 'object' });
+      return;
+    }
+    const stringRef = asStringReference(value);
+    if (stringRef) {
+      found.push({ ...stringRef, path: toJsonPath(segments), form: 'string' });
+      return;
+    }
+    if (Array.isArray(value)) for (const [index, item] of value.entries()) visit(item, [...segments, index]);
+    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) visit(item, [...segments, key]);
+  };
+  visit(args, []);
+  return found;
 }
 
 /**
@@ -110,43 +88,36 @@ export function findReferences(args: unknown): Reference[] {
  * Throws E203 naming the reference's location when the output or the pointer is missing.
  */
 export function resolveReferences(
-	args: Record<string, unknown>,
-	outputs: ReadonlyMap<string, unknown>,
+  args: Record<string, unknown>,
+  outputs: ReadonlyMap<string, unknown>,
 ): Record<string, unknown> {
-	const resolve = (value: unknown, segments: (string | number)[]): unknown => {
-		const ref = asObjectReference(value) ?? asStringReference(value);
-		if (ref) {
-			const location = toJsonPath(segments);
-			if (!outputs.has(ref.stepId)) {
-				throw new StepwiseError(
-					ErrorCodes.REFERENCE_UNRESOLVED,
-					`step "${ref.stepId}" has no output to reference`,
-					{
-						location,
-					},
-				);
-			}
-			const read = readPointer(outputs.get(ref.stepId), ref.pointer);
-			if (!read.found) {
-				throw new StepwiseError(
-					ErrorCodes.REFERENCE_UNRESOLVED,
-					`pointer "${ref.pointer}" not found in the output of step "${ref.stepId}"`,
-					{ location },
-				);
-			}
-			return read.value;
-		}
-		if (typeof value === "string" && value.startsWith("$$"))
-			return value.slice(1);
-		if (Array.isArray(value))
-			return value.map((item, index) => resolve(item, [...segments, index]));
-		if (isPlainObject(value)) {
-			const copy: Record<string, unknown> = {};
-			for (const [key, item] of Object.entries(value))
-				copy[key] = resolve(item, [...segments, key]);
-			return copy;
-		}
-		return value;
-	};
-	return resolve(args, []) as Record<string, unknown>;
+  const resolve = (value: unknown, segments: (string | number)[]): unknown => {
+    const ref = asObjectReference(value) ?? asStringReference(value);
+    if (ref) {
+      const location = toJsonPath(segments);
+      if (!outputs.has(ref.stepId)) {
+        throw new StepwiseError(ErrorCodes.REFERENCE_UNRESOLVED, `step "${ref.stepId}" has no output to reference`, {
+          location,
+        });
+      }
+      const read = readPointer(outputs.get(ref.stepId), ref.pointer);
+      if (!read.found) {
+        throw new StepwiseError(
+          ErrorCodes.REFERENCE_UNRESOLVED,
+          `pointer "${ref.pointer}" not found in the output of step "${ref.stepId}"`,
+          { location },
+        );
+      }
+      return read.value;
+    }
+    if (typeof value === 'string' && value.startsWith('$$')) return value.slice(1);
+    if (Array.isArray(value)) return value.map((item, index) => resolve(item, [...segments, index]));
+    if (isPlainObject(value)) {
+      const copy: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) copy[key] = resolve(item, [...segments, key]);
+      return copy;
+    }
+    return value;
+  };
+  return resolve(args, []) as Record<string, unknown>;
 }

@@ -1,12 +1,12 @@
-import type { RunEvent, RunResult } from "./events.js";
-import type { RunJournal } from "./journal.js";
-import type { RunStore } from "./run-store.js";
+import type { RunEvent, RunResult } from './events.js';
+import type { RunJournal } from './journal.js';
+import type { RunStore } from './run-store.js';
 
 /** A running plan: iterate its events, await its result, or cancel it. */
 export interface RunHandle extends AsyncIterable<RunEvent> {
-	readonly runId: string;
-	readonly result: Promise<RunResult>;
-	cancel(reason?: string): void;
+  readonly runId: string;
+  readonly result: Promise<RunResult>;
+  cancel(reason?: string): void;
 }
 
 /**
@@ -14,60 +14,60 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
  * events, so a late iterator misses nothing and nothing is buffered when nobody iterates.
  */
 export function createRunHandle(options: {
-	readonly runId: string;
-	readonly journal: RunJournal;
-	readonly store: RunStore;
-	readonly result: Promise<RunResult>;
-	readonly cancel: (reason?: string) => void;
+  readonly runId: string;
+  readonly journal: RunJournal;
+  readonly store: RunStore;
+  readonly result: Promise<RunResult>;
+  readonly cancel: (reason?: string) => void;
 }): RunHandle {
-	const { runId, journal, store, result } = options;
-	// The iterator stops after run-end; a run that dies without one stops when result settles.
-	const settled = result.then(
-		() => undefined,
-		() => undefined,
-	);
-	return {
-		runId,
-		result,
-		cancel: options.cancel,
-		async *[Symbol.asyncIterator]() {
-			const live: RunEvent[] = [];
-			let wake: (() => void) | undefined;
-			const unsubscribe = journal.subscribe((event) => {
-				live.push(event);
-				wake?.();
-			});
-			let done = false;
-			settled.then(() => {
-				done = true;
-				wake?.();
-			});
-			let lastSeq = 0;
-			try {
-				for await (const event of store.read(runId)) {
-					if (event.seq <= lastSeq) continue;
-					lastSeq = event.seq;
-					yield event;
-					if (event.type === "run-end") return;
-				}
-				while (true) {
-					const event = live.shift();
-					if (event) {
-						if (event.seq <= lastSeq) continue;
-						lastSeq = event.seq;
-						yield event;
-						if (event.type === "run-end") return;
-						continue;
-					}
-					if (done) return;
-					await new Promise<void>((resolve) => {
-						wake = resolve;
-					});
-					wake = undefined;
-				}
-			} finally {
-				unsubscribe();
-			}
-		},
-	};
+  const { runId, journal, store, result } = options;
+  // The iterator stops after run-end; a run that dies without one stops when result settles.
+  const settled = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  return {
+    runId,
+    result,
+    cancel: options.cancel,
+    async *[Symbol.asyncIterator]() {
+      const live: RunEvent[] = [];
+      let wake: (() => void) | undefined;
+      const unsubscribe = journal.subscribe((event) => {
+        live.push(event);
+        wake?.();
+      });
+      let done = false;
+      settled.then(() => {
+        done = true;
+        wake?.();
+      });
+      let lastSeq = 0;
+      try {
+        for await (const event of store.read(runId)) {
+          if (event.seq <= lastSeq) continue;
+          lastSeq = event.seq;
+          yield event;
+          if (event.type === 'run-end') return;
+        }
+        while (true) {
+          const event = live.shift();
+          if (event) {
+            if (event.seq <= lastSeq) continue;
+            lastSeq = event.seq;
+            yield event;
+            if (event.type === 'run-end') return;
+            continue;
+          }
+          if (done) return;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+        }
+      } finally {
+        unsubscribe();
+      }
+    },
+  };
 }

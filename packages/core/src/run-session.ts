@@ -1,208 +1,177 @@
-import { randomUUID } from "node:crypto";
-import { ErrorCodes, type StepError, StepwiseError } from "./errors.js";
-import type { RunResult, RunStatus, StepResult } from "./events.js";
-import {
-	addUsage,
-	type FoldedRun,
-	foldRun,
-	type StepState,
-} from "./fold-run.js";
-import { RunJournal } from "./journal.js";
-import type { PlanAuthorization } from "./plan-digest.js";
-import { planDigest } from "./plan-digest.js";
-import type { Plan } from "./plan-schema.js";
-import type { Redactor } from "./redact.js";
-import { type RunStore, readAll } from "./run-store.js";
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
+import type { RunResult, RunStatus, StepResult } from './events.js';
+import { addUsage, type FoldedRun, foldRun, type StepState } from './fold-run.js';
+import { RunJournal } from './journal.js';
+import type { PlanAuthorization } from './plan-digest.js';
+import { planDigest } from './plan-digest.js';
+import type { Plan } from './plan-schema.js';
+import type { Redactor } from './redact.js';
+import { type RunStore, readAll } from './run-store.js';
 
 /** Options every engine accepts for its journal. */
 export interface SessionOptions {
-	readonly store: RunStore;
-	/** Who holds the run's lease; default a random id per process and run. */
-	readonly owner?: string;
-	/** Lease time-to-live, renewed while the run is alive. Default 30 000 ms. */
-	readonly leaseTtlMs?: number;
-	readonly redactor?: Redactor;
+  readonly store: RunStore;
+  /** Who holds the run's lease; default a random id per process and run. */
+  readonly owner?: string;
+  /** Lease time-to-live, renewed while the run is alive. Default 30 000 ms. */
+  readonly leaseTtlMs?: number;
+  readonly redactor?: Redactor;
 }
 
 export interface StartRunOptions extends SessionOptions {
-	readonly runId: string;
-	readonly plan: Plan;
-	readonly engine: string;
-	readonly authorization?: PlanAuthorization;
-	readonly parentRunId?: string;
-	readonly options?: Record<string, unknown>;
+  readonly runId: string;
+  readonly plan: Plan;
+  readonly engine: string;
+  readonly authorization?: PlanAuthorization;
+  readonly parentRunId?: string;
+  readonly options?: Record<string, unknown>;
 }
 
 async function lease(options: SessionOptions, runId: string) {
-	const owner = options.owner ?? `${process.pid}:${randomUUID()}`;
-	const lease = await options.store.acquireLease(
-		runId,
-		owner,
-		options.leaseTtlMs ?? 30_000,
-	);
-	if (!lease) {
-		throw new StepwiseError(
-			ErrorCodes.LEASE_CONFLICT,
-			`run ${runId} is being executed by another owner`,
-			{
-				location: runId,
-			},
-		);
-	}
-	return lease;
+  const owner = options.owner ?? `${process.pid}:${randomUUID()}`;
+  const lease = await options.store.acquireLease(runId, owner, options.leaseTtlMs ?? 30_000);
+  if (!lease) {
+    throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is being executed by another owner`, {
+      location: runId,
+    });
+  }
+  return lease;
 }
 
 /** Takes the run's lease and journals `run-start`. */
 export async function startRun(options: StartRunOptions): Promise<RunJournal> {
-	const held = await lease(options, options.runId);
-	const journal = new RunJournal({
-		runId: options.runId,
-		store: options.store,
-		lease: held,
-		lastSeq: 0,
-		...(options.redactor ? { redactor: options.redactor } : {}),
-	});
-	try {
-		await journal.record({
-			type: "run-start",
-			planId: options.plan.id,
-			planDigest: planDigest(options.plan),
-			plan: options.plan,
-			engine: options.engine,
-			...(options.authorization
-				? { authorization: options.authorization }
-				: {}),
-			...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
-			...(options.options ? { options: options.options } : {}),
-		});
-	} catch (error) {
-		await journal.close().catch(() => undefined);
-		throw error;
-	}
-	return journal;
+  const held = await lease(options, options.runId);
+  const journal = new RunJournal({
+    runId: options.runId,
+    store: options.store,
+    lease: held,
+    lastSeq: 0,
+    ...(options.redactor ? { redactor: options.redactor } : {}),
+  });
+  try {
+    await journal.record({
+      type: 'run-start',
+      planId: options.plan.id,
+      planDigest: planDigest(options.plan),
+      plan: options.plan,
+      engine: options.engine,
+      ...(options.authorization ? { authorization: options.authorization } : {}),
+      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+      ...(options.options ? { options: options.options } : {}),
+    });
+  } catch (error) {
+    await journal.close().catch(() => undefined);
+    throw error;
+  }
+  return journal;
 }
 
 export interface ResumedRun {
-	readonly journal: RunJournal;
-	readonly run: FoldedRun;
-	readonly plan: Plan;
+  readonly journal: RunJournal;
+  readonly run: FoldedRun;
+  readonly plan: Plan;
 }
 
 /** Takes the lease of an existing run and folds its journal. The caller journals `run-resume`. */
-export async function reopenRun(
-	options: SessionOptions & { readonly runId: string },
-): Promise<ResumedRun> {
-	const held = await lease(options, options.runId);
-	try {
-		const run = foldRun(
-			await readAll(options.store, options.runId),
-			options.runId,
-		);
-		if (!run.plan) {
-			throw new StepwiseError(
-				ErrorCodes.RUN_NOT_FOUND,
-				`run ${options.runId} has no journal`,
-				{
-					location: options.runId,
-				},
-			);
-		}
-		const journal = new RunJournal({
-			runId: options.runId,
-			store: options.store,
-			lease: held,
-			lastSeq: run.lastSeq,
-			...(options.redactor ? { redactor: options.redactor } : {}),
-		});
-		return { journal, run, plan: run.plan };
-	} catch (error) {
-		await options.store.releaseLease(held).catch(() => undefined);
-		throw error;
-	}
+export async function reopenRun(options: SessionOptions & { readonly runId: string }): Promise<ResumedRun> {
+  const held = await lease(options, options.runId);
+  try {
+    const run = foldRun(await readAll(options.store, options.runId), options.runId);
+    if (!run.plan) {
+      throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${options.runId} has no journal`, {
+        location: options.runId,
+      });
+    }
+    const journal = new RunJournal({
+      runId: options.runId,
+      store: options.store,
+      lease: held,
+      lastSeq: run.lastSeq,
+      ...(options.redactor ? { redactor: options.redactor } : {}),
+    });
+    return { journal, run, plan: run.plan };
+  } catch (error) {
+    await options.store.releaseLease(held).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** What to do with a step a crash left in flight. */
-export type InterruptedAction = "rerun" | "fail" | "finish";
+export type InterruptedAction = 'rerun' | 'fail' | 'finish';
 
 /**
  * `finish` when the tool's result is journaled (no need to run it again); `rerun` when the tool
  * never started or is idempotent, or the host allows re-running; else `fail` as interrupted.
  */
-export function interruptedAction(
-	step: StepState,
-	allowRerun: boolean,
-): InterruptedAction {
-	if (step.toolResult) return "finish";
-	if (!step.toolCalled || step.idempotent === true || allowRerun)
-		return "rerun";
-	return "fail";
+export function interruptedAction(step: StepState, allowRerun: boolean): InterruptedAction {
+  if (step.toolResult) return 'finish';
+  if (!step.toolCalled || step.idempotent === true || allowRerun) return 'rerun';
+  return 'fail';
 }
 
 export function interruptedError(stepId: string): StepError {
-	return {
-		code: ErrorCodes.STEP_INTERRUPTED,
-		message: `step "${stepId}" was in flight when the run stopped and its tool is not idempotent; it was not run again`,
-		retryable: false,
-		location: stepId,
-	};
+  return {
+    code: ErrorCodes.STEP_INTERRUPTED,
+    message: `step "${stepId}" was in flight when the run stopped and its tool is not idempotent; it was not run again`,
+    retryable: false,
+    location: stepId,
+  };
 }
 
 /** Results of ended steps, in plan order. */
 export function stepResults(plan: Plan, run: FoldedRun): StepResult[] {
-	return plan.steps
-		.map((step) => run.steps.get(step.id)?.result)
-		.filter((result): result is StepResult => result !== undefined);
+  return plan.steps
+    .map((step) => run.steps.get(step.id)?.result)
+    .filter((result): result is StepResult => result !== undefined);
 }
 
 /** Journals `run-end`, releases the lease, and returns the RunResult. */
 export async function finishRun(
-	journal: RunJournal,
-	details: {
-		readonly plan: Plan;
-		readonly engine: string;
-		readonly status: RunStatus;
-		readonly steps: readonly StepResult[];
-		readonly durationMs: number;
-	},
+  journal: RunJournal,
+  details: {
+    readonly plan: Plan;
+    readonly engine: string;
+    readonly status: RunStatus;
+    readonly steps: readonly StepResult[];
+    readonly durationMs: number;
+  },
 ): Promise<RunResult> {
-	const usage = details.steps.reduce<StepResult["usage"]>(
-		(total, step) => addUsage(total, step.usage),
-		undefined,
-	);
-	try {
-		await journal.record({
-			type: "run-end",
-			status: details.status,
-			durationMs: details.durationMs,
-			...(usage ? { usage } : {}),
-		});
-	} finally {
-		await journal.close();
-	}
-	return {
-		runId: journal.runId,
-		planId: details.plan.id,
-		planDigest: planDigest(details.plan),
-		engine: details.engine,
-		status: details.status,
-		steps: details.steps,
-		durationMs: details.durationMs,
-		...(usage ? { usage } : {}),
-	};
+  const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
+  try {
+    await journal.record({
+      type: 'run-end',
+      status: details.status,
+      durationMs: details.durationMs,
+      ...(usage ? { usage } : {}),
+    });
+  } finally {
+    await journal.close();
+  }
+  return {
+    runId: journal.runId,
+    planId: details.plan.id,
+    planDigest: planDigest(details.plan),
+    engine: details.engine,
+    status: details.status,
+    steps: details.steps,
+    durationMs: details.durationMs,
+    ...(usage ? { usage } : {}),
+  };
 }
 
 /** The RunResult of a run that already ended, from its fold (replays, `show`). */
 export function resultFromFold(run: FoldedRun): RunResult | undefined {
-	if (!run.plan || run.status === "running") return undefined;
-	const steps = stepResults(run.plan, run);
-	return {
-		runId: run.runId,
-		planId: run.planId,
-		planDigest: run.planDigest,
-		engine: run.engine,
-		status: run.status,
-		steps,
-		durationMs: run.durationMs ?? 0,
-		...(run.usage ? { usage: run.usage } : {}),
-	};
+  if (!run.plan || run.status === 'running') return undefined;
+  const steps = stepResults(run.plan, run);
+  return {
+    runId: run.runId,
+    planId: run.planId,
+    planDigest: run.planDigest,
+    engine: run.engine,
+    status: run.status,
+    steps,
+    durationMs: run.durationMs ?? 0,
+    ...(run.usage ? { usage: run.usage } : {}),
+  };
 }

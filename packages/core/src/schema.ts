@@ -1,8 +1,5 @@
-import type {
-	StandardJSONSchemaV1,
-	StandardSchemaV1,
-} from "@standard-schema/spec";
-import { Ajv, type ValidateFunction } from "ajv";
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { Ajv, type ValidateFunction } from 'ajv';
 
 /** A JSON Schema object (validated with ajv). */
 export type JsonSchema = Record<string, unknown>;
@@ -11,111 +8,100 @@ export type JsonSchema = Record<string, unknown>;
 export type ToolSchema<T = unknown> = StandardSchemaV1<unknown, T> | JsonSchema;
 
 export interface SchemaIssue {
-	/** JSON pointer into the validated value ("" for the value itself). */
-	readonly path: string;
-	readonly message: string;
+  /** JSON pointer into the validated value ("" for the value itself). */
+  readonly path: string;
+  readonly message: string;
 }
 
-export type SchemaResult<T> =
-	| { ok: true; value: T }
-	| { ok: false; issues: SchemaIssue[] };
+export type SchemaResult<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
 
 /** One validation path for every schema flavour, compiled once per schema object. */
 export interface CompiledSchema<T = unknown> {
-	/** Sync when the schema is sync (zod without async refinements, every JSON Schema). */
-	validate(value: unknown): SchemaResult<T> | Promise<SchemaResult<T>>;
-	/** JSON Schema for LLM function calling and documentation. */
-	toJsonSchema(): JsonSchema;
+  /** Sync when the schema is sync (zod without async refinements, every JSON Schema). */
+  validate(value: unknown): SchemaResult<T> | Promise<SchemaResult<T>>;
+  /** JSON Schema for LLM function calling and documentation. */
+  toJsonSchema(): JsonSchema;
 }
 
 function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
-	return typeof schema === "object" && schema !== null && "~standard" in schema;
+  return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
 
-function pointerOf(path: StandardSchemaV1.Issue["path"]): string {
-	if (!path) return "";
-	return path
-		.map((segment) => {
-			const key =
-				typeof segment === "object" && segment !== null ? segment.key : segment;
-			return `/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`;
-		})
-		.join("");
+function pointerOf(path: StandardSchemaV1.Issue['path']): string {
+  if (!path) return '';
+  return path
+    .map((segment) => {
+      const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
+      return `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    })
+    .join('');
 }
 
 function fromStandard<T>(result: StandardSchemaV1.Result<T>): SchemaResult<T> {
-	if (result.issues) {
-		return {
-			ok: false,
-			issues: result.issues.map((issue) => ({
-				path: pointerOf(issue.path),
-				message: issue.message,
-			})),
-		};
-	}
-	return { ok: true, value: result.value };
+  if (result.issues) {
+    return {
+      ok: false,
+      issues: result.issues.map((issue) => ({
+        path: pointerOf(issue.path),
+        message: issue.message,
+      })),
+    };
+  }
+  return { ok: true, value: result.value };
 }
 
 let sharedAjv: Ajv | undefined;
 function ajv(): Ajv {
-	// strict: false so schemas from MCP servers and other tools with vendor keywords still compile.
-	sharedAjv ??= new Ajv({ allErrors: true, strict: false, useDefaults: true });
-	return sharedAjv;
+  // strict: false so schemas from MCP servers and other tools with vendor keywords still compile.
+  sharedAjv ??= new Ajv({ allErrors: true, strict: false, useDefaults: true });
+  return sharedAjv;
 }
 
 const cache = new WeakMap<object, CompiledSchema>();
 
 /** Compiles (and caches) a tool schema. Throws when a JSON Schema itself is invalid. */
-export function compileSchema<T = unknown>(
-	schema: ToolSchema<T>,
-): CompiledSchema<T> {
-	const cached = cache.get(schema);
-	if (cached) return cached as CompiledSchema<T>;
-	let compiled: CompiledSchema<T>;
-	if (isStandardSchema(schema)) {
-		const standard = schema as StandardSchemaV1<unknown, T>;
-		compiled = {
-			validate(value) {
-				const result = standard["~standard"].validate(value);
-				return result instanceof Promise
-					? result.then(fromStandard)
-					: fromStandard(result);
-			},
-			toJsonSchema() {
-				const converter = (
-					standard as unknown as Partial<StandardJSONSchemaV1>
-				)["~standard"]?.jsonSchema;
-				if (converter) return converter.input({ target: "draft-2020-12" });
-				return {
-					type: "object",
-					description: "schema not expressible as JSON Schema",
-				};
-			},
-		};
-	} else {
-		const validator: ValidateFunction = ajv().compile(schema);
-		compiled = {
-			validate(value) {
-				// ajv applies defaults in place: validate a copy so the caller's args stay as written.
-				const copy = structuredClone(value);
-				if (validator(copy)) return { ok: true, value: copy as T };
-				return {
-					ok: false,
-					issues: (validator.errors ?? []).map((error) => ({
-						path: error.instancePath,
-						message: `${error.message ?? "invalid"}${error.params && "missingProperty" in error.params ? ` (${String(error.params.missingProperty)})` : ""}`,
-					})),
-				};
-			},
-			toJsonSchema: () => schema,
-		};
-	}
-	cache.set(schema, compiled as CompiledSchema);
-	return compiled;
+export function compileSchema<T = unknown>(schema: ToolSchema<T>): CompiledSchema<T> {
+  const cached = cache.get(schema);
+  if (cached) return cached as CompiledSchema<T>;
+  let compiled: CompiledSchema<T>;
+  if (isStandardSchema(schema)) {
+    const standard = schema as StandardSchemaV1<unknown, T>;
+    compiled = {
+      validate(value) {
+        const result = standard['~standard'].validate(value);
+        return result instanceof Promise ? result.then(fromStandard) : fromStandard(result);
+      },
+      toJsonSchema() {
+        const converter = (standard as unknown as Partial<StandardJSONSchemaV1>)['~standard']?.jsonSchema;
+        if (converter) return converter.input({ target: 'draft-2020-12' });
+        return {
+          type: 'object',
+          description: 'schema not expressible as JSON Schema',
+        };
+      },
+    };
+  } else {
+    const validator: ValidateFunction = ajv().compile(schema);
+    compiled = {
+      validate(value) {
+        // ajv applies defaults in place: validate a copy so the caller's args stay as written.
+        const copy = structuredClone(value);
+        if (validator(copy)) return { ok: true, value: copy as T };
+        return {
+          ok: false,
+          issues: (validator.errors ?? []).map((error) => ({
+            path: error.instancePath,
+            message: `${error.message ?? 'invalid'}${error.params && 'missingProperty' in error.params ? ` (${String(error.params.missingProperty)})` : ''}`,
+          })),
+        };
+      },
+      toJsonSchema: () => schema,
+    };
+  }
+  cache.set(schema, compiled as CompiledSchema);
+  return compiled;
 }
 
 export function formatIssues(issues: readonly SchemaIssue[]): string {
-	return issues
-		.map((issue) => `${issue.path || "/"}: ${issue.message}`)
-		.join("; ");
+  return issues.map((issue) => `${issue.path || '/'}: ${issue.message}`).join('; ');
 }

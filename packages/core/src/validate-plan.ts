@@ -1,469 +1,399 @@
-import { DirectedGraph } from "graphology";
-import { hasCycle, topologicalSort } from "graphology-dag";
-import { ErrorCodes, StepwiseError } from "./errors.js";
-import { type Plan, PlanSchema } from "./plan-schema.js";
-import { findReferences, type Reference } from "./references.js";
-import { compileSchema } from "./schema.js";
-import type { ToolRegistry } from "./tool-registry.js";
+import { DirectedGraph } from 'graphology';
+import { hasCycle, topologicalSort } from 'graphology-dag';
+import { ErrorCodes, StepwiseError } from './errors.js';
+import { type Plan, PlanSchema } from './plan-schema.js';
+import { findReferences, type Reference } from './references.js';
+import { compileSchema } from './schema.js';
+import type { ToolRegistry } from './tool-registry.js';
 
 export type ProblemKind =
-	| "json-syntax"
-	| "schema"
-	| "duplicate-step-id"
-	| "unknown-dependency"
-	| "dependency-cycle"
-	| "missing-tool"
-	| "unknown-tool"
-	| "invalid-args"
-	| "reference-unknown-step"
-	| "reference-not-dependency"
-	| "reference-forbidden";
+  | 'json-syntax'
+  | 'schema'
+  | 'duplicate-step-id'
+  | 'unknown-dependency'
+  | 'dependency-cycle'
+  | 'missing-tool'
+  | 'unknown-tool'
+  | 'invalid-args'
+  | 'reference-unknown-step'
+  | 'reference-not-dependency'
+  | 'reference-forbidden';
 
 /** One problem with a plan. `code` is the error family (E001, E201, E202); `kind` says which check. */
 export interface PlanProblem {
-	readonly code: string;
-	readonly kind: ProblemKind;
-	/** JSON pointer into the plan, e.g. `/steps/3/dependsOn/0`. */
-	readonly path: string;
-	readonly message: string;
+  readonly code: string;
+  readonly kind: ProblemKind;
+  /** JSON pointer into the plan, e.g. `/steps/3/dependsOn/0`. */
+  readonly path: string;
+  readonly message: string;
 }
 
-export type EngineKind = "sequential" | "dag" | "agentic";
+export type EngineKind = 'sequential' | 'dag' | 'agentic';
 
 export interface ValidatePlanOptions {
-	/** When given, tools must be registered and args must pass their input schemas. */
-	readonly tools?: ToolRegistry;
-	/** `sequential` forbids references; `agentic` allows goal steps without a tool. Default `dag`. */
-	readonly engine?: EngineKind | (string & {});
+  /** When given, tools must be registered and args must pass their input schemas. */
+  readonly tools?: ToolRegistry;
+  /** `sequential` forbids references; `agentic` allows goal steps without a tool. Default `dag`. */
+  readonly engine?: EngineKind | (string & {});
 }
 
 export type PlanValidation =
-	| {
-			readonly ok: true;
-			readonly plan: Plan;
-			readonly problems: readonly [];
-			readonly order: readonly string[];
-	  }
-	| {
-			readonly ok: false;
-			readonly plan: Plan | undefined;
-			readonly problems: readonly PlanProblem[];
-	  };
+  | {
+      readonly ok: true;
+      readonly plan: Plan;
+      readonly problems: readonly [];
+      readonly order: readonly string[];
+    }
+  | {
+      readonly ok: false;
+      readonly plan: Plan | undefined;
+      readonly problems: readonly PlanProblem[];
+    };
 
 interface StepShape {
-	readonly index: number;
-	readonly id: string;
-	readonly tool: unknown;
-	readonly args: unknown;
-	readonly dependsOn: readonly unknown[];
+  readonly index: number;
+  readonly id: string;
+  readonly tool: unknown;
+  readonly args: unknown;
+  readonly dependsOn: readonly unknown[];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function schemaPath(path: readonly PropertyKey[]): string {
-	return path
-		.map(
-			(segment) =>
-				`/${String(segment).replace(/~/g, "~0").replace(/\//g, "~1")}`,
-		)
-		.join("");
+  return path.map((segment) => `/${String(segment).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /**
  * Checks a plan and returns every problem found, never throwing for bad input.
  * Linear in the plan's size except for the reference check, which walks ancestors.
  */
-export function validatePlan(
-	input: unknown,
-	options: ValidatePlanOptions = {},
-): PlanValidation {
-	const problems: PlanProblem[] = [];
-	const engine = options.engine ?? "dag";
-	const add = (
-		code: string,
-		kind: ProblemKind,
-		path: string,
-		message: string,
-	) => problems.push({ code, kind, path, message });
+export function validatePlan(input: unknown, options: ValidatePlanOptions = {}): PlanValidation {
+  const problems: PlanProblem[] = [];
+  const engine = options.engine ?? 'dag';
+  const add = (code: string, kind: ProblemKind, path: string, message: string) =>
+    problems.push({ code, kind, path, message });
 
-	const parsed = PlanSchema.safeParse(input);
-	if (!parsed.success) {
-		for (const issue of parsed.error.issues) {
-			add(
-				ErrorCodes.PLAN_INVALID,
-				"schema",
-				schemaPath(issue.path),
-				issue.message,
-			);
-		}
-	}
-	const rawSteps =
-		isObject(input) && Array.isArray(input.steps) ? input.steps : [];
+  const parsed = PlanSchema.safeParse(input);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      add(ErrorCodes.PLAN_INVALID, 'schema', schemaPath(issue.path), issue.message);
+    }
+  }
+  const rawSteps = isObject(input) && Array.isArray(input.steps) ? input.steps : [];
 
-	// Structure checks run on whatever steps have an id, so one bad field does not hide the rest.
-	const steps: StepShape[] = [];
-	const indexById = new Map<string, number>();
-	rawSteps.forEach((raw, index) => {
-		if (!isObject(raw) || typeof raw.id !== "string") return;
-		if (indexById.has(raw.id)) {
-			add(
-				ErrorCodes.PLAN_INVALID,
-				"duplicate-step-id",
-				`/steps/${index}/id`,
-				`step id "${raw.id}" is already used by /steps/${indexById.get(raw.id)}`,
-			);
-			return;
-		}
-		indexById.set(raw.id, index);
-		steps.push({
-			index,
-			id: raw.id,
-			tool: raw.tool,
-			args: raw.args,
-			dependsOn: Array.isArray(raw.dependsOn) ? raw.dependsOn : [],
-		});
-	});
+  // Structure checks run on whatever steps have an id, so one bad field does not hide the rest.
+  const steps: StepShape[] = [];
+  const indexById = new Map<string, number>();
+  rawSteps.forEach((raw, index) => {
+    if (!isObject(raw) || typeof raw.id !== 'string') return;
+    if (indexById.has(raw.id)) {
+      add(
+        ErrorCodes.PLAN_INVALID,
+        'duplicate-step-id',
+        `/steps/${index}/id`,
+        `step id "${raw.id}" is already used by /steps/${indexById.get(raw.id)}`,
+      );
+      return;
+    }
+    indexById.set(raw.id, index);
+    steps.push({
+      index,
+      id: raw.id,
+      tool: raw.tool,
+      args: raw.args,
+      dependsOn: Array.isArray(raw.dependsOn) ? raw.dependsOn : [],
+    });
+  });
 
-	const graph = new DirectedGraph({ allowSelfLoops: true });
-	for (const step of steps) graph.addNode(step.id);
-	const dependencies = new Map<string, string[]>();
-	for (const step of steps) {
-		const own: string[] = [];
-		step.dependsOn.forEach((dependency, position) => {
-			if (typeof dependency !== "string") return;
-			if (!indexById.has(dependency)) {
-				add(
-					ErrorCodes.PLAN_INVALID,
-					"unknown-dependency",
-					`/steps/${step.index}/dependsOn/${position}`,
-					`step "${step.id}" depends on "${dependency}", which is not a step of this plan`,
-				);
-				return;
-			}
-			if (!graph.hasDirectedEdge(dependency, step.id)) {
-				graph.addDirectedEdge(dependency, step.id);
-				own.push(dependency);
-			}
-		});
-		dependencies.set(step.id, own);
-	}
+  const graph = new DirectedGraph({ allowSelfLoops: true });
+  for (const step of steps) graph.addNode(step.id);
+  const dependencies = new Map<string, string[]>();
+  for (const step of steps) {
+    const own: string[] = [];
+    step.dependsOn.forEach((dependency, position) => {
+      if (typeof dependency !== 'string') return;
+      if (!indexById.has(dependency)) {
+        add(
+          ErrorCodes.PLAN_INVALID,
+          'unknown-dependency',
+          `/steps/${step.index}/dependsOn/${position}`,
+          `step "${step.id}" depends on "${dependency}", which is not a step of this plan`,
+        );
+        return;
+      }
+      if (!graph.hasDirectedEdge(dependency, step.id)) {
+        graph.addDirectedEdge(dependency, step.id);
+        own.push(dependency);
+      }
+    });
+    dependencies.set(step.id, own);
+  }
 
-	let order: string[] | undefined;
-	if (hasCycle(graph)) {
-		for (const cycle of findCycles(steps, dependencies)) {
-			const first = indexById.get(cycle[0] as string) ?? 0;
-			add(
-				ErrorCodes.PLAN_INVALID,
-				"dependency-cycle",
-				`/steps/${first}/dependsOn`,
-				`dependency cycle: ${[...cycle, cycle[0]].join(" → ")}`,
-			);
-		}
-	} else {
-		order = topologicalSort(graph);
-	}
-	const position = new Map<string, number>();
-	for (const [index, id] of (order ?? []).entries()) position.set(id, index);
+  let order: string[] | undefined;
+  if (hasCycle(graph)) {
+    for (const cycle of findCycles(steps, dependencies)) {
+      const first = indexById.get(cycle[0] as string) ?? 0;
+      add(
+        ErrorCodes.PLAN_INVALID,
+        'dependency-cycle',
+        `/steps/${first}/dependsOn`,
+        `dependency cycle: ${[...cycle, cycle[0]].join(' → ')}`,
+      );
+    }
+  } else {
+    order = topologicalSort(graph);
+  }
+  const position = new Map<string, number>();
+  for (const [index, id] of (order ?? []).entries()) position.set(id, index);
 
-	for (const step of steps) {
-		const base = `/steps/${step.index}`;
-		if (step.tool === undefined) {
-			if (engine !== "agentic") {
-				add(
-					ErrorCodes.PLAN_INVALID,
-					"missing-tool",
-					`${base}/tool`,
-					`step "${step.id}" names no tool`,
-				);
-			}
-		} else if (
-			typeof step.tool === "string" &&
-			options.tools &&
-			!options.tools.has(step.tool)
-		) {
-			add(
-				ErrorCodes.TOOL_UNKNOWN,
-				"unknown-tool",
-				`${base}/tool`,
-				`tool "${step.tool}" is not registered (the whitelist has ${options.tools.list().length} tools)`,
-			);
-		}
+  for (const step of steps) {
+    const base = `/steps/${step.index}`;
+    if (step.tool === undefined) {
+      if (engine !== 'agentic') {
+        add(ErrorCodes.PLAN_INVALID, 'missing-tool', `${base}/tool`, `step "${step.id}" names no tool`);
+      }
+    } else if (typeof step.tool === 'string' && options.tools && !options.tools.has(step.tool)) {
+      add(
+        ErrorCodes.TOOL_UNKNOWN,
+        'unknown-tool',
+        `${base}/tool`,
+        `tool "${step.tool}" is not registered (the whitelist has ${options.tools.list().length} tools)`,
+      );
+    }
 
-		const references = isObject(step.args) ? findReferences(step.args) : [];
-		for (const reference of references) {
-			checkReference(
-				step,
-				reference,
-				base,
-				engine,
-				indexById,
-				dependencies,
-				position,
-				add,
-			);
-		}
+    const references = isObject(step.args) ? findReferences(step.args) : [];
+    for (const reference of references) {
+      checkReference(step, reference, base, engine, indexById, dependencies, position, add);
+    }
 
-		const tool =
-			typeof step.tool === "string" ? options.tools?.get(step.tool) : undefined;
-		if (tool && (step.args === undefined || isObject(step.args))) {
-			const result = compileSchema(tool.input).validate(step.args ?? {});
-			if (!(result instanceof Promise) && !result.ok) {
-				// A reference stands for a value only known at run time: its location is not checked.
-				const resolvedLater = references.map((reference) => reference.path);
-				for (const issue of result.issues) {
-					if (
-						resolvedLater.some(
-							(path) =>
-								issue.path === path || issue.path.startsWith(`${path}/`),
-						)
-					)
-						continue;
-					add(
-						ErrorCodes.ARGUMENTS_INVALID,
-						"invalid-args",
-						`${base}/args${issue.path}`,
-						`${tool.name}: ${issue.message}`,
-					);
-				}
-			}
-		}
-	}
+    const tool = typeof step.tool === 'string' ? options.tools?.get(step.tool) : undefined;
+    if (tool && (step.args === undefined || isObject(step.args))) {
+      const result = compileSchema(tool.input).validate(step.args ?? {});
+      if (!(result instanceof Promise) && !result.ok) {
+        // A reference stands for a value only known at run time: its location is not checked.
+        const resolvedLater = references.map((reference) => reference.path);
+        for (const issue of result.issues) {
+          if (resolvedLater.some((path) => issue.path === path || issue.path.startsWith(`${path}/`))) continue;
+          add(
+            ErrorCodes.ARGUMENTS_INVALID,
+            'invalid-args',
+            `${base}/args${issue.path}`,
+            `${tool.name}: ${issue.message}`,
+          );
+        }
+      }
+    }
+  }
 
-	if (problems.length === 0 && parsed.success && order) {
-		return { ok: true, plan: parsed.data, problems: [], order };
-	}
-	return {
-		ok: false,
-		plan: parsed.success ? parsed.data : undefined,
-		problems,
-	};
+  if (problems.length === 0 && parsed.success && order) {
+    return { ok: true, plan: parsed.data, problems: [], order };
+  }
+  return {
+    ok: false,
+    plan: parsed.success ? parsed.data : undefined,
+    problems,
+  };
 }
 
 function checkReference(
-	step: StepShape,
-	reference: Reference,
-	base: string,
-	engine: string,
-	indexById: ReadonlyMap<string, number>,
-	dependencies: ReadonlyMap<string, readonly string[]>,
-	position: ReadonlyMap<string, number>,
-	add: (code: string, kind: ProblemKind, path: string, message: string) => void,
+  step: StepShape,
+  reference: Reference,
+  base: string,
+  engine: string,
+  indexById: ReadonlyMap<string, number>,
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  position: ReadonlyMap<string, number>,
+  add: (code: string, kind: ProblemKind, path: string, message: string) => void,
 ): void {
-	const path = `${base}/args${reference.path}`;
-	if (engine === "sequential") {
-		// Strict passes arguments as written; a "$word" that names no step is just text.
-		if (reference.form === "object" || indexById.has(reference.stepId)) {
-			add(
-				ErrorCodes.PLAN_INVALID,
-				"reference-forbidden",
-				path,
-				`the sequential engine passes arguments exactly as written; remove the reference to "${reference.stepId}"`,
-			);
-		}
-		return;
-	}
-	if (!indexById.has(reference.stepId)) {
-		add(
-			ErrorCodes.PLAN_INVALID,
-			"reference-unknown-step",
-			path,
-			reference.form === "string"
-				? `"$${reference.stepId}" references no step; write "$$${reference.stepId}" for a literal dollar`
-				: `reference to unknown step "${reference.stepId}"`,
-		);
-		return;
-	}
-	if (!isAncestor(reference.stepId, step.id, dependencies, position)) {
-		add(
-			ErrorCodes.PLAN_INVALID,
-			"reference-not-dependency",
-			path,
-			`step "${step.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
-		);
-	}
+  const path = `${base}/args${reference.path}`;
+  if (engine === 'sequential') {
+    // Strict passes arguments as written; a "$word" that names no step is just text.
+    if (reference.form === 'object' || indexById.has(reference.stepId)) {
+      add(
+        ErrorCodes.PLAN_INVALID,
+        'reference-forbidden',
+        path,
+        `the sequential engine passes arguments exactly as written; remove the reference to "${reference.stepId}"`,
+      );
+    }
+    return;
+  }
+  if (!indexById.has(reference.stepId)) {
+    add(
+      ErrorCodes.PLAN_INVALID,
+      'reference-unknown-step',
+      path,
+      reference.form === 'string'
+        ? `"$${reference.stepId}" references no step; write "$$${reference.stepId}" for a literal dollar`
+        : `reference to unknown step "${reference.stepId}"`,
+    );
+    return;
+  }
+  if (!isAncestor(reference.stepId, step.id, dependencies, position)) {
+    add(
+      ErrorCodes.PLAN_INVALID,
+      'reference-not-dependency',
+      path,
+      `step "${step.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
+    );
+  }
 }
 
 /** Is `ancestor` reachable backwards from `stepId`? Topological positions prune the walk. */
 function isAncestor(
-	ancestor: string,
-	stepId: string,
-	dependencies: ReadonlyMap<string, readonly string[]>,
-	position: ReadonlyMap<string, number>,
+  ancestor: string,
+  stepId: string,
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  position: ReadonlyMap<string, number>,
 ): boolean {
-	if (ancestor === stepId) return false;
-	const direct = dependencies.get(stepId) ?? [];
-	if (direct.includes(ancestor)) return true;
-	const floor = position.get(ancestor);
-	const seen = new Set<string>([stepId]);
-	const stack = [...direct];
-	while (stack.length > 0) {
-		const current = stack.pop() as string;
-		if (current === ancestor) return true;
-		if (seen.has(current)) continue;
-		seen.add(current);
-		if (floor !== undefined && (position.get(current) ?? 0) < floor) continue;
-		for (const next of dependencies.get(current) ?? [])
-			if (!seen.has(next)) stack.push(next);
-	}
-	return false;
+  if (ancestor === stepId) return false;
+  const direct = dependencies.get(stepId) ?? [];
+  if (direct.includes(ancestor)) return true;
+  const floor = position.get(ancestor);
+  const seen = new Set<string>([stepId]);
+  const stack = [...direct];
+  while (stack.length > 0) {
+    const current = stack.pop() as string;
+    if (current === ancestor) return true;
+    if (seen.has(current)) continue;
+    seen.add(current);
+    if (floor !== undefined && (position.get(current) ?? 0) < floor) continue;
+    for (const next of dependencies.get(current) ?? []) if (!seen.has(next)) stack.push(next);
+  }
+  return false;
 }
 
 /**
  * One cycle per strongly connected component (Tarjan, iterative), its members in
  * dependency order starting from the component's first step in the plan.
  */
-function findCycles(
-	steps: readonly StepShape[],
-	dependencies: ReadonlyMap<string, readonly string[]>,
-): string[][] {
-	const index = new Map<string, number>();
-	const low = new Map<string, number>();
-	const onStack = new Set<string>();
-	const stack: string[] = [];
-	const components: string[][] = [];
-	let counter = 0;
-	for (const root of steps) {
-		if (index.has(root.id)) continue;
-		const work: { id: string; next: number }[] = [{ id: root.id, next: 0 }];
-		index.set(root.id, counter);
-		low.set(root.id, counter++);
-		stack.push(root.id);
-		onStack.add(root.id);
-		while (work.length > 0) {
-			const frame = work[work.length - 1] as { id: string; next: number };
-			const edges = dependencies.get(frame.id) ?? [];
-			if (frame.next < edges.length) {
-				const target = edges[frame.next++] as string;
-				if (!index.has(target)) {
-					index.set(target, counter);
-					low.set(target, counter++);
-					stack.push(target);
-					onStack.add(target);
-					work.push({ id: target, next: 0 });
-				} else if (onStack.has(target)) {
-					low.set(
-						frame.id,
-						Math.min(low.get(frame.id) as number, index.get(target) as number),
-					);
-				}
-				continue;
-			}
-			work.pop();
-			const parent = work[work.length - 1];
-			if (parent)
-				low.set(
-					parent.id,
-					Math.min(low.get(parent.id) as number, low.get(frame.id) as number),
-				);
-			if (low.get(frame.id) === index.get(frame.id)) {
-				const component: string[] = [];
-				let member: string;
-				do {
-					member = stack.pop() as string;
-					onStack.delete(member);
-					component.push(member);
-				} while (member !== frame.id);
-				const selfLoop = (dependencies.get(frame.id) ?? []).includes(frame.id);
-				if (component.length > 1 || selfLoop) components.push(component);
-			}
-		}
-	}
-	const planOrder = new Map(steps.map((step, position) => [step.id, position]));
-	return components.map((component) =>
-		cyclePath(component, dependencies, planOrder),
-	);
+function findCycles(steps: readonly StepShape[], dependencies: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+  for (const root of steps) {
+    if (index.has(root.id)) continue;
+    const work: { id: string; next: number }[] = [{ id: root.id, next: 0 }];
+    index.set(root.id, counter);
+    low.set(root.id, counter++);
+    stack.push(root.id);
+    onStack.add(root.id);
+    while (work.length > 0) {
+      const frame = work[work.length - 1] as { id: string; next: number };
+      const edges = dependencies.get(frame.id) ?? [];
+      if (frame.next < edges.length) {
+        const target = edges[frame.next++] as string;
+        if (!index.has(target)) {
+          index.set(target, counter);
+          low.set(target, counter++);
+          stack.push(target);
+          onStack.add(target);
+          work.push({ id: target, next: 0 });
+        } else if (onStack.has(target)) {
+          low.set(frame.id, Math.min(low.get(frame.id) as number, index.get(target) as number));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.id, Math.min(low.get(parent.id) as number, low.get(frame.id) as number));
+      if (low.get(frame.id) === index.get(frame.id)) {
+        const component: string[] = [];
+        let member: string;
+        do {
+          member = stack.pop() as string;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== frame.id);
+        const selfLoop = (dependencies.get(frame.id) ?? []).includes(frame.id);
+        if (component.length > 1 || selfLoop) components.push(component);
+      }
+    }
+  }
+  const planOrder = new Map(steps.map((step, position) => [step.id, position]));
+  return components.map((component) => cyclePath(component, dependencies, planOrder));
 }
 
 /** Shortest walk from the component's first step back to itself, following dependents. */
 function cyclePath(
-	component: readonly string[],
-	dependencies: ReadonlyMap<string, readonly string[]>,
-	planOrder: ReadonlyMap<string, number>,
+  component: readonly string[],
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  planOrder: ReadonlyMap<string, number>,
 ): string[] {
-	const members = new Set(component);
-	const start = [...component].sort(
-		(a, b) => (planOrder.get(a) ?? 0) - (planOrder.get(b) ?? 0),
-	)[0] as string;
-	// Edges point dependency → dependent; walk dependents so the cycle reads in execution order.
-	const dependents = new Map<string, string[]>();
-	for (const id of component) {
-		for (const dependency of dependencies.get(id) ?? []) {
-			if (!members.has(dependency)) continue;
-			const list = dependents.get(dependency) ?? [];
-			list.push(id);
-			dependents.set(dependency, list);
-		}
-	}
-	const previous = new Map<string, string>();
-	const queue = [start];
-	for (let head = 0; head < queue.length; head++) {
-		const current = queue[head] as string;
-		for (const next of dependents.get(current) ?? []) {
-			if (next === start) {
-				const path = [current];
-				while (path[0] !== start)
-					path.unshift(previous.get(path[0] as string) as string);
-				return path;
-			}
-			if (!previous.has(next)) {
-				previous.set(next, current);
-				queue.push(next);
-			}
-		}
-	}
-	return [start];
+  const members = new Set(component);
+  const start = [...component].sort((a, b) => (planOrder.get(a) ?? 0) - (planOrder.get(b) ?? 0))[0] as string;
+  // Edges point dependency → dependent; walk dependents so the cycle reads in execution order.
+  const dependents = new Map<string, string[]>();
+  for (const id of component) {
+    for (const dependency of dependencies.get(id) ?? []) {
+      if (!members.has(dependency)) continue;
+      const list = dependents.get(dependency) ?? [];
+      list.push(id);
+      dependents.set(dependency, list);
+    }
+  }
+  const previous = new Map<string, string>();
+  const queue = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const current = queue[head] as string;
+    for (const next of dependents.get(current) ?? []) {
+      if (next === start) {
+        const path = [current];
+        while (path[0] !== start) path.unshift(previous.get(path[0] as string) as string);
+        return path;
+      }
+      if (!previous.has(next)) {
+        previous.set(next, current);
+        queue.push(next);
+      }
+    }
+  }
+  return [start];
 }
 
 /** Parses plan JSON. Broken JSON gives E004 with line and column; a bad plan gives E001 with every problem. */
-export function parsePlan(
-	text: string,
-	options: ValidatePlanOptions = {},
-): Plan {
-	let value: unknown;
-	try {
-		value = JSON.parse(text);
-	} catch (error) {
-		const message = error instanceof Error ? error.message : String(error);
-		const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
-		let location = "plan";
-		if (Number.isFinite(offset)) {
-			const before = text.slice(0, offset).split("\n");
-			location = `line ${before.length}, column ${(before[before.length - 1]?.length ?? 0) + 1}`;
-		}
-		throw new StepwiseError(
-			ErrorCodes.INPUT_INVALID,
-			`the plan is not valid JSON (${location}): ${message}`,
-			{
-				location,
-			},
-		);
-	}
-	const validation = validatePlan(value, options);
-	if (!validation.ok) throw planInvalidError(validation.problems);
-	return validation.plan;
+export function parsePlan(text: string, options: ValidatePlanOptions = {}): Plan {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
+    let location = 'plan';
+    if (Number.isFinite(offset)) {
+      const before = text.slice(0, offset).split('\n');
+      location = `line ${before.length}, column ${(before[before.length - 1]?.length ?? 0) + 1}`;
+    }
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${message}`, {
+      location,
+    });
+  }
+  const validation = validatePlan(value, options);
+  if (!validation.ok) throw planInvalidError(validation.problems);
+  return validation.plan;
 }
 
 /**
  * The error engines throw for a rejected plan: E201 or E202 when those are the only kinds of
  * problem (so "unknown tool" reads as such), else E001. `details.problems` has all of them.
  */
-export function planInvalidError(
-	problems: readonly PlanProblem[],
-): StepwiseError {
-	const codes = new Set(problems.map((problem) => problem.code));
-	const code =
-		codes.size === 1 && !codes.has(ErrorCodes.PLAN_INVALID)
-			? (problems[0]?.code as string)
-			: ErrorCodes.PLAN_INVALID;
-	const head = problems
-		.slice(0, 5)
-		.map((problem) => `${problem.path}: ${problem.message}`)
-		.join("; ");
-	return new StepwiseError(
-		code,
-		`invalid plan (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${head}${problems.length > 5 ? "; …" : ""}`,
-		{ location: problems[0]?.path, details: { problems } },
-	);
+export function planInvalidError(problems: readonly PlanProblem[]): StepwiseError {
+  const codes = new Set(problems.map((problem) => problem.code));
+  const code =
+    codes.size === 1 && !codes.has(ErrorCodes.PLAN_INVALID) ? (problems[0]?.code as string) : ErrorCodes.PLAN_INVALID;
+  const head = problems
+    .slice(0, 5)
+    .map((problem) => `${problem.path}: ${problem.message}`)
+    .join('; ');
+  return new StepwiseError(
+    code,
+    `invalid plan (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${head}${problems.length > 5 ? '; …' : ''}`,
+    { location: problems[0]?.path, details: { problems } },
+  );
 }

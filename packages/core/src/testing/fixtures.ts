@@ -1,27 +1,26 @@
-import { z } from "zod";
-import { defineTool } from "../define-tool.js";
-import { ToolError } from "../errors.js";
-import type { Plan, Step } from "../plan-schema.js";
-import { ToolRegistry } from "../tool-registry.js";
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { ToolError } from '../errors.js';
+import type { Plan, Step } from '../plan-schema.js';
+import { ToolRegistry } from '../tool-registry.js';
 
 /** Counts calls per tool, so tests can prove a tool did (not) run again. */
 export interface CallLog {
-	readonly calls: {
-		tool: string;
-		args: unknown;
-		stepId: string;
-		attempt: number;
-	}[];
-	count(tool?: string): number;
+  readonly calls: {
+    tool: string;
+    args: unknown;
+    stepId: string;
+    attempt: number;
+  }[];
+  count(tool?: string): number;
 }
 
 export function createCallLog(): CallLog {
-	const calls: CallLog["calls"] = [];
-	return {
-		calls,
-		count: (tool) =>
-			tool ? calls.filter((call) => call.tool === tool).length : calls.length,
-	};
+  const calls: CallLog['calls'] = [];
+  return {
+    calls,
+    count: (tool) => (tool ? calls.filter((call) => call.tool === tool).length : calls.length),
+  };
 }
 
 /**
@@ -29,148 +28,139 @@ export function createCallLog(): CallLog {
  * request), `sleep` (honours the signal), `hang` (ignores it). All record into `log`.
  */
 export function createTestTools(log: CallLog = createCallLog()): {
-	registry: ToolRegistry;
-	log: CallLog;
+  registry: ToolRegistry;
+  log: CallLog;
 } {
-	const record = (
-		tool: string,
-		args: unknown,
-		context: { stepId: string; attempt: number },
-	) =>
-		log.calls.push({
-			tool,
-			args,
-			stepId: context.stepId,
-			attempt: context.attempt,
-		});
-	const registry = new ToolRegistry([
-		defineTool({
-			name: "echo",
-			description: "Returns its input as output.",
-			input: z.object({ value: z.unknown().optional() }).passthrough(),
-			effect: "read",
-			execute: (input, context) => {
-				record("echo", input, context);
-				return { value: input.value ?? null };
-			},
-		}),
-		defineTool({
-			name: "note",
-			description: "Pretends to write a note (not idempotent).",
-			input: z.object({ text: z.string() }),
-			effect: "write",
-			execute: (input, context) => {
-				record("note", input, context);
-				return { written: input.text.length };
-			},
-		}),
-		defineTool({
-			name: "fail",
-			description: "Always fails.",
-			input: z.object({
-				message: z.string().optional(),
-				retryable: z.boolean().optional(),
-				code: z.string().optional(),
-			}),
-			effect: "read",
-			execute: (input, context) => {
-				record("fail", input, context);
-				throw new ToolError({
-					code: input.code ?? "E300",
-					message: input.message ?? "failed on purpose",
-					retryable: input.retryable ?? false,
-				});
-			},
-		}),
-		defineTool({
-			name: "sleep",
-			description: "Waits, honouring the abort signal.",
-			input: z.object({ ms: z.number().int().min(0) }),
-			effect: "read",
-			execute: (input, context) => {
-				record("sleep", input, context);
-				return new Promise<{ slept: number }>((resolve, reject) => {
-					const timer = setTimeout(
-						() => resolve({ slept: input.ms }),
-						input.ms,
-					);
-					context.signal.addEventListener("abort", () => {
-						clearTimeout(timer);
-						reject(context.signal.reason);
-					});
-				});
-			},
-		}),
-		defineTool({
-			name: "hang",
-			description: "Never finishes and ignores its signal.",
-			input: z.object({}),
-			effect: "read",
-			execute: (_input, context) => {
-				record("hang", {}, context);
-				return new Promise<never>(() => undefined);
-			},
-		}),
-	]);
-	return { registry, log };
+  const record = (tool: string, args: unknown, context: { stepId: string; attempt: number }) =>
+    log.calls.push({
+      tool,
+      args,
+      stepId: context.stepId,
+      attempt: context.attempt,
+    });
+  const registry = new ToolRegistry([
+    defineTool({
+      name: 'echo',
+      description: 'Returns its input as output.',
+      input: z.object({ value: z.unknown().optional() }).passthrough(),
+      effect: 'read',
+      execute: (input, context) => {
+        record('echo', input, context);
+        return { value: input.value ?? null };
+      },
+    }),
+    defineTool({
+      name: 'note',
+      description: 'Pretends to write a note (not idempotent).',
+      input: z.object({ text: z.string() }),
+      effect: 'write',
+      execute: (input, context) => {
+        record('note', input, context);
+        return { written: input.text.length };
+      },
+    }),
+    defineTool({
+      name: 'fail',
+      description: 'Always fails.',
+      input: z.object({
+        message: z.string().optional(),
+        retryable: z.boolean().optional(),
+        code: z.string().optional(),
+      }),
+      effect: 'read',
+      execute: (input, context) => {
+        record('fail', input, context);
+        throw new ToolError({
+          code: input.code ?? 'E300',
+          message: input.message ?? 'failed on purpose',
+          retryable: input.retryable ?? false,
+        });
+      },
+    }),
+    defineTool({
+      name: 'sleep',
+      description: 'Waits, honouring the abort signal.',
+      input: z.object({ ms: z.number().int().min(0) }),
+      effect: 'read',
+      execute: (input, context) => {
+        record('sleep', input, context);
+        return new Promise<{ slept: number }>((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ slept: input.ms }), input.ms);
+          context.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(context.signal.reason);
+          });
+        });
+      },
+    }),
+    defineTool({
+      name: 'hang',
+      description: 'Never finishes and ignores its signal.',
+      input: z.object({}),
+      effect: 'read',
+      execute: (_input, context) => {
+        record('hang', {}, context);
+        return new Promise<never>(() => undefined);
+      },
+    }),
+  ]);
+  return { registry, log };
 }
 
 /** A plan of `steps` with defaults filled in. */
 export function makePlan(steps: Step[], extra: Partial<Plan> = {}): Plan {
-	return {
-		id: "plan_test",
-		version: 1,
-		goal: "test the engine",
-		steps,
-		...extra,
-	};
+  return {
+    id: 'plan_test',
+    version: 1,
+    goal: 'test the engine',
+    steps,
+    ...extra,
+  };
 }
 
 /** A chain of `n` echo steps, each depending on the previous one. */
-export function chainPlan(n: number, tool = "echo"): Plan {
-	return makePlan(
-		Array.from({ length: n }, (_, index) => ({
-			id: `s${index}`,
-			tool,
-			args: { value: index },
-			...(index > 0 ? { dependsOn: [`s${index - 1}`] } : {}),
-		})),
-		{ id: `chain_${n}` },
-	);
+export function chainPlan(n: number, tool = 'echo'): Plan {
+  return makePlan(
+    Array.from({ length: n }, (_, index) => ({
+      id: `s${index}`,
+      tool,
+      args: { value: index },
+      ...(index > 0 ? { dependsOn: [`s${index - 1}`] } : {}),
+    })),
+    { id: `chain_${n}` },
+  );
 }
 
 /** Small deterministic PRNG (mulberry32) for reproducible random plans. */
 export function seededRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** A random DAG of `n` steps: each depends on up to `maxDependencies` earlier steps. */
 export function randomDagPlan(
-	n: number,
-	options: { seed?: number; maxDependencies?: number; tool?: string } = {},
+  n: number,
+  options: { seed?: number; maxDependencies?: number; tool?: string } = {},
 ): Plan {
-	const random = seededRandom(options.seed ?? 1);
-	const maxDependencies = options.maxDependencies ?? 3;
-	const steps: Step[] = [];
-	for (let index = 0; index < n; index++) {
-		const dependsOn = new Set<string>();
-		const count =
-			index === 0 ? 0 : Math.floor(random() * (maxDependencies + 1));
-		for (let k = 0; k < count; k++)
-			dependsOn.add(`s${Math.floor(random() * index)}`);
-		steps.push({
-			id: `s${index}`,
-			tool: options.tool ?? "echo",
-			args: { value: index },
-			...(dependsOn.size > 0 ? { dependsOn: [...dependsOn] } : {}),
-		});
-	}
-	return makePlan(steps, { id: `dag_${n}` });
+  const random = seededRandom(options.seed ?? 1);
+  const maxDependencies = options.maxDependencies ?? 3;
+  const steps: Step[] = [];
+  for (let index = 0; index < n; index++) {
+    const dependsOn = new Set<string>();
+    const count = index === 0 ? 0 : Math.floor(random() * (maxDependencies + 1));
+    for (let k = 0; k < count; k++) dependsOn.add(`s${Math.floor(random() * index)}`);
+    steps.push({
+      id: `s${index}`,
+      tool: options.tool ?? 'echo',
+      args: { value: index },
+      ...(dependsOn.size > 0 ? { dependsOn: [...dependsOn] } : {}),
+    });
+  }
+  return makePlan(steps, { id: `dag_${n}` });
 }

@@ -1,11 +1,11 @@
-export { MemoryStore } from "../memory-store.js";
+export { MemoryStore } from '../memory-store.js';
 export {
-	type CallLog,
-	chainPlan,
-	createCallLog,
-	createTestTools,
-	makePlan,
-	randomDagPlan,
-	seededRandom,
-} from "./fixtures.js";
-export { runStoreConformance, type StoreHarness } from "./store-conformance.js";
+  type CallLog,
+  chainPlan,
+  createCallLog,
+  createTestTools,
+  makePlan,
+  randomDagPlan,
+  seededRandom,
+} from './fixtures.js';
+export { runStoreConformance, type StoreHarness } from './store-conformance.js';
