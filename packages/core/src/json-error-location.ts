@@ -24,11 +24,11 @@ export function jsonErrorOffset(text: string): number {
       }
       if (char === '\\') {
         index++;
-        const escape = text[index];
-        if (escape === 'u') {
+        const escaped = text[index];
+        if (escaped === 'u') {
           if (!/^[0-9a-fA-F]{4}$/.test(text.slice(index + 1, index + 5))) fail();
           index += 5;
-        } else if (escape !== undefined && '"\\/bfnrt'.includes(escape)) index++;
+        } else if (escaped !== undefined && '"\\/bfnrt'.includes(escaped)) index++;
         else fail();
         continue;
       }
@@ -85,11 +85,11 @@ export function jsonErrorOffset(text: string): number {
         } else fail();
       }
     }
-    if (char === '"') return string();
-    if (char === 't') return literal('true');
-    if (char === 'f') return literal('false');
-    if (char === 'n') return literal('null');
-    return number();
+    if (char === '"') string();
+    else if (char === 't') literal('true');
+    else if (char === 'f') literal('false');
+    else if (char === 'n') literal('null');
+    else number();
   };
   try {
     value();

@@ -1,6 +1,7 @@
 import { DirectedGraph } from 'graphology';
 import { hasCycle, topologicalSort } from 'graphology-dag';
 import { ErrorCodes, StepwiseError } from './errors.js';
+import { describeOffset, jsonErrorOffset } from './json-error-location.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { findReferences, type Reference } from './references.js';
 import { compileSchema } from './schema.js';
@@ -108,8 +109,11 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
     });
   });
 
+  // Graph keys are "#<index>", never step ids: graphology stores keys in plain objects, where
+  // ids such as "toString" or "" would collide with prototype members.
+  const keyOf = (id: string) => `#${indexById.get(id)}`;
   const graph = new DirectedGraph({ allowSelfLoops: true });
-  for (const step of steps) graph.addNode(step.id);
+  for (const step of steps) graph.addNode(keyOf(step.id), { id: step.id });
   const dependencies = new Map<string, string[]>();
   for (const step of steps) {
     const own: string[] = [];
@@ -124,8 +128,8 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
         );
         return;
       }
-      if (!graph.hasDirectedEdge(dependency, step.id)) {
-        graph.addDirectedEdge(dependency, step.id);
+      if (!graph.hasDirectedEdge(keyOf(dependency), keyOf(step.id))) {
+        graph.addDirectedEdge(keyOf(dependency), keyOf(step.id));
         own.push(dependency);
       }
     });
@@ -144,7 +148,7 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
       );
     }
   } else {
-    order = topologicalSort(graph);
+    order = topologicalSort(graph).map((key) => graph.getNodeAttribute(key, 'id') as string);
   }
   const position = new Map<string, number>();
   for (const [index, id] of (order ?? []).entries()) position.set(id, index);
@@ -364,12 +368,7 @@ export function parsePlan(text: string, options: ValidatePlanOptions = {}): Plan
     value = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
-    let location = 'plan';
-    if (Number.isFinite(offset)) {
-      const before = text.slice(0, offset).split('\n');
-      location = `line ${before.length}, column ${(before[before.length - 1]?.length ?? 0) + 1}`;
-    }
+    const location = describeOffset(text, Math.max(0, jsonErrorOffset(text)));
     throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${message}`, {
       location,
     });
