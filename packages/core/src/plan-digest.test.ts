@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes } from './errors.js';
+import {
+  approvePlan,
+  canonicalJson,
+  deriveExecutionId,
+  deriveRunId,
+  planDigest,
+  verifyAuthorization,
+} from './plan-digest.js';
+import type { Plan } from './plan-schema.js';
+
+const plan: Plan = {
+  id: 'plan_001',
+  version: 1,
+  goal: 'Bump the version',
+  steps: [{ id: 'read', tool: 'file_read', args: { path: 'package.json', options: { a: 1, b: [1, 2] } } }],
+};
+
+function shuffleKeys(value: unknown, random: () => number): unknown {
+  if (Array.isArray(value)) return value.map((item) => shuffleKeys(item, random));
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(() => random() - 0.5);
+    return Object.fromEntries(entries.map(([key, item]) => [key, shuffleKeys(item, random)]));
+  }
+  return value;
+}
+
+describe('planDigest', () => {
+  it('does not depend on key order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer(), (value, seed) => {
+        let state = seed;
+        const random = () => {
+          state = (state * 1103515245 + 12345) % 2 ** 31;
+          return state / 2 ** 31;
+        };
+        return canonicalJson(value) === canonicalJson(shuffleKeys(value, random));
+      }),
+    );
+    const reordered = { steps: plan.steps, goal: plan.goal, version: 1, id: plan.id } as Plan;
+    expect(planDigest(reordered)).toBe(planDigest(plan));
+    expect(planDigest(plan)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('changes when any value changes', () => {
+    const variants: Plan[] = [
+      { ...plan, goal: 'Bump the version!' },
+      { ...plan, version: 2 },
+      { ...plan, steps: [{ ...plan.steps[0], args: { path: 'package.json ' } } as Plan['steps'][0]] },
+      { ...plan, steps: [{ ...plan.steps[0], requiresApproval: true } as Plan['steps'][0]] },
+      {
+        ...plan,
+        steps: [{ ...plan.steps[0], args: { path: 'package.json', options: { a: 1, b: [2, 1] } } } as Plan['steps'][0]],
+      },
+    ];
+    const digests = new Set([plan, ...variants].map(planDigest));
+    expect(digests.size).toBe(variants.length + 1);
+  });
+});
+
+describe('approvePlan / verifyAuthorization', () => {
+  it('accepts the approved plan and rejects missing, foreign and edited ones', () => {
+    const authorization = approvePlan(plan, { by: 'alice' });
+    expect(authorization).toMatchObject({ planId: 'plan_001', planDigest: planDigest(plan), by: 'alice' });
+    expect(() => verifyAuthorization(plan, authorization)).not.toThrow();
+    expect(() => verifyAuthorization(plan, undefined)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.NOT_AUTHORIZED }),
+    );
+    expect(() => verifyAuthorization(plan, { ...authorization, by: '' })).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.NOT_AUTHORIZED }),
+    );
+    expect(() => verifyAuthorization({ ...plan, id: 'other' }, authorization)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.PLAN_MISMATCH, location: '/authorization/planId' }),
+    );
+    expect(() => verifyAuthorization({ ...plan, goal: 'sneaky' }, authorization)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.PLAN_MISMATCH, location: '/authorization/planDigest' }),
+    );
+  });
+
+  it('derives stable ids: one authorization, one run; attempts differ', () => {
+    const first = approvePlan(plan, { by: 'alice' });
+    const second = approvePlan(plan, { by: 'alice' });
+    expect(first.id).not.toBe(second.id);
+    expect(deriveRunId(first)).toBe(deriveRunId({ ...first }));
+    expect(deriveRunId(first)).not.toBe(deriveRunId(second));
+    const runId = deriveRunId(first);
+    expect(deriveExecutionId(runId, 'a', 1)).toBe(deriveExecutionId(runId, 'a', 1));
+    expect(
+      new Set([deriveExecutionId(runId, 'a', 1), deriveExecutionId(runId, 'a', 2), deriveExecutionId(runId, 'b', 1)])
+        .size,
+    ).toBe(3);
+  });
+});

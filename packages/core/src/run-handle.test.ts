@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes } from './errors.js';
+import type { RunEvent, RunResult } from './events.js';
+import { foldRun, inFlightSteps } from './fold-run.js';
+import { invokeStep } from './invoke-step.js';
+import { RunJournal } from './journal.js';
+import { MemoryStore } from './memory-store.js';
+import { createRunHandle } from './run-handle.js';
+import { finishRun, interruptedAction, reopenRun, startRun } from './run-session.js';
+import { readAll } from './run-store.js';
+import { chainPlan, createTestTools } from './testing/fixtures.js';
+
+describe('RunJournal and run handles', () => {
+  it('gives late iterators the whole journal, then live events, and ends after run-end', async () => {
+    const store = new MemoryStore();
+    const { registry } = createTestTools();
+    const plan = chainPlan(3);
+    const journal = await startRun({ store, runId: 'run_handle', plan, engine: 'test' });
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const result: Promise<RunResult> = (async () => {
+      const steps = [];
+      for (const [index, step] of plan.steps.entries()) {
+        if (index === 1) await gate;
+        steps.push(
+          await invokeStep(step, { attempt: 1, references: 'literal' }, { runId: 'run_handle', journal, registry }),
+        );
+      }
+      return finishRun(journal, { plan, engine: 'test', status: 'completed', steps, durationMs: 1 });
+    })();
+    const handle = createRunHandle({ runId: 'run_handle', journal, store, result, cancel: () => undefined });
+    const seen: RunEvent[] = [];
+    const iterating = (async () => {
+      for await (const event of handle) seen.push(event);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    release?.();
+    await iterating;
+    expect(seen.map((event) => event.seq)).toEqual(Array.from({ length: seen.length }, (_, index) => index + 1));
+    expect(seen.at(-1)?.type).toBe('run-end');
+    expect(seen).toEqual(await readAll(store, 'run_handle'));
+    expect((await handle.result).status).toBe('completed');
+  });
+
+  it('stops writing once the store refuses its lease, and listeners see only durable events', async () => {
+    const store = new MemoryStore();
+    const journal = await startRun({
+      store,
+      runId: 'run_fenced',
+      plan: chainPlan(1),
+      engine: 'test',
+      leaseTtlMs: 60_000,
+    });
+    const heard: number[] = [];
+    journal.subscribe((event) => heard.push(event.seq));
+    await store.releaseLease(journal.lease as NonNullable<typeof journal.lease>);
+    await store.acquireLease('run_fenced', 'thief', 60_000);
+    await expect(journal.record({ type: 'run-resume', owner: 'x', interrupted: [] })).rejects.toMatchObject({
+      code: ErrorCodes.LEASE_CONFLICT,
+    });
+    expect(heard).toEqual([]);
+    expect((await readAll(store, 'run_fenced')).length).toBe(1);
+  });
+
+  it('folds a crashed journal into in-flight steps and the right resume action', async () => {
+    const store = new MemoryStore();
+    const plan = chainPlan(3, 'note');
+    const journal = new RunJournal({ runId: 'run_crash', store });
+    journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+    journal.emit({ type: 'step-start', stepId: 's0', tool: 'note', attempt: 1, executionId: 'e0' });
+    journal.emit({
+      type: 'tool-call',
+      stepId: 's0',
+      executionId: 'e0',
+      attempt: 1,
+      tool: 'note',
+      effect: 'write',
+      idempotent: false,
+      args: { text: 'a' },
+    });
+    journal.emit({ type: 'step-start', stepId: 's1', tool: 'note', attempt: 1, executionId: 'e1' });
+    journal.emit({ type: 'step-start', stepId: 's2', tool: 'echo', attempt: 1, executionId: 'e2' });
+    journal.emit({
+      type: 'tool-call',
+      stepId: 's2',
+      executionId: 'e2',
+      attempt: 1,
+      tool: 'echo',
+      effect: 'read',
+      idempotent: true,
+      args: {},
+    });
+    journal.emit({
+      type: 'tool-result',
+      stepId: 's2',
+      executionId: 'e2',
+      tool: 'echo',
+      status: 'succeeded',
+      output: { value: 1 },
+      startedAt: '',
+      durationMs: 1,
+    });
+    await journal.flush();
+    const run = foldRun(await readAll(store, 'run_crash'));
+    const actions = Object.fromEntries(inFlightSteps(run).map((step) => [step.stepId, interruptedAction(step, false)]));
+    expect(actions).toEqual({ s0: 'fail', s1: 'rerun', s2: 'finish' });
+    expect(interruptedAction(run.steps.get('s0') as NonNullable<ReturnType<typeof run.steps.get>>, true)).toBe('rerun');
+    const reopened = await reopenRun({ store, runId: 'run_crash' });
+    expect(reopened.run.lastSeq).toBe(7);
+    await reopened.journal.close();
+    await expect(reopenRun({ store, runId: 'run_missing' })).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
+  });
+});
