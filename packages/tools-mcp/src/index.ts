@@ -1,1 +1,13 @@
-export {};
+export { childEnvironment, DEFAULT_ENV_ALLOWLIST } from './child-environment.js';
+export type { ServerInfo } from './mcp-connection.js';
+export {
+  type McpCommonOptions,
+  type McpHttpOptions,
+  type McpStdioOptions,
+  type McpToolDescriptor,
+  type McpToolsOptions,
+  validateMcpOptions,
+} from './mcp-options.js';
+export { effectOf, stepwiseToolName } from './mcp-tool.js';
+export { type McpPlugin, mcpTools } from './mcp-tools.js';
+export type { McpContentSummary, McpToolOutput } from './tool-output.js';

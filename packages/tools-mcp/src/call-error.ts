@@ -1,0 +1,103 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCodes, StepwiseError, ToolError } from '@stepwise/core';
+
+export interface CallErrorContext {
+  /** The server's tool name. */
+  readonly tool: string;
+  /** Plugin name, for messages. */
+  readonly server: string;
+  /** True when the connection this call used has died or was replaced meanwhile. */
+  readonly connectionLost: boolean;
+  /** The server's recent stderr, if any. */
+  readonly stderr: string;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function stderrNote(stderr: string): string {
+  const tail = stderr.trim();
+  return tail ? `; stderr: ${tail.slice(-1000)}` : '';
+}
+
+/** A response that does not match the protocol's schema (zod's error, whichever zod the SDK uses). */
+function isMalformedResponse(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError');
+}
+
+/**
+ * Maps what `callTool` threw to a ToolError: transport failures (the server died, the
+ * connection dropped, the HTTP request failed) are retryable, because the next attempt gets a
+ * fresh connection; protocol errors (the server answered with a JSON-RPC error, or something
+ * malformed) are not, except a server-side timeout.
+ */
+export function callError(error: unknown, context: CallErrorContext): StepwiseError {
+  const where = `MCP server "${context.server}", tool ${context.tool}`;
+  if (StepwiseError.isInstance(error)) return error;
+  if (context.connectionLost || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+    return new ToolError({
+      code: ErrorCodes.TOOL_FAILED,
+      message: `${where}: the connection was lost during the call (the server exited or the transport closed); it is restarted on the next call${stderrNote(context.stderr)}`,
+      retryable: true,
+      location: context.tool,
+      details: { transport: 'closed' },
+      cause: error,
+    });
+  }
+  if (error instanceof McpError) {
+    const details = { mcpCode: error.code, ...(error.data === undefined ? {} : { data: error.data }) };
+    if (error.code === ErrorCode.RequestTimeout) {
+      return new ToolError({
+        code: ErrorCodes.STEP_TIMEOUT,
+        message: `${where}: ${error.message}`,
+        retryable: true,
+        location: context.tool,
+        details,
+        cause: error,
+      });
+    }
+    return new ToolError({
+      code: error.code === ErrorCode.InvalidParams ? ErrorCodes.ARGUMENTS_INVALID : ErrorCodes.TOOL_FAILED,
+      message: `${where}: ${error.message}`,
+      retryable: false,
+      location: context.tool,
+      details,
+      cause: error,
+    });
+  }
+  if (isMalformedResponse(error)) {
+    return new ToolError({
+      code: ErrorCodes.TOOL_FAILED,
+      message: `${where}: the server sent a malformed result: ${messageOf(error)}`,
+      retryable: false,
+      location: context.tool,
+      cause: error,
+    });
+  }
+  if (error instanceof StreamableHTTPError && error.code !== undefined && isPermanentStatus(error.code)) {
+    return new ToolError({
+      code: error.code === 401 || error.code === 403 ? ErrorCodes.TOOL_PERMISSION : ErrorCodes.TOOL_FAILED,
+      message: `${where}: HTTP ${error.code}: ${messageOf(error)}`,
+      retryable: false,
+      location: context.tool,
+      details: { status: error.code },
+      cause: error,
+    });
+  }
+  // Anything else came from the transport: fetch failed, EPIPE, "Not connected", an HTTP status.
+  return new ToolError({
+    code: ErrorCodes.TOOL_FAILED,
+    message: `${where}: transport failure: ${messageOf(error)}${stderrNote(context.stderr)}`,
+    retryable: true,
+    location: context.tool,
+    details: { transport: 'failed' },
+    cause: error,
+  });
+}
+
+/** 4xx answers that another attempt will not change (404 is an expired session: a new one may work). */
+function isPermanentStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 404 && status !== 408 && status !== 429;
+}

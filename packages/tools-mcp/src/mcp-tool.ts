@@ -1,0 +1,116 @@
+import {
+  type AnyTool,
+  compileSchema,
+  defineTool,
+  type Effect,
+  ErrorCodes,
+  type JsonSchema,
+  ToolError,
+} from '@stepwise/core';
+import { callError } from './call-error.js';
+import { McpConnection } from './mcp-connection.js';
+import type { McpToolDescriptor } from './mcp-options.js';
+import { errorText, type McpToolOutput, toolOutput } from './tool-output.js';
+
+/**
+ * The effect of a server tool: the host's override, else `readOnlyHint` → read,
+ * `destructiveHint: true` → destructive, else write. (The MCP spec presumes a tool that is
+ * not read-only destructive unless it says otherwise; Stepwise asks for the explicit hint,
+ * so an unannotated server's tools are `write` and run without a prompt under the default policy.)
+ */
+export function effectOf(descriptor: McpToolDescriptor, override?: Effect): Effect {
+  if (override) return override;
+  if (descriptor.annotations?.readOnlyHint === true) return 'read';
+  if (descriptor.annotations?.destructiveHint === true) return 'destructive';
+  return 'write';
+}
+
+const INVALID_NAME_CHARACTERS = /[^A-Za-z0-9_.-]/g;
+
+/** A Stepwise tool name for a server tool name (MCP allows a wider alphabet than Stepwise). */
+export function stepwiseToolName(name: string): string {
+  let safe = name.replace(INVALID_NAME_CHARACTERS, '_');
+  if (!/^[A-Za-z_]/.test(safe)) safe = `_${safe}`;
+  return safe.slice(0, 128);
+}
+
+/**
+ * The server's input schema as the kernel validates it. `$schema` and `$id` are dropped: ajv
+ * (draft-07) refuses meta-schemas it does not know, and two servers may reuse one `$id`.
+ * A schema ajv cannot compile falls back to "any object": the server validates it anyway.
+ */
+export function inputSchemaOf(descriptor: McpToolDescriptor, warn: (message: string) => void): JsonSchema {
+  const { $schema: _schema, $id: _id, ...rest } = descriptor.inputSchema as Record<string, unknown>;
+  const schema: JsonSchema = { type: 'object', ...rest };
+  try {
+    compileSchema(schema);
+    return schema;
+  } catch (error) {
+    warn(
+      `MCP tool ${descriptor.name}: its input schema does not compile (${error instanceof Error ? error.message : error}); arguments are checked by the server only`,
+    );
+    return { type: 'object' };
+  }
+}
+
+export interface McpToolSettings {
+  readonly name: string;
+  readonly server: () => string;
+  readonly effect?: Effect;
+  readonly timeoutMs: number;
+  readonly warn: (message: string) => void;
+}
+
+/** Wraps one server tool as a Stepwise tool whose `execute` sends `tools/call`. */
+export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection, settings: McpToolSettings): AnyTool {
+  const effect = effectOf(descriptor, settings.effect);
+  return defineTool({
+    name: settings.name,
+    description:
+      descriptor.description ?? descriptor.title ?? descriptor.annotations?.title ?? `MCP tool ${descriptor.name}`,
+    input: inputSchemaOf(descriptor, settings.warn),
+    effect,
+    idempotent: descriptor.annotations?.idempotentHint ?? effect === 'read',
+    timeoutMs: settings.timeoutMs,
+    async execute(input, context): Promise<McpToolOutput> {
+      const { client, generation } = await connection.client(context.runId);
+      let result: Awaited<ReturnType<typeof client.callTool>>;
+      try {
+        result = await client.callTool(
+          { name: descriptor.name, arguments: input as Record<string, unknown> },
+          undefined,
+          McpConnection.callOptions(context.signal, (progress, total) => {
+            if (total !== undefined && total > 0) context.progress((progress / total) * 100);
+          }),
+        );
+      } catch (error) {
+        // Timeout and cancel: the kernel already knows why it aborted, and the SDK has told the server.
+        if (context.signal.aborted) throw error;
+        const connectionLost = connection.isStale(generation);
+        const mapped = callError(error, {
+          tool: descriptor.name,
+          server: settings.server(),
+          connectionLost,
+          stderr: connection.stderrTail,
+        });
+        if (mapped.retryable && !connectionLost) await connection.abandon(generation);
+        throw mapped;
+      }
+      if ('toolResult' in result) {
+        // Protocol 2024-10-07 servers answer with a bare `toolResult`.
+        return { text: '', structured: { toolResult: result.toolResult }, content: [] };
+      }
+      if (result.isError) {
+        const text = errorText(result);
+        throw new ToolError({
+          code: ErrorCodes.TOOL_FAILED,
+          message: `${descriptor.name}: ${text || 'the server reported an error without a message'}`,
+          retryable: false,
+          location: descriptor.name,
+          details: { server: settings.server(), tool: descriptor.name },
+        });
+      }
+      return toolOutput(settings.name, result, context.addArtifact);
+    },
+  });
+}

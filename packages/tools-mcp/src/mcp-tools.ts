@@ -1,0 +1,93 @@
+import { type AnyTool, definePlugin, ErrorCodes, type Plugin, StepwiseError } from '@stepwise/core';
+import { McpConnection, type ServerInfo } from './mcp-connection.js';
+import { type McpToolDescriptor, type McpToolsOptions, validateMcpOptions } from './mcp-options.js';
+import { mcpTool, stepwiseToolName } from './mcp-tool.js';
+
+/** The plugin `mcpTools` returns: a Stepwise plugin plus what a host may want to know about the server. */
+export interface McpPlugin extends Plugin {
+  /** The server's tools as listed (or as given in `knownTools`); JSON, so a host can cache it. */
+  readonly listing: readonly McpToolDescriptor[];
+  /** `serverInfo` from the last initialize; undefined until the first connection. */
+  readonly server: ServerInfo | undefined;
+  /** The server's `instructions`, if it sent any. */
+  readonly instructions: string | undefined;
+  /** Pid of the running server process (stdio only; undefined while none runs). */
+  readonly pid: number | undefined;
+  /** Closes the connection and stops the server process. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Connects to an MCP server, lists its tools (following pagination) and returns them as a
+ * plugin for `registry.use(plugin, { prefix })`.
+ *
+ * The connection made for the listing is kept for the calls (one server process per plugin);
+ * when it dies it is re-established on the next call. Pass `knownTools` to start nothing until
+ * the first call. Invalid options throw E601; a server that cannot be started or listed throws E602.
+ */
+export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
+  validateMcpOptions(options);
+  const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'StepwiseMcpWarning'));
+  const connection = new McpConnection(options);
+  let listing: readonly McpToolDescriptor[];
+  if (options.knownTools) {
+    listing = options.knownTools;
+  } else {
+    try {
+      listing = await connection.listTools();
+    } catch (error) {
+      const stderr = connection.stderrTail.trim();
+      await connection.close();
+      throw new StepwiseError(
+        ErrorCodes.PLUGIN_INVALID,
+        `could not start and list MCP server ${connection.label}: ${error instanceof Error ? error.message : String(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
+        { location: connection.label, cause: error },
+      );
+    }
+  }
+
+  const pluginName = () => options.name ?? connection.serverInfo?.name ?? connection.label;
+  const include = options.include ? new Set(options.include) : undefined;
+  const used = new Set<string>();
+  const tools: AnyTool[] = [];
+  for (const descriptor of listing) {
+    if (include && !include.has(descriptor.name)) continue;
+    let name = stepwiseToolName(descriptor.name);
+    for (let suffix = 2; used.has(name); suffix++) name = `${stepwiseToolName(descriptor.name)}_${suffix}`;
+    if (name !== descriptor.name) warn(`MCP tool "${descriptor.name}" is registered as "${name}"`);
+    used.add(name);
+    tools.push(
+      mcpTool(descriptor, connection, {
+        name,
+        server: pluginName,
+        timeoutMs: options.timeoutMs ?? 60_000,
+        warn,
+        ...(options.effects?.[descriptor.name] ? { effect: options.effects[descriptor.name] } : {}),
+      }),
+    );
+  }
+  for (const wanted of include ?? []) {
+    if (!listing.some((descriptor) => descriptor.name === wanted)) {
+      warn(`MCP server ${pluginName()} has no tool "${wanted}" (named in include)`);
+    }
+  }
+
+  return definePlugin({
+    get name() {
+      return pluginName();
+    },
+    ...(connection.serverInfo ? { version: connection.serverInfo.version } : {}),
+    tools,
+    listing,
+    get server() {
+      return connection.serverInfo;
+    },
+    get instructions() {
+      return connection.instructions;
+    },
+    get pid() {
+      return connection.pid;
+    },
+    dispose: () => connection.close(),
+  } as McpPlugin) as McpPlugin;
+}

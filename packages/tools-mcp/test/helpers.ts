@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type ApprovalOptions,
+  finishRun,
+  invokeStep,
+  MemoryStore,
+  type Plan,
+  type RunResult,
+  type RunStore,
+  type StepResult,
+  startRun,
+  type ToolRegistry,
+} from '@stepwise/core';
+import type { McpStdioOptions } from '../src/index.js';
+
+const require = createRequire(import.meta.url);
+
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+}
+
+/** Options that start one of our fixture servers with this Node. */
+export function fixtureServer(name: string, extra: Partial<McpStdioOptions> = {}): McpStdioOptions {
+  return { command: process.execPath, args: [fixture(name)], ...extra };
+}
+
+/** The JS entry of a published server package (run with process.execPath, never npx). */
+export function serverEntry(name: 'filesystem' | 'memory'): string {
+  return require.resolve(`@modelcontextprotocol/server-${name}/dist/index.js`);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export async function temporaryDirectory(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'stepwise-mcp-'));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+export const approveEverything: ApprovalOptions = { handler: async () => true };
+
+/**
+ * Runs a plan's steps in array order through the core step kernel (no engine): enough to test
+ * what the plugin does with one call, with retries up to `maxAttempts` for retryable failures.
+ */
+export async function runWithKernel(
+  plan: Plan,
+  registry: ToolRegistry,
+  options: { store?: RunStore; approvals?: ApprovalOptions; maxAttempts?: number } = {},
+): Promise<RunResult> {
+  const store = options.store ?? new MemoryStore();
+  const runId = `run_${randomUUID()}`;
+  const started = performance.now();
+  const journal = await startRun({ store, runId, plan, engine: 'kernel' });
+  const results: StepResult[] = [];
+  const outputs = new Map<string, unknown>();
+  for (const step of plan.steps) {
+    let result: StepResult;
+    let attempt = 1;
+    for (;;) {
+      result = await invokeStep(
+        step,
+        { attempt, references: 'resolve', outputs },
+        { runId, journal, registry, approvals: options.approvals ?? approveEverything },
+      );
+      if (result.status !== 'failed' || !result.error?.retryable || attempt >= (options.maxAttempts ?? 1)) break;
+      attempt++;
+    }
+    results.push(result);
+    if (result.status === 'succeeded') outputs.set(step.id, result.output);
+  }
+  return finishRun(journal, {
+    plan,
+    engine: 'kernel',
+    status: results.every((result) => result.status === 'succeeded') ? 'completed' : 'failed',
+    steps: results,
+    durationMs: performance.now() - started,
+  });
+}
