@@ -1,11 +1,9 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  external: ['vitest'],
-});
+const shared = { dts: true, sourcemap: true, target: 'node20', external: ['vitest'] } as const;
+
+export default defineConfig([
+  { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, format: ['esm'] },
+  // CJS: the testing entry comes from index-cjs.ts, which leaves out the vitest-based suite.
+  { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index-cjs.ts' }, format: ['cjs'] },
+]);

@@ -75,6 +75,7 @@ export {
   sha256,
   verifyAuthorization,
 } from './plan-digest.js';
+export { planGenerations, planGraph } from './plan-graph.js';
 export {
   type Expectation,
   ExpectationSchema,

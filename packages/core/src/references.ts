@@ -62,24 +62,38 @@ function asStringReference(value: unknown): { stepId: string; pointer: string } 
     : { stepId: value.slice(1, slash), pointer: value.slice(slash) };
 }
 
-/** Every reference inside `args`, with its location. Cheap when there are none. */
+/** Every reference inside `args`, with its location. Allocates nothing when there are none. */
 export function findReferences(args: unknown): Reference[] {
   const found: Reference[] = [];
-  const visit = (value: unknown, segments: (string | number)[]): void => {
+  const segments: (string | number)[] = [];
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const ref = asStringReference(value);
+      if (ref) found.push({ ...ref, path: toJsonPath(segments), form: 'string' });
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
     const objectRef = asObjectReference(value);
     if (objectRef) {
       found.push({ ...objectRef, path: toJsonPath(segments), form: 'object' });
       return;
     }
-    const stringRef = asStringReference(value);
-    if (stringRef) {
-      found.push({ ...stringRef, path: toJsonPath(segments), form: 'string' });
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        segments.push(index);
+        visit(value[index]);
+        segments.pop();
+      }
       return;
     }
-    if (Array.isArray(value)) for (const [index, item] of value.entries()) visit(item, [...segments, index]);
-    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) visit(item, [...segments, key]);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      segments.push(key);
+      visit((value as Record<string, unknown>)[key]);
+      segments.pop();
+    }
   };
-  visit(args, []);
+  visit(args);
   return found;
 }
 

@@ -224,3 +224,17 @@ describe('tool schemas', () => {
     expect(definition?.parameters).toMatchObject({ type: 'object', properties: { path: { type: 'string' } } });
   });
 });
+
+describe('planGraph / planGenerations', () => {
+  it('layers a diamond and keeps awkward ids apart', async () => {
+    const { planGenerations, planGraph } = await import('./plan-graph.js');
+    const plan = makePlan([
+      { id: 'toString', tool: 'echo' },
+      { id: 'b', tool: 'echo', dependsOn: ['toString'] },
+      { id: 'c', tool: 'echo', dependsOn: ['toString'] },
+      { id: 'd', tool: 'echo', dependsOn: ['b', 'c'] },
+    ]);
+    expect(planGenerations(plan)).toEqual([['toString'], ['b', 'c'], ['d']]);
+    expect(planGraph(plan).size).toBe(4);
+  });
+});
