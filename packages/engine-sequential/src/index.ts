@@ -1,1 +1,20 @@
-export {};
+export { type ApprovedPlan, checkApprovedPlan } from './approved-plan.js';
+export type {
+  CompletedState,
+  ExecutorState,
+  ExecutorStatus,
+  FailedState,
+  IdleState,
+  PlanLoadedState,
+  StepRunningState,
+} from './executor-state.js';
+export { type InFlightStep, type RunProgress, runProgress } from './recover-run.js';
+export { type SequentialEngine, sequentialEngine } from './sequential-engine.js';
+export { createSequentialExecutor, type SequentialExecutor } from './sequential-executor.js';
+export type {
+  SequentialEngineOptions,
+  SequentialExecutorOptions,
+  StepCallbacks,
+  StepPosition,
+} from './sequential-options.js';
+export { validateSequentialPlan } from './validate-sequential-plan.js';

@@ -1,0 +1,46 @@
+import {
+  deriveRunId,
+  ErrorCodes,
+  type Plan,
+  type PlanAuthorization,
+  planInvalidError,
+  StepwiseError,
+  type ToolRegistry,
+  verifyAuthorization,
+} from '@stepwise/core';
+import { validateSequentialPlan } from './validate-sequential-plan.js';
+
+/** A plan that passed every check the strict engine makes before anything runs. */
+export interface ApprovedPlan {
+  readonly plan: Plan;
+  readonly authorization: PlanAuthorization;
+  /** Derived from the authorization: one approval, one run. */
+  readonly runId: string;
+}
+
+/**
+ * Rejects before anything runs: an invalid plan (E001, or E201/E202 when those are the only
+ * problems, with every problem in `details.problems`), a missing or unapproved authorization
+ * (E002), an authorization for another plan or digest (E003), a `runId` that is not the one the
+ * authorization derives (E003).
+ */
+export function checkApprovedPlan(
+  plan: unknown,
+  authorization: PlanAuthorization | undefined,
+  tools: ToolRegistry,
+  runId?: string,
+): ApprovedPlan {
+  const validation = validateSequentialPlan(plan, tools);
+  if (!validation.ok) throw planInvalidError(validation.problems);
+  verifyAuthorization(validation.plan, authorization);
+  const approved = authorization as PlanAuthorization;
+  const derived = deriveRunId(approved);
+  if (runId !== undefined && runId !== derived) {
+    throw new StepwiseError(
+      ErrorCodes.PLAN_MISMATCH,
+      `the sequential engine derives the run id from the authorization (${derived}); "${runId}" would let one approval run twice`,
+      { location: '/runId', details: { expected: derived, actual: runId } },
+    );
+  }
+  return { plan: validation.plan, authorization: approved, runId: derived };
+}
