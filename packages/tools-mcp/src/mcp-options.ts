@@ -112,7 +112,7 @@ export function validateMcpOptions(value: unknown, location = ''): McpToolsOptio
   const allowed = hasCommand ? STDIO_KEYS : HTTP_KEYS;
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key))
-      fail(`/${key}`, `unknown option "${key}" for a ${hasCommand ? 'stdio' : 'HTTP'} server`);
+      fail(`/${pointer(key)}`, `unknown option "${key}" for a ${hasCommand ? 'stdio' : 'HTTP'} server`);
   }
   if (hasCommand) {
     if (typeof value.command !== 'string' || value.command.trim() === '')
@@ -141,7 +141,8 @@ export function validateMcpOptions(value: unknown, location = ''): McpToolsOptio
   if (value.effects !== undefined) {
     if (!isRecord(value.effects)) fail('/effects', 'expected an object of tool name → effect');
     for (const [tool, effect] of Object.entries(value.effects as Record<string, unknown>)) {
-      if (!EFFECTS.includes(effect as Effect)) fail(`/effects/${tool}`, `expected one of ${EFFECTS.join(', ')}`);
+      if (!EFFECTS.includes(effect as Effect))
+        fail(`/effects/${pointer(tool)}`, `expected one of ${EFFECTS.join(', ')}`);
     }
   }
   for (const key of ['timeoutMs', 'connectTimeoutMs'] as const) {
@@ -165,6 +166,11 @@ export function validateMcpOptions(value: unknown, location = ''): McpToolsOptio
   return value as unknown as McpToolsOptions;
 }
 
+/** One JSON Pointer segment. */
+function pointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -181,6 +187,6 @@ function checkStringRecord(value: unknown, path: string, fail: (path: string, me
   if (value === undefined) return;
   if (!isRecord(value)) fail(path, 'expected an object of string values');
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof item !== 'string') fail(`${path}/${key}`, 'expected a string');
+    if (typeof item !== 'string') fail(`${path}/${pointer(key)}`, 'expected a string');
   }
 }

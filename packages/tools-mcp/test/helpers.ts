@@ -65,7 +65,7 @@ export const approveEverything: ApprovalOptions = { handler: async () => true };
 export async function runWithKernel(
   plan: Plan,
   registry: ToolRegistry,
-  options: { store?: RunStore; approvals?: ApprovalOptions; maxAttempts?: number } = {},
+  options: { store?: RunStore; approvals?: ApprovalOptions; maxAttempts?: number; signal?: AbortSignal } = {},
 ): Promise<RunResult> {
   const store = options.store ?? new MemoryStore();
   const runId = `run_${randomUUID()}`;
@@ -80,7 +80,13 @@ export async function runWithKernel(
       result = await invokeStep(
         step,
         { attempt, references: 'resolve', outputs },
-        { runId, journal, registry, approvals: options.approvals ?? approveEverything },
+        {
+          runId,
+          journal,
+          registry,
+          approvals: options.approvals ?? approveEverything,
+          ...(options.signal ? { signal: options.signal } : {}),
+        },
       );
       if (result.status !== 'failed' || !result.error?.retryable || attempt >= (options.maxAttempts ?? 1)) break;
       attempt++;
@@ -91,7 +97,11 @@ export async function runWithKernel(
   return finishRun(journal, {
     plan,
     engine: 'kernel',
-    status: results.every((result) => result.status === 'succeeded') ? 'completed' : 'failed',
+    status: results.every((result) => result.status === 'succeeded')
+      ? 'completed'
+      : results.some((result) => result.status === 'cancelled')
+        ? 'cancelled'
+        : 'failed',
     steps: results,
     durationMs: performance.now() - started,
   });
