@@ -1,6 +1,6 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-const shared = { dts: true, sourcemap: true, target: 'node20', external: ['vitest'] } as const;
+const shared: Options = { dts: true, sourcemap: true, target: 'node20', external: ['vitest'] };
 
 export default defineConfig([
   { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, format: ['esm'] },

@@ -147,8 +147,10 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
     }
   }
 
-  for (const [slot, step] of steps.entries()) {
-    const base = `/steps/${step.index}`;
+  for (let slot = 0; slot < steps.length; slot++) {
+    const step = steps[slot] as StepShape;
+    // Paths are only built for problems: at 100,000 steps the strings add up.
+    const base = { toString: () => `/steps/${step.index}` };
     if (step.tool === undefined) {
       if (engine !== 'agentic') {
         add(ErrorCodes.PLAN_INVALID, 'missing-tool', `${base}/tool`, `step "${step.id}" names no tool`);
@@ -202,13 +204,13 @@ interface Graph {
 function checkReference(
   slot: number,
   reference: Reference,
-  base: string,
+  base: { toString(): string },
   engine: string,
   graph: Graph,
   acyclic: boolean,
   add: (code: string, kind: ProblemKind, path: string, message: string) => void,
 ): void {
-  const path = `${base}/args${reference.path}`;
+  const path = () => `${base}/args${reference.path}`;
   const target = graph.slotById.get(reference.stepId);
   if (engine === 'sequential') {
     // Strict passes arguments as written; a "$word" that names no step is just text.
@@ -216,7 +218,7 @@ function checkReference(
       add(
         ErrorCodes.PLAN_INVALID,
         'reference-forbidden',
-        path,
+        path(),
         `the sequential engine passes arguments exactly as written; remove the reference to "${reference.stepId}"`,
       );
     }
@@ -226,7 +228,7 @@ function checkReference(
     add(
       ErrorCodes.PLAN_INVALID,
       'reference-unknown-step',
-      path,
+      path(),
       reference.form === 'string'
         ? `"$${reference.stepId}" references no step; write "$$${reference.stepId}" for a literal dollar`
         : `reference to unknown step "${reference.stepId}"`,
@@ -238,7 +240,7 @@ function checkReference(
     add(
       ErrorCodes.PLAN_INVALID,
       'reference-not-dependency',
-      path,
+      path(),
       `step "${graph.steps[slot]?.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
     );
   }
