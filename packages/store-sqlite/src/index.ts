@@ -1,1 +1,18 @@
-export {};
+export {
+  createSqliteStore,
+  type SqliteStore,
+} from './create-sqlite-store.js';
+export type {
+  ApprovalsTable,
+  ArtifactsTable,
+  BlobsTable,
+  EventsTable,
+  ExecutionsTable,
+  ModelCallsTable,
+  RunsTable,
+  StepsTable,
+  StoreDatabase,
+} from './database-schema.js';
+export { SCHEMA_VERSION } from './migrations.js';
+export type { SqliteStoreOptions } from './sqlite-store-options.js';
+export type { StepRecord } from './step-record.js';

@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import type { RunEvent } from '@stepwise/core';
+import type Database from 'better-sqlite3';
+
+/** A value as a column stores it: inline JSON/text, or the SHA-256 of its row in `blobs`. */
+export interface Encoded {
+  readonly text: string | null;
+  readonly sha256: string | null;
+}
+
+export const NOTHING: Encoded = { text: null, sha256: null };
+
+/** Where a value of an event was moved to `blobs`: [path in the payload, sha256, how to read it]. */
+export type BlobRef = [path: (string | number)[], sha256: string, kind: 'json' | 'text'];
+
+/**
+ * Stores large values once, keyed by the SHA-256 of their text. Small values stay inline: hashing
+ * every few-byte output would cost more than it saves.
+ */
+export class BlobWriter {
+  readonly threshold: number;
+  readonly #insert: Database.Statement;
+  // Within a batch the same output usually appears several times (tool-result, step-end, steps,
+  // executions): hash it once.
+  readonly #known = new Map<string, string>();
+
+  constructor(sqlite: Database.Database, threshold: number) {
+    this.threshold = threshold;
+    this.#insert = sqlite.prepare('insert into blobs (sha256, size, content) values (?, ?, ?) on conflict do nothing');
+  }
+
+  isLarge(text: string): boolean {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most texts are decided without counting.
+    return text.length * 3 > this.threshold && Buffer.byteLength(text, 'utf8') > this.threshold;
+  }
+
+  json(value: unknown): Encoded {
+    if (value === undefined) return NOTHING;
+    const text = JSON.stringify(value) as string | undefined;
+    return text === undefined ? NOTHING : this.text(text);
+  }
+
+  text(text: string): Encoded {
+    if (!this.isLarge(text)) return { text, sha256: null };
+    let sha256 = this.#known.get(text);
+    if (sha256 === undefined) {
+      sha256 = createHash('sha256').update(text).digest('hex');
+      this.#insert.run(sha256, Buffer.byteLength(text, 'utf8'), text);
+      this.#known.set(text, sha256);
+    }
+    return { text: null, sha256 };
+  }
+
+  /** Forgets the batch's hashes (a rolled-back batch must not leave believed-stored blobs). */
+  reset(): void {
+    this.#known.clear();
+  }
+}
+
+interface Candidate {
+  readonly path: (string | number)[];
+  readonly kind: 'json' | 'text';
+}
+
+function artifactCandidates(artifacts: unknown, prefix: string[]): Candidate[] {
+  if (!Array.isArray(artifacts)) return [];
+  return artifacts.map((_, index) => ({ path: [...prefix, 'artifacts', index, 'content'], kind: 'text' as const }));
+}
+
+/** The values of an event that may be large: outputs, artifacts, arguments, plans, model traffic. */
+function candidates(type: string, rest: Record<string, unknown>): Candidate[] {
+  switch (type) {
+    case 'run-start':
+      return [{ path: ['plan'], kind: 'json' }];
+    case 'tool-call':
+    case 'approval-request':
+    case 'recovery-decision':
+      return [{ path: ['args'], kind: 'json' }];
+    case 'tool-result':
+      return [{ path: ['output'], kind: 'json' }, ...artifactCandidates(rest.artifacts, [])];
+    case 'step-end':
+      return [
+        { path: ['result', 'output'], kind: 'json' },
+        ...artifactCandidates((rest.result as { artifacts?: unknown } | undefined)?.artifacts, ['result']),
+      ];
+    case 'model-call':
+      return [
+        { path: ['request'], kind: 'json' },
+        { path: ['response'], kind: 'json' },
+      ];
+    default:
+      return [];
+  }
+}
+
+function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string | number, unknown>)[key];
+  }
+  return value;
+}
+
+/** A copy of `root` with `value` at `path`; only the containers along the path are copied. */
+function withValueAt(root: unknown, path: readonly (string | number)[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [key, ...rest] = path as [string | number, ...(string | number)[]];
+  const container = root as Record<string | number, unknown>;
+  const copy = (Array.isArray(root) ? [...root] : { ...container }) as Record<string | number, unknown>;
+  copy[key] = withValueAt(container[key], rest, value);
+  return copy;
+}
+
+function setValueAt(root: unknown, path: readonly (string | number)[], value: unknown): void {
+  let container = root as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) container = container[key] as Record<string | number, unknown>;
+  container[path[path.length - 1] as string | number] = value;
+}
+
+export interface EncodedEvent {
+  readonly payload: string;
+  readonly blobRefs: string | null;
+}
+
+/** The event's row: the columns are left out of the payload, large values go to `blobs`. */
+export function encodeEvent(event: RunEvent, blobs: BlobWriter): EncodedEvent {
+  const { runId: _runId, seq: _seq, type, at: _at, ...rest } = event as RunEvent & Record<string, unknown>;
+  const payload = JSON.stringify(rest);
+  if (!blobs.isLarge(payload)) return { payload, blobRefs: null };
+  const refs: BlobRef[] = [];
+  let stored: unknown = rest;
+  for (const candidate of candidates(type, rest)) {
+    const value = valueAt(stored, candidate.path);
+    if (value === undefined) continue;
+    const encoded =
+      candidate.kind === 'text' ? (typeof value === 'string' ? blobs.text(value) : NOTHING) : blobs.json(value);
+    if (encoded.sha256 === null) continue;
+    stored = withValueAt(stored, candidate.path, null);
+    refs.push([candidate.path, encoded.sha256, candidate.kind]);
+  }
+  if (refs.length === 0) return { payload, blobRefs: null };
+  return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs) };
+}
+
+export interface EventRow {
+  readonly seq: number;
+  readonly type: string;
+  readonly at: string;
+  readonly payload: string;
+  readonly blob_refs: string | null;
+}
+
+/** Rebuilds the event exactly as it was appended (key order included: type first, run/seq/at last). */
+export function decodeEvent(runId: string, row: EventRow, readBlob: (sha256: string) => string): RunEvent {
+  const rest = JSON.parse(row.payload) as Record<string, unknown>;
+  if (row.blob_refs !== null) {
+    for (const [path, sha256, kind] of JSON.parse(row.blob_refs) as BlobRef[]) {
+      const content = readBlob(sha256);
+      setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
+    }
+  }
+  return { type: row.type, ...rest, runId, seq: row.seq, at: row.at } as RunEvent;
+}
+
+/** Reads a column pair written from an `Encoded`. */
+export function decodeJson(text: string | null, sha256: string | null, readBlob: (sha256: string) => string): unknown {
+  if (text !== null) return JSON.parse(text);
+  if (sha256 !== null) return JSON.parse(readBlob(sha256));
+  return undefined;
+}

@@ -1,0 +1,411 @@
+import {
+  ErrorCodes,
+  type ExecutionRecord,
+  type Lease,
+  type RunEvent,
+  type RunFilter,
+  type RunStore,
+  type RunSummary,
+  StepwiseError,
+} from '@stepwise/core';
+import type Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { BlobWriter } from './blob-codec.js';
+import type { StoreDatabase } from './database-schema.js';
+import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
+import { heldLease, JournalWriter, type LeaseColumns } from './journal-writer.js';
+import { MIGRATION_TABLE, migrationProvider } from './migrations.js';
+import { openDatabase, unavailable } from './open-database.js';
+import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
+import type { StepRecord } from './step-record.js';
+
+/** A RunStore in one SQLite file, plus the read helpers the CLI uses. */
+export interface SqliteStore extends RunStore {
+  /** Absolute path of the database file (`:memory:` for an in-memory store): open it with any SQLite tool. */
+  readonly path: string;
+  /** Settles when migrations ran; every method waits for it, so awaiting it is only needed to surface errors early. */
+  readonly ready: Promise<void>;
+  /** Events after `afterSeq` (default 0), at most `limit` (default all): for tailing a run. */
+  readEvents(runId: string, afterSeq?: number, limit?: number): Promise<RunEvent[]>;
+  /** The run's steps in the order the fold met them (plan order first). */
+  listSteps(runId: string): Promise<StepRecord[]>;
+  /** Audit bundles of the run's executions (of one step when `stepId` is given), oldest first. */
+  listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]>;
+}
+
+const READ_PAGE = 500;
+
+const STEP_EVENTS = new Set([
+  'step-start',
+  'tool-call',
+  'tool-result',
+  'approval-decision',
+  'step-retry',
+  'model-call',
+  'step-end',
+]);
+const EXECUTION_EVENTS = new Set(['tool-call', 'tool-result', 'approval-decision']);
+
+function badEvent(runId: string, index: number, seq: unknown, message: string): StepwiseError {
+  return new StepwiseError(ErrorCodes.INPUT_INVALID, `event ${index} of the batch for run ${runId} ${message}`, {
+    location: `${runId}#${String(seq)}`,
+  });
+}
+
+/** What the projections read from an event must be there; the journal takes anything else as is. */
+function checkEvents(runId: unknown, events: unknown): asserts events is readonly RunEvent[] {
+  if (typeof runId !== 'string' || runId.length === 0) {
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, 'append needs a run id (a non-empty string)', {
+      location: 'runId',
+    });
+  }
+  if (!Array.isArray(events)) {
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `append for run ${runId} needs an array of events`, {
+      location: runId,
+    });
+  }
+  events.forEach((event: unknown, index) => {
+    if (typeof event !== 'object' || event === null) throw badEvent(runId, index, '?', 'is not an object');
+    const record = event as Record<string, unknown>;
+    const { type, seq } = record;
+    if (typeof type !== 'string' || type.length === 0) throw badEvent(runId, index, seq, 'has no type');
+    if (typeof record.at !== 'string') throw badEvent(runId, index, seq, 'has no `at` time');
+    if (STEP_EVENTS.has(type) && typeof record.stepId !== 'string') {
+      throw badEvent(runId, index, seq, `(${type}) has no stepId`);
+    }
+    if (EXECUTION_EVENTS.has(type) && typeof record.executionId !== 'string') {
+      throw badEvent(runId, index, seq, `(${type}) has no executionId`);
+    }
+    if (type === 'run-start') {
+      const steps = (record.plan as { steps?: unknown } | undefined)?.steps;
+      if (
+        !Array.isArray(steps) ||
+        !steps.every((step) => typeof step === 'object' && step !== null && typeof step.id === 'string')
+      ) {
+        throw badEvent(runId, index, seq, '(run-start) has no plan with steps');
+      }
+    }
+    if (type === 'step-end' && (typeof record.result !== 'object' || record.result === null)) {
+      throw badEvent(runId, index, seq, '(step-end) has no result');
+    }
+  });
+}
+
+interface LeaseStatements {
+  readonly select: Database.Statement<[string], LeaseColumns>;
+  readonly take: Database.Statement<[string, string, number, number, string]>;
+  readonly renew: Database.Statement<[string, string, number]>;
+  readonly release: Database.Statement<[string, number]>;
+}
+
+function prepareLeaseStatements(sqlite: Database.Database): LeaseStatements {
+  return {
+    select: sqlite.prepare('select lease_owner, lease_token, lease_ttl_ms, lease_expires_at from runs where id = ?'),
+    take: sqlite.prepare(
+      `insert into runs (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at) values (?, ?, ?, ?, ?)
+       on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = excluded.lease_token,
+         lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at`,
+    ),
+    renew: sqlite.prepare('update runs set lease_expires_at = ? where id = ? and lease_token = ?'),
+    release: sqlite.prepare(
+      `update runs set lease_owner = null, lease_ttl_ms = null, lease_expires_at = null
+       where id = ? and lease_token = ? and lease_owner is not null`,
+    ),
+  };
+}
+
+class SqliteRunStore implements SqliteStore {
+  readonly path: string;
+  readonly ready: Promise<void>;
+  readonly #sqlite: Database.Database;
+  readonly #kysely: Kysely<StoreDatabase>;
+  readonly #threshold: number;
+  #writer: JournalWriter | undefined;
+  #reader: JournalReader | undefined;
+  #appendBatch: Database.Transaction<(runId: string, events: readonly RunEvent[], lease?: Lease) => void> | undefined;
+  #leaseStatements: LeaseStatements | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: SqliteStoreOptions) {
+    const resolved = resolveOptions(options);
+    const opened = openDatabase(resolved);
+    this.path = opened.path;
+    this.#sqlite = opened.sqlite;
+    this.#threshold = resolved.artifactThresholdBytes;
+    this.#kysely = new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: opened.sqlite }) });
+    if (opened.pendingMigrations) {
+      this.ready = this.#migrate().then(() => this.#prepare());
+    } else {
+      this.#prepare();
+      this.ready = Promise.resolve();
+    }
+    // Callers that never await `ready` learn about a failed migration from their first call.
+    this.ready.catch(() => undefined);
+  }
+
+  async #migrate(): Promise<void> {
+    // kysely runs SQLite migrations outside a transaction; one IMMEDIATE transaction around the
+    // Migrator makes them all-or-nothing and lets only one process migrate at a time.
+    try {
+      this.#sqlite.exec('begin immediate');
+      const migrator = new Migrator({
+        db: this.#kysely,
+        provider: migrationProvider,
+        migrationTableName: MIGRATION_TABLE,
+      });
+      const { error } = await migrator.migrateToLatest();
+      if (error) throw error;
+      this.#sqlite.exec('commit');
+    } catch (error) {
+      if (this.#sqlite.inTransaction) this.#sqlite.exec('rollback');
+      this.#closed = true;
+      this.#sqlite.close();
+      throw unavailable(this.path, `migrating the schema failed (${(error as Error).message})`, error);
+    }
+  }
+
+  #prepare(): void {
+    const writer = new JournalWriter(this.#sqlite, new BlobWriter(this.#sqlite, this.#threshold));
+    this.#writer = writer;
+    this.#reader = new JournalReader(this.#sqlite, this.path);
+    this.#leaseStatements = prepareLeaseStatements(this.#sqlite);
+    this.#appendBatch = this.#sqlite.transaction((runId: string, events: readonly RunEvent[], lease?: Lease) =>
+      writer.append(runId, events, lease, Date.now()),
+    );
+  }
+
+  async #open(): Promise<JournalReader> {
+    await this.ready;
+    if (this.#closed || !this.#reader) throw unavailable(this.path, 'the store is closed');
+    return this.#reader;
+  }
+
+  /** SQLite failures become E503 (retryable when another process held the lock too long). */
+  #translate(error: unknown, what: string, fallbackCode: string = ErrorCodes.STORE_UNAVAILABLE): StepwiseError {
+    if (StepwiseError.isInstance(error)) return error;
+    const code = String((error as { code?: unknown }).code ?? '');
+    const message = error instanceof Error ? error.message : String(error);
+    if (code.startsWith('SQLITE_') || fallbackCode === ErrorCodes.STORE_UNAVAILABLE) {
+      return unavailable(this.path, `${what} failed (${message})`, error, code.startsWith('SQLITE_BUSY'));
+    }
+    return new StepwiseError(fallbackCode, `${what}: ${message}`, { location: this.path, cause: error });
+  }
+
+  async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+    await this.#open();
+    checkEvents(runId, events);
+    if (events.length === 0) return;
+    try {
+      this.#appendBatch?.immediate(runId, events, lease);
+    } catch (error) {
+      throw this.#translate(error, `appending to run ${runId}`, ErrorCodes.INPUT_INVALID);
+    }
+  }
+
+  async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
+    let after = Number.isFinite(afterSeq) ? afterSeq : 0;
+    for (;;) {
+      const reader = await this.#open();
+      let page: RunEvent[];
+      try {
+        page = reader.page(runId, after, READ_PAGE);
+      } catch (error) {
+        throw this.#translate(error, `reading run ${runId}`);
+      }
+      yield* page;
+      if (page.length < READ_PAGE) return;
+      after = (page[page.length - 1] as RunEvent).seq;
+    }
+  }
+
+  async readEvents(runId: string, afterSeq = 0, limit = Number.POSITIVE_INFINITY): Promise<RunEvent[]> {
+    const reader = await this.#open();
+    const events: RunEvent[] = [];
+    let after = Number.isFinite(afterSeq) ? afterSeq : 0;
+    try {
+      while (events.length < limit) {
+        const page = reader.page(runId, after, Math.min(READ_PAGE, limit - events.length));
+        events.push(...page);
+        if (page.length === 0) break;
+        after = (page[page.length - 1] as RunEvent).seq;
+      }
+    } catch (error) {
+      throw this.#translate(error, `reading run ${runId}`);
+    }
+    return events;
+  }
+
+  async getRun(runId: string): Promise<RunSummary | undefined> {
+    const reader = await this.#open();
+    try {
+      return reader.summary(runId);
+    } catch (error) {
+      throw this.#translate(error, `reading run ${runId}`);
+    }
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const reader = await this.#open();
+    const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+    if (statuses?.length === 0) return [];
+    try {
+      let query = this.#kysely.selectFrom('runs').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
+      if (statuses) query = query.where('status', 'in', statuses);
+      if (filter.planId) query = query.where('plan_id', '=', filter.planId);
+      if (filter.since) query = query.where('created_at', '>=', filter.since);
+      if (filter.until) query = query.where('created_at', '<', filter.until);
+      const rows = await query
+        .orderBy('created_at', 'desc')
+        .orderBy(sql`rowid`)
+        .limit(filter.limit ?? 100)
+        .offset(filter.offset ?? 0)
+        .execute();
+      return rows.map((row) => reader.summarize(row));
+    } catch (error) {
+      throw this.#translate(error, 'listing runs');
+    }
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    const reader = await this.#open();
+    try {
+      return reader.execution(executionId);
+    } catch (error) {
+      throw this.#translate(error, `reading execution ${executionId}`);
+    }
+  }
+
+  async listSteps(runId: string): Promise<StepRecord[]> {
+    const reader = await this.#open();
+    try {
+      const rows = await this.#kysely
+        .selectFrom('steps')
+        .select([
+          'run_id',
+          'step_id',
+          'status',
+          'attempt',
+          'tool',
+          'description',
+          'execution_id',
+          'started_at',
+          'ended_at',
+          'duration_ms',
+          'tool_called',
+          'idempotent',
+          'output',
+          'output_sha256',
+          'error',
+          'usage',
+        ])
+        .where('run_id', '=', runId)
+        .orderBy('first_seq')
+        .orderBy('plan_index')
+        .execute();
+      return rows.map((row: StepRow) => reader.step(row));
+    } catch (error) {
+      throw this.#translate(error, `listing the steps of run ${runId}`);
+    }
+  }
+
+  async listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
+    const reader = await this.#open();
+    try {
+      let query = this.#kysely.selectFrom('executions').select('execution_id').where('run_id', '=', runId);
+      if (stepId !== undefined) query = query.where('step_id', '=', stepId);
+      const rows = await query.orderBy('call_seq').execute();
+      return rows
+        .map((row) => reader.execution(row.execution_id))
+        .filter((record): record is ExecutionRecord => record !== undefined);
+    } catch (error) {
+      throw this.#translate(error, `listing the executions of run ${runId}`);
+    }
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    await this.#open();
+    try {
+      return this.#sqlite
+        .transaction(() => {
+          const now = Date.now();
+          const row = this.#leaseRow(runId);
+          const held = heldLease(runId, row);
+          if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
+          const lease: Lease = {
+            runId,
+            owner,
+            token: (row?.lease_token ?? 0) + 1,
+            ttlMs,
+            expiresAt: new Date(now + ttlMs).toISOString(),
+          };
+          this.#leaseStatements?.take.run(runId, owner, lease.token, ttlMs, lease.expiresAt);
+          return lease;
+        })
+        .immediate();
+    } catch (error) {
+      throw this.#translate(error, `leasing run ${runId}`);
+    }
+  }
+
+  async renewLease(lease: Lease): Promise<Lease> {
+    await this.#open();
+    try {
+      return this.#sqlite
+        .transaction(() => {
+          const now = Date.now();
+          const held = heldLease(lease.runId, this.#leaseRow(lease.runId));
+          if (!held || held.token !== lease.token) {
+            throw new StepwiseError(
+              ErrorCodes.LEASE_CONFLICT,
+              `lease token ${lease.token} on run ${lease.runId} is stale${
+                held ? ` (held by ${held.owner}, token ${held.token})` : ''
+              }`,
+              { location: lease.runId },
+            );
+          }
+          const renewed: Lease = { ...lease, expiresAt: new Date(now + lease.ttlMs).toISOString() };
+          this.#leaseStatements?.renew.run(renewed.expiresAt, lease.runId, lease.token);
+          return renewed;
+        })
+        .immediate();
+    } catch (error) {
+      throw this.#translate(error, `renewing the lease on run ${lease.runId}`);
+    }
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    // A closed store cannot release; the lease then simply expires (as in MemoryStore, no error).
+    if (this.#closed) return;
+    await this.#open();
+    try {
+      this.#leaseStatements?.release.run(lease.runId, lease.token);
+    } catch (error) {
+      throw this.#translate(error, `releasing the lease on run ${lease.runId}`);
+    }
+  }
+
+  #leaseRow(runId: string): LeaseColumns | undefined {
+    return this.#leaseStatements?.select.get(runId);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.ready.catch(() => undefined);
+      this.#closed = true;
+      await this.#kysely.destroy().catch(() => undefined);
+      // kysely only closes a database it has used; the hot path never goes through it.
+      if (this.#sqlite.open) this.#sqlite.close();
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * Opens (creating and migrating when needed) a Stepwise SQLite store. Synchronously throws E503 when
+ * the file cannot be used (not SQLite, corrupt, read-only) and E504 when a newer version wrote it;
+ * nothing is written to the file in either case.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  return new SqliteRunStore(options);
+}

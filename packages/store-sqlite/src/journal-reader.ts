@@ -1,0 +1,248 @@
+import {
+  type ApprovalRecord,
+  ErrorCodes,
+  type ExecutionRecord,
+  exitCodeOf,
+  type RunEvent,
+  type RunSummary,
+  StepwiseError,
+  type TokenUsage,
+  type ToolCallEvent,
+  type ToolResultEvent,
+} from '@stepwise/core';
+import type Database from 'better-sqlite3';
+import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
+import type { StepRecord } from './step-record.js';
+
+/** The `runs` columns a RunSummary is made of. */
+export interface RunSummaryRow {
+  readonly id: string;
+  readonly plan_id: string;
+  readonly plan_digest: string;
+  readonly engine: string;
+  readonly goal: string | null;
+  readonly status: string;
+  readonly parent_run_id: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly finished_at: string | null;
+  readonly last_seq: number;
+  readonly usage: string | null;
+}
+
+export const SUMMARY_COLUMNS = [
+  'id',
+  'plan_id',
+  'plan_digest',
+  'engine',
+  'goal',
+  'status',
+  'parent_run_id',
+  'created_at',
+  'updated_at',
+  'finished_at',
+  'last_seq',
+  'usage',
+] as const;
+
+interface ExecutionRow {
+  readonly run_id: string;
+  readonly call_seq: number;
+  readonly result_seq: number | null;
+  readonly plan_id: string;
+  readonly plan_digest: string;
+  readonly goal: string | null;
+  readonly authorization: string | null;
+  readonly description: string | null;
+}
+
+interface ApprovalRow {
+  readonly execution_id: string;
+  readonly step_id: string;
+  readonly decision: ApprovalRecord['decision'];
+  readonly source: ApprovalRecord['source'];
+  readonly decided_by: string | null;
+  readonly reason: string | null;
+  readonly at: string;
+}
+
+export interface StepRow {
+  readonly run_id: string;
+  readonly step_id: string;
+  readonly status: string;
+  readonly attempt: number;
+  readonly tool: string | null;
+  readonly description: string | null;
+  readonly execution_id: string | null;
+  readonly started_at: string | null;
+  readonly ended_at: string | null;
+  readonly duration_ms: number | null;
+  readonly tool_called: number;
+  readonly idempotent: number | null;
+  readonly output: string | null;
+  readonly output_sha256: string | null;
+  readonly error: string | null;
+  readonly usage: string | null;
+}
+
+const orUndefined = <T>(value: T | null): T | undefined => (value === null ? undefined : value);
+
+/**
+ * Reads the journal and builds what the fold would: summaries from the `runs` and `steps`
+ * projections, audit bundles from the events of the execution themselves.
+ */
+export class JournalReader {
+  readonly #path: string;
+  readonly #readPage: Database.Statement<[string, number, number], EventRow>;
+  readonly #readEvent: Database.Statement<[string, number], EventRow>;
+  readonly #readBlob: Database.Statement<[string], string>;
+  readonly #selectSummary: Database.Statement<[string], RunSummaryRow>;
+  readonly #selectStepCounts: Database.Statement<[string], { status: string; count: number }>;
+  readonly #selectExecution: Database.Statement<[string], ExecutionRow>;
+  readonly #selectApprovals: Database.Statement<[string, string, string], ApprovalRow>;
+
+  constructor(sqlite: Database.Database, path: string) {
+    this.#path = path;
+    this.#readPage = sqlite.prepare(
+      'select seq, type, at, payload, blob_refs from events where run_id = ? and seq > ? order by seq limit ?',
+    );
+    this.#readEvent = sqlite.prepare(
+      'select seq, type, at, payload, blob_refs from events where run_id = ? and seq = ?',
+    );
+    this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
+    this.#selectSummary = sqlite.prepare(
+      `select ${SUMMARY_COLUMNS.join(', ')} from runs where id = ? and last_seq > 0`,
+    );
+    this.#selectStepCounts = sqlite.prepare(
+      'select status, count(*) as count from steps where run_id = ? group by status',
+    );
+    this.#selectExecution = sqlite.prepare(
+      `select x.run_id, x.call_seq, x.result_seq, r.plan_id, r.plan_digest, r.goal, r.authorization, s.description
+       from executions x
+       join runs r on r.id = x.run_id
+       left join steps s on s.run_id = x.run_id and s.step_id = x.step_id
+       where x.execution_id = ?`,
+    );
+    this.#selectApprovals = sqlite.prepare(
+      `select execution_id, step_id, decision, source, decided_by, reason, at from approvals
+       where run_id = ? and (execution_id = ? or step_id = ?) order by seq`,
+    );
+  }
+
+  readonly readBlob = (sha256: string): string => {
+    const content = this.#readBlob.get(sha256);
+    if (content === undefined) {
+      throw new StepwiseError(
+        ErrorCodes.STORE_UNAVAILABLE,
+        `SQLite store ${this.#path}: blob ${sha256} is missing; the database was damaged outside Stepwise`,
+        { location: this.#path },
+      );
+    }
+    return content;
+  };
+
+  page(runId: string, afterSeq: number, limit: number): RunEvent[] {
+    return this.#readPage.all(runId, afterSeq, limit).map((row) => decodeEvent(runId, row, this.readBlob));
+  }
+
+  event(runId: string, seq: number): RunEvent | undefined {
+    const row = this.#readEvent.get(runId, seq);
+    return row ? decodeEvent(runId, row, this.readBlob) : undefined;
+  }
+
+  summary(runId: string): RunSummary | undefined {
+    const row = this.#selectSummary.get(runId);
+    return row ? this.summarize(row) : undefined;
+  }
+
+  summarize(row: RunSummaryRow): RunSummary {
+    const stepCounts: Record<string, number> = {};
+    let stepCount = 0;
+    for (const { status, count } of this.#selectStepCounts.all(row.id)) {
+      stepCounts[status] = count;
+      stepCount += count;
+    }
+    return {
+      runId: row.id,
+      planId: row.plan_id,
+      planDigest: row.plan_digest,
+      engine: row.engine,
+      goal: orUndefined(row.goal),
+      status: row.status as RunSummary['status'],
+      parentRunId: orUndefined(row.parent_run_id),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: orUndefined(row.finished_at),
+      lastSeq: row.last_seq,
+      stepCount,
+      stepCounts,
+      usage: row.usage === null ? undefined : (JSON.parse(row.usage) as TokenUsage),
+    };
+  }
+
+  execution(executionId: string): ExecutionRecord | undefined {
+    const row = this.#selectExecution.get(executionId);
+    if (!row) return undefined;
+    const call = this.event(row.run_id, row.call_seq) as ToolCallEvent | undefined;
+    if (call?.type !== 'tool-call') return undefined;
+    const result =
+      row.result_seq === null ? undefined : (this.event(row.run_id, row.result_seq) as ToolResultEvent | undefined);
+    const approvals = this.#selectApprovals.all(row.run_id, executionId, call.stepId).map(
+      (approval): ApprovalRecord => ({
+        executionId: approval.execution_id,
+        stepId: approval.step_id,
+        decision: approval.decision,
+        source: approval.source,
+        by: orUndefined(approval.decided_by),
+        reason: orUndefined(approval.reason),
+        at: approval.at,
+      }),
+    );
+    return {
+      executionId,
+      runId: row.run_id,
+      stepId: call.stepId,
+      attempt: call.attempt,
+      turn: call.turn,
+      tool: call.tool,
+      effect: call.effect,
+      args: call.args,
+      startedAt: call.at,
+      finishedAt: result?.at,
+      status: result?.status ?? 'running',
+      durationMs: result?.durationMs,
+      exitCode: exitCodeOf(result?.output, result?.error),
+      error: result?.error,
+      output: result?.output,
+      artifacts: result?.artifacts ?? [],
+      why: {
+        planId: row.plan_id,
+        planDigest: row.plan_digest,
+        goal: orUndefined(row.goal),
+        stepDescription: orUndefined(row.description),
+        authorization: row.authorization === null ? undefined : JSON.parse(row.authorization),
+        approvals,
+      },
+    };
+  }
+
+  step(row: StepRow): StepRecord {
+    return {
+      runId: row.run_id,
+      stepId: row.step_id,
+      status: row.status as StepRecord['status'],
+      attempt: row.attempt,
+      tool: orUndefined(row.tool),
+      description: orUndefined(row.description),
+      executionId: orUndefined(row.execution_id),
+      startedAt: orUndefined(row.started_at),
+      endedAt: orUndefined(row.ended_at),
+      durationMs: orUndefined(row.duration_ms),
+      toolCalled: row.tool_called === 1,
+      idempotent: row.idempotent === null ? undefined : row.idempotent === 1,
+      output: decodeJson(row.output, row.output_sha256, this.readBlob),
+      error: row.error === null ? undefined : JSON.parse(row.error),
+      usage: row.usage === null ? undefined : (JSON.parse(row.usage) as TokenUsage),
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+
+/** Options of `createSqliteStore`. */
+export interface SqliteStoreOptions {
+  /**
+   * The database file. Created (with its directory) when missing. `':memory:'` gives a private
+   * in-memory database: fine for tests, gone on close. The CLI's default is `.stepwise/stepwise.db`.
+   */
+  readonly path: string;
+  /**
+   * `NORMAL` (default): in WAL mode an acknowledged append survives a crash of the process; a power
+   * loss or OS crash may lose the last transactions, never corrupt the file. `FULL`: every append is
+   * synced to disk before it is acknowledged, at the cost of one fsync per batch.
+   */
+  readonly synchronous?: 'NORMAL' | 'FULL';
+  /** How long a write waits for another process's transaction before failing with a retryable E503. Default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /**
+   * Outputs, artifact contents, arguments, plans and model requests/responses whose text is
+   * larger than this many UTF-8 bytes are stored once in `blobs`, keyed by their SHA-256, and
+   * referenced from every row that holds them. Default 4096.
+   */
+  readonly artifactThresholdBytes?: number;
+  /** Create the database's directory when it is missing. Default true. */
+  readonly createDirectory?: boolean;
+}
+
+export interface ResolvedSqliteStoreOptions {
+  readonly path: string;
+  readonly synchronous: 'NORMAL' | 'FULL';
+  readonly busyTimeoutMs: number;
+  readonly artifactThresholdBytes: number;
+  readonly createDirectory: boolean;
+}
+
+function invalid(option: string, message: string): StepwiseError {
+  return new StepwiseError(ErrorCodes.CONFIG_INVALID, `createSqliteStore: ${option} ${message}`, {
+    location: option,
+  });
+}
+
+function count(value: unknown, option: string, fallback: number, minimum: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
+    throw invalid(option, `must be an integer ≥ ${minimum}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Checks the options (E601 on bad ones) and fills in the defaults. */
+export function resolveOptions(options: SqliteStoreOptions): ResolvedSqliteStoreOptions {
+  if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object with a path');
+  if (typeof options.path !== 'string') throw invalid('path', 'must be a file path or ":memory:"');
+  const synchronous = options.synchronous === undefined ? 'NORMAL' : String(options.synchronous).toUpperCase();
+  if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+    throw invalid('synchronous', `must be "NORMAL" or "FULL", got ${JSON.stringify(options.synchronous)}`);
+  }
+  if (options.createDirectory !== undefined && typeof options.createDirectory !== 'boolean') {
+    throw invalid('createDirectory', 'must be a boolean');
+  }
+  return {
+    path: options.path,
+    synchronous,
+    busyTimeoutMs: count(options.busyTimeoutMs, 'busyTimeoutMs', 5000, 0),
+    artifactThresholdBytes: count(options.artifactThresholdBytes, 'artifactThresholdBytes', 4096, 1),
+    createDirectory: options.createDirectory ?? true,
+  };
+}
