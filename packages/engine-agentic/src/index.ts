@@ -1,1 +1,44 @@
-export {};
+export {
+  type AgenticEngineOptions,
+  type AgenticLimits,
+  agenticEngine,
+  DEFAULT_LIMITS,
+} from './agentic-engine.js';
+export {
+  builtInToolDefinitions,
+  COMPLETE_STEP,
+  type CompleteStepArguments,
+  type GoalProgress,
+  REPORT_BLOCKED,
+} from './built-in-tools.js';
+export type {
+  ChatMessage,
+  ChatModel,
+  ChatRequest,
+  ChatResponse,
+  ChatToolCall,
+  FinishReason,
+  ToolChoice,
+} from './chat-model.js';
+export {
+  type ContextWindowOptions,
+  type FittedContext,
+  fitContext,
+  messageTokens,
+  promptTokens,
+  toolDefinitionTokens,
+  truncateText,
+} from './context-window.js';
+export type { ExpectationChecker, ExpectationContext, ExpectationOutcome } from './expectations.js';
+export { type AISDKLanguageModel, type FromAISDKOptions, fromAISDK } from './from-ai-sdk.js';
+export { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';
+export type { CommandToolOptions } from './goal-step.js';
+export { isTransientStatus, ModelError, type ModelErrorOptions, parseRetryAfter } from './model-error.js';
+export {
+  type OpenAICompatibleOptions,
+  openAICompatible,
+  parseChatCompletion,
+  parseToolArguments,
+} from './openai-compatible.js';
+export { DEFAULT_SYSTEM_PROMPT } from './step-prompt.js';
+export { heuristicEstimator, loadTokenEstimator, type TokenEstimator } from './token-estimator.js';

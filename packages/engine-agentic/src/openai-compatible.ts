@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import type { TokenUsage } from '@stepwise/core';
+import type { ChatMessage, ChatModel, ChatResponse, ChatToolCall, FinishReason } from './chat-model.js';
+import { isTransientStatus, ModelError, parseRetryAfter, toModelError } from './model-error.js';
+
+export interface OpenAICompatibleOptions {
+  /** Base URL up to and including the version segment, e.g. `http://localhost:11434/v1`. */
+  readonly baseURL: string;
+  /** Model name as the endpoint knows it, e.g. `gpt-4o-mini`, `qwen2.5-coder:7b`. */
+  readonly model: string;
+  /** Sent as `Authorization: Bearer …` when given. Local servers usually need none. */
+  readonly apiKey?: string;
+  /** Extra request headers (organisation, project, proxies). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Default: none (the endpoint's default). */
+  readonly temperature?: number;
+  /** Sent as `max_tokens`. Default: none. */
+  readonly maxOutputTokens?: number;
+  /** Merged into the request body for vendor options (`{ options: { num_ctx: 8192 } }` for Ollama). */
+  readonly body?: Readonly<Record<string, unknown>>;
+  /** Default: the global `fetch`. */
+  readonly fetch?: typeof fetch;
+  /** Journaled as the model's name. Default `openai-compatible:<model>`. */
+  readonly name?: string;
+}
+
+interface WireToolCall {
+  id?: unknown;
+  type?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+  name?: unknown;
+  arguments?: unknown;
+}
+
+interface WireMessage {
+  content?: unknown;
+  tool_calls?: unknown;
+  function_call?: unknown;
+}
+
+function toWireMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'assistant':
+      return {
+        role: 'assistant',
+        // Several servers reject `content: ""` next to tool calls; null is what OpenAI itself sends.
+        content: message.content === '' && message.toolCalls?.length ? null : message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.rawArguments ?? JSON.stringify(call.arguments) },
+              })),
+            }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+/** Arguments arrive as a JSON string (OpenAI, vLLM), an object (some Ollama versions) or not at all. */
+export function parseToolArguments(raw: unknown): Pick<ChatToolCall, 'arguments' | 'rawArguments' | 'parseError'> {
+  if (raw === undefined || raw === null) return { arguments: {} };
+  if (typeof raw === 'object' && !Array.isArray(raw)) return { arguments: raw as Record<string, unknown> };
+  if (typeof raw !== 'string') {
+    return {
+      arguments: {},
+      parseError: `arguments must be a JSON object, got ${Array.isArray(raw) ? 'an array' : typeof raw}`,
+    };
+  }
+  if (raw.trim() === '') return { arguments: {}, rawArguments: raw };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+      return { arguments: parsed as Record<string, unknown>, rawArguments: raw };
+    }
+    return {
+      arguments: {},
+      rawArguments: raw,
+      parseError: `arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : typeof parsed}`,
+    };
+  } catch (error) {
+    return {
+      arguments: {},
+      rawArguments: raw,
+      parseError: `arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
+  }
+}
+
+function readToolCalls(message: WireMessage): ChatToolCall[] {
+  const wire: WireToolCall[] = Array.isArray(message.tool_calls)
+    ? (message.tool_calls as WireToolCall[])
+    : typeof message.function_call === 'object' && message.function_call !== null
+      ? [{ function: message.function_call as WireToolCall['function'] }]
+      : [];
+  return wire
+    .filter((call): call is WireToolCall => typeof call === 'object' && call !== null)
+    .map((call) => {
+      const name = call.function?.name ?? call.name;
+      const id = typeof call.id === 'string' && call.id !== '' ? call.id : `call_${randomUUID().slice(0, 8)}`;
+      return {
+        id,
+        name: typeof name === 'string' ? name : '',
+        ...parseToolArguments(call.function?.arguments ?? call.arguments),
+      };
+    });
+}
+
+function readText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  // Some servers send content parts: [{ type: 'text', text }].
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : ''))
+      .join('');
+  }
+  return '';
+}
+
+function readFinishReason(raw: unknown, hasToolCalls: boolean): FinishReason {
+  // Servers disagree (`tool_calls`, `function_call`, `eos`, null…); tool calls decide when present.
+  if (hasToolCalls) return 'tool-calls';
+  switch (raw) {
+    case 'stop':
+    case 'eos':
+    case 'end_turn':
+    case 'stop_sequence':
+    case null:
+    case undefined:
+      return 'stop';
+    case 'length':
+    case 'max_tokens':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool-calls';
+    case 'error':
+      return 'error';
+    default:
+      return 'other';
+  }
+}
+
+function readUsage(raw: unknown): TokenUsage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const usage = raw as Record<string, unknown>;
+  const prompt = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : undefined;
+  const completion = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : undefined;
+  if (prompt === undefined && completion === undefined) return undefined;
+  const total = typeof usage.total_tokens === 'number' ? usage.total_tokens : (prompt ?? 0) + (completion ?? 0);
+  return { promptTokens: prompt ?? 0, completionTokens: completion ?? 0, totalTokens: total };
+}
+
+function errorMessageOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown };
+    if (typeof parsed.error === 'string') return parsed.error;
+    const nested = (parsed.error as { message?: unknown } | undefined)?.message;
+    if (typeof nested === 'string') return nested;
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // Not JSON: the raw text is the message.
+  }
+  return body.slice(0, 500);
+}
+
+/** Reads a chat-completions response body into a ChatResponse, or throws a non-retryable ModelError. */
+export function parseChatCompletion(text: string): ChatResponse {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ModelError(`the endpoint's response is not JSON: ${text.slice(0, 200)}`);
+  }
+  if (typeof body !== 'object' || body === null)
+    throw new ModelError('the endpoint returned a JSON value, not an object');
+  const record = body as { choices?: unknown; usage?: unknown; model?: unknown; error?: unknown };
+  if (record.error !== undefined) {
+    throw new ModelError(`the endpoint returned an error: ${errorMessageOf(text)}`);
+  }
+  if (!Array.isArray(record.choices) || record.choices.length === 0) {
+    throw new ModelError('the endpoint returned no choices');
+  }
+  const choice = record.choices[0] as { message?: unknown; finish_reason?: unknown } | undefined;
+  const message = (typeof choice?.message === 'object' && choice.message !== null ? choice.message : {}) as WireMessage;
+  const toolCalls = readToolCalls(message);
+  const usage = readUsage(record.usage);
+  return {
+    text: readText(message.content),
+    toolCalls,
+    finishReason: readFinishReason(choice?.finish_reason, toolCalls.length > 0),
+    ...(usage ? { usage } : {}),
+    ...(typeof record.model === 'string' ? { model: record.model } : {}),
+  };
+}
+
+/**
+ * A ChatModel for any OpenAI-compatible `/chat/completions` endpoint: OpenAI, Ollama, vLLM,
+ * llama.cpp server, LM Studio. Non-streaming; tolerant of their differences in tool calls,
+ * finish reasons and usage.
+ */
+export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
+  if (!options.baseURL) throw new TypeError('openAICompatible needs { baseURL }');
+  if (!options.model) throw new TypeError('openAICompatible needs { model }');
+  const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const fetchImplementation = options.fetch ?? globalThis.fetch;
+  return {
+    name: options.name ?? `openai-compatible:${options.model}`,
+    async generate(request) {
+      const body: Record<string, unknown> = {
+        model: options.model,
+        messages: request.messages.map(toWireMessage),
+        stream: false,
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+        ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
+        // Empty tool arrays are rejected by some servers: send tools only when there are any.
+        ...(request.tools.length > 0
+          ? {
+              tools: request.tools.map((tool) => ({
+                type: 'function',
+                function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+              })),
+              tool_choice: request.toolChoice,
+            }
+          : {}),
+        ...options.body,
+      };
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetchImplementation(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+            ...options.headers,
+          },
+          body: JSON.stringify(body),
+          signal: request.signal,
+        });
+        text = await response.text();
+      } catch (error) {
+        throw toModelError(error);
+      }
+      if (!response.ok) {
+        const retryAfterMs = parseRetryAfter(response.headers);
+        throw new ModelError(`the endpoint answered ${response.status}: ${errorMessageOf(text)}`, {
+          status: response.status,
+          retryable: isTransientStatus(response.status),
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        });
+      }
+      return parseChatCompletion(text);
+    },
+  };
+}
