@@ -1,10 +1,10 @@
-import { defineConfig } from "tsup";
+import { defineConfig } from 'tsup';
 
 export default defineConfig({
-	entry: { index: "src/index.ts" },
-	format: ["esm", "cjs"],
-	dts: true,
-	clean: true,
-	sourcemap: true,
-	target: "node20",
+  entry: { index: 'src/index.ts' },
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
 });

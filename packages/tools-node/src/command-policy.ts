@@ -1,0 +1,678 @@
+import path from 'node:path';
+import { ErrorCodes } from '@stepwise/core';
+
+/** What the host allows `run_command` to run. */
+export interface CommandPolicy {
+  /** Executables that may run: bare names looked up on PATH (`git`, `node`) or exact absolute paths. */
+  readonly allow: readonly string[];
+  /** Let `npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx` and `npm init <pkg>` download and run packages. Default false. */
+  readonly allowNpx?: boolean;
+  /** Let `node -e/--eval/-p/--print`, stdin programs and `bun -e` run inline code. Default false. */
+  readonly allowNodeEval?: boolean;
+}
+
+/** Why a command was refused: E202 (not argv), E303 (executable not allowed) or E402 (dangerous argument). */
+export interface CommandRefusal {
+  readonly code: string;
+  readonly message: string;
+  /** Index in argv of the offending element. */
+  readonly index: number;
+}
+
+/** Run other programs given as arguments, so allowlisting them would allow everything. */
+const WRAPPERS = new Set([
+  'env',
+  'sudo',
+  'doas',
+  'su',
+  'xargs',
+  'nohup',
+  'nice',
+  'ionice',
+  'timeout',
+  'stdbuf',
+  'time',
+  'watch',
+  'chroot',
+  'setsid',
+  'strace',
+  'ltrace',
+  'script',
+  'busybox',
+  'unshare',
+  'nsenter',
+  'runuser',
+  'flock',
+  'parallel',
+]);
+
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'fish',
+  'csh',
+  'tcsh',
+  'ash',
+  'pwsh',
+  'powershell',
+  'cmd',
+]);
+
+/** Git subcommands that may run. Anything else may be an alias (`!sh -c …`) or a dangerous helper. */
+const GIT_SUBCOMMANDS = new Set([
+  'add',
+  'annotate',
+  'apply',
+  'archive',
+  'bisect',
+  'blame',
+  'branch',
+  'cat-file',
+  'check-attr',
+  'check-ignore',
+  'checkout',
+  'cherry',
+  'cherry-pick',
+  'clean',
+  'clone',
+  'commit',
+  'config',
+  'count-objects',
+  'describe',
+  'diff',
+  'diff-files',
+  'diff-index',
+  'diff-tree',
+  'fetch',
+  'for-each-ref',
+  'format-patch',
+  'fsck',
+  'gc',
+  'grep',
+  'help',
+  'init',
+  'log',
+  'ls-files',
+  'ls-remote',
+  'ls-tree',
+  'merge',
+  'merge-base',
+  'mv',
+  'name-rev',
+  'notes',
+  'pull',
+  'push',
+  'range-diff',
+  'rebase',
+  'reflog',
+  'remote',
+  'reset',
+  'restore',
+  'rev-list',
+  'rev-parse',
+  'revert',
+  'rm',
+  'shortlog',
+  'show',
+  'show-branch',
+  'show-ref',
+  'stash',
+  'status',
+  'submodule',
+  'switch',
+  'symbolic-ref',
+  'tag',
+  'version',
+  'whatchanged',
+  'worktree',
+]);
+
+/** Git global options that take a separate value. */
+const GIT_GLOBAL_VALUES = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--config-env',
+  '--super-prefix',
+]);
+
+/** Node options that take a separate value (so the script is found after them). */
+const NODE_OPTION_VALUES = new Set([
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '-C',
+  '--conditions',
+  '--input-type',
+  '--title',
+  '--env-file',
+  '--env-file-if-exists',
+  '--stack-size',
+  '--redirect-warnings',
+  '--watch-path',
+  '--test-reporter',
+  '--test-reporter-destination',
+  '--test-name-pattern',
+  '--disable-warning',
+  '--max-old-space-size',
+]);
+
+/** The executable's name as rules know it: basename, no `.exe`, no version suffix (`python3.12` → `python`). */
+export function executableName(executable: string): string {
+  let name = path.basename(executable.replace(/\\/g, '/'));
+  name = name.replace(/\.(exe|cmd|bat|com)$/i, '');
+  if (process.platform === 'win32') name = name.toLowerCase();
+  return name.replace(/^(python|pip)[0-9.]*$/, '$1');
+}
+
+function refuse(index: number, message: string, code: string = ErrorCodes.SANDBOX_VIOLATION): CommandRefusal {
+  return { code, message, index };
+}
+
+/** The option name and, for `--name=value`, its value. */
+function splitOption(argument: string): { name: string; value?: string } {
+  const equals = argument.indexOf('=');
+  if (argument.startsWith('--') && equals !== -1)
+    return { name: argument.slice(0, equals), value: argument.slice(equals + 1) };
+  return { name: argument };
+}
+
+/** Finds the first of `names` in args, also as `--name=value` and, for short options, `-xVALUE`. */
+function findOption(args: readonly string[], names: readonly string[], from = 1): number {
+  for (let index = from; index < args.length; index++) {
+    const argument = args[index] as string;
+    if (argument === '--') return -1;
+    const { name } = splitOption(argument);
+    for (const wanted of names) {
+      if (name === wanted) return index;
+      if (wanted.length === 2 && wanted.startsWith('-') && !argument.startsWith('--') && argument.startsWith(wanted))
+        return index;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Checks argv against the allowlist and the per-executable rules. Returns the reason it is
+ * refused, or undefined when it may run. Pure and synchronous; path arguments are checked
+ * separately against the sandbox (see `pathArguments`).
+ */
+export function checkCommand(
+  argv: readonly string[],
+  policy: CommandPolicy,
+  context: CommandContext = {},
+): CommandRefusal | undefined {
+  if (argv.length === 0)
+    return refuse(0, 'the command is empty: pass argv, e.g. ["git", "status"]', ErrorCodes.ARGUMENTS_INVALID);
+  const nul = argv.findIndex((argument) => argument.includes('\0'));
+  if (nul !== -1) return refuse(nul, `argument ${nul} contains a NUL byte`);
+  const executable = argv[0] as string;
+  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(executable)) {
+    return refuse(
+      0,
+      `"${executable.split('=')[0]}=…" is an environment assignment, not a command: pass variables in the env field`,
+    );
+  }
+  if (executable.trim() === '' || /\s/.test(executable)) {
+    return refuse(
+      0,
+      `"${executable}" looks like a shell command line; run_command takes argv without a shell, e.g. ["git", "log", "--oneline"]`,
+      ErrorCodes.ARGUMENTS_INVALID,
+    );
+  }
+  if (/[;&|`$<>(){}*?!'"]/.test(executable)) {
+    return refuse(
+      0,
+      `"${executable}" contains shell syntax; pass the executable's name alone`,
+      ErrorCodes.TOOL_EXECUTABLE,
+    );
+  }
+  const allowed = policy.allow.some((entry) =>
+    process.platform === 'win32' ? entry.toLowerCase() === executable.toLowerCase() : entry === executable,
+  );
+  if (!allowed) {
+    return refuse(
+      0,
+      `"${executable}" is not an allowed executable (allowed: ${policy.allow.join(', ') || 'none'})`,
+      ErrorCodes.TOOL_EXECUTABLE,
+    );
+  }
+  const name = executableName(executable);
+  if (WRAPPERS.has(name)) return refuse(0, `"${name}" runs other programs and would bypass the allowlist`);
+  const rule = RULES[name];
+  return rule?.(argv, policy, context);
+}
+
+/** Facts about the call that are not in argv. */
+export interface CommandContext {
+  /** True when the call passes stdin (a program could arrive that way). */
+  readonly stdin?: boolean;
+}
+
+type Rule = (argv: readonly string[], policy: CommandPolicy, context: CommandContext) => CommandRefusal | undefined;
+
+function optionRule(options: readonly string[], why: string): Rule {
+  return (argv) => {
+    const index = findOption(argv, options);
+    return index === -1 ? undefined : refuse(index, `${argv[0]} ${argv[index]} is refused: ${why}`);
+  };
+}
+
+function firstPositional(argv: readonly string[], valued: ReadonlySet<string> = new Set()): number {
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') return index + 1 < argv.length ? index + 1 : -1;
+    if (!argument.startsWith('-') || argument === '-') return index;
+    if (valued.has(argument)) index++;
+  }
+  return -1;
+}
+
+const gitRule: Rule = (argv) => {
+  // Global options come before the subcommand.
+  let index = 1;
+  for (; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (!argument.startsWith('-')) break;
+    const { name } = splitOption(argument);
+    if (name === '-c' || (argument.startsWith('-c') && !argument.startsWith('--'))) {
+      return refuse(
+        index,
+        'git -c is refused: configuration on the command line can run programs (core.sshCommand, core.pager, alias.x=!…)',
+      );
+    }
+    if (name === '--config-env')
+      return refuse(index, 'git --config-env is refused: it sets configuration that can run programs');
+    if (name === '-C') return refuse(index, 'git -C is refused: use the cwd field');
+    if (name === '--git-dir' || name === '--work-tree')
+      return refuse(index, `git ${name} is refused: it can point git outside the workspace`);
+    if (name === '--exec-path' && argument.includes('='))
+      return refuse(index, 'git --exec-path=… is refused: it picks the programs git runs');
+    if (name === '-p' || name === '--paginate')
+      return refuse(index, 'git --paginate is refused: the pager is a program');
+    if (GIT_GLOBAL_VALUES.has(argument)) index++;
+  }
+  for (let position = 1; position < argv.length; position++) {
+    const argument = argv[position] as string;
+    if (/^(ext|fd)::/i.test(argument))
+      return refuse(position, `git remote "${argument}" is refused: the ext:: and fd:: transports run commands`);
+    const { name } = splitOption(argument);
+    if (name === '--upload-pack' || name === '--receive-pack' || name === '--exec') {
+      return refuse(position, `git ${name} is refused: it names a program to run`);
+    }
+    if (name === '--output' || name === '--output-directory' || name === '--open-files-in-pager') {
+      return refuse(
+        position,
+        `git ${name} is refused: it writes files or starts a program outside the file tools' sandbox`,
+      );
+    }
+    if (name === '--config-env') return refuse(position, 'git --config-env is refused');
+  }
+  const subcommand = argv[index];
+  if (subcommand === undefined) return undefined;
+  if (!GIT_SUBCOMMANDS.has(subcommand)) {
+    return refuse(
+      index,
+      `git ${subcommand} is not an allowed git subcommand (aliases are refused: they can run shell commands)`,
+    );
+  }
+  const rest = argv.slice(index);
+  const restRefusal = (names: readonly string[], why: string) => {
+    const found = findOption(rest, names);
+    return found === -1 ? undefined : refuse(index + found, `git ${subcommand} ${rest[found]} is refused: ${why}`);
+  };
+  switch (subcommand) {
+    case 'config': {
+      const reads = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', 'get', 'list'];
+      if (!rest.some((argument) => reads.includes(argument))) {
+        return refuse(index, 'git config may only read (--get, --list): configuration can run programs');
+      }
+      return restRefusal(
+        ['--add', '--replace-all', '--unset', '--unset-all', '--edit', '-e', '--rename-section', '--remove-section'],
+        'it changes configuration',
+      );
+    }
+    case 'submodule':
+      return rest.includes('foreach')
+        ? refuse(index + rest.indexOf('foreach'), 'git submodule foreach is refused: it runs a shell command')
+        : undefined;
+    case 'bisect':
+      return rest[1] === 'run' ? refuse(index + 1, 'git bisect run is refused: it runs a command') : undefined;
+    case 'rebase':
+      return (
+        restRefusal(['--exec', '-x'], 'it runs a shell command') ??
+        restRefusal(['--interactive', '-i'], 'it opens an editor')
+      );
+    case 'clone':
+      return restRefusal(
+        ['-u', '--template', '-c', '--config'],
+        'it can make git run programs from the new repository',
+      );
+    case 'ls-remote':
+      return restRefusal(['-u'], 'it names a program to run');
+    case 'grep':
+      return restRefusal(['-O'], 'it starts a pager program');
+    case 'help':
+      return restRefusal(['--web', '-w', '--info', '-i'], 'it starts a browser or viewer');
+    default:
+      return undefined;
+  }
+};
+
+const findRule: Rule = (argv) => {
+  const dangerous = ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'];
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (dangerous.includes(argument)) {
+      return refuse(
+        index,
+        `find ${argument} is refused: it runs commands, deletes or writes files; use the file tools`,
+      );
+    }
+    if (argument === '-L' || argument === '-follow')
+      return refuse(index, `find ${argument} is refused: it follows symlinks out of the workspace`);
+  }
+  return undefined;
+};
+
+function packageRunnerRule(tool: string): Rule {
+  return (_argv, policy) => {
+    if (policy.allowNpx) return undefined;
+    return refuse(0, `${tool} downloads and runs packages; the host has not allowed it (allowNpx)`);
+  };
+}
+
+const npmRule: Rule = (argv, policy) => {
+  const subcommandIndex = firstPositional(argv);
+  const subcommand = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  const runners = ['exec', 'x', 'create', 'innit', 'init'];
+  if (subcommand && runners.includes(subcommand) && !policy.allowNpx) {
+    const initWithPackage =
+      (subcommand === 'init' || subcommand === 'innit') && firstPositional(argv.slice(subcommandIndex)) !== -1;
+    if (subcommand === 'exec' || subcommand === 'x' || subcommand === 'create' || initWithPackage) {
+      return refuse(
+        subcommandIndex,
+        `npm ${subcommand} downloads and runs packages; the host has not allowed it (allowNpx)`,
+      );
+    }
+  }
+  if (subcommand === 'explore' || subcommand === 'edit')
+    return refuse(subcommandIndex, `npm ${subcommand} opens a shell or an editor`);
+  if (subcommand === 'config' || subcommand === 'c') {
+    const action = argv[subcommandIndex + 1];
+    if (action && ['set', 'edit', 'delete', 'fix'].includes(action))
+      return refuse(subcommandIndex + 1, `npm config ${action} is refused: npm configuration can name programs to run`);
+  }
+  const option = findOption(argv, [
+    '--script-shell',
+    '--shell',
+    '--node-options',
+    '--call',
+    '-c',
+    '--global',
+    '-g',
+    '--location',
+    '--userconfig',
+    '--globalconfig',
+    '--prefix',
+  ]);
+  if (option !== -1)
+    return refuse(
+      option,
+      `npm ${argv[option]} is refused: it changes which programs run or writes outside the workspace`,
+    );
+  return undefined;
+};
+
+const pnpmRule: Rule = (argv, policy) => {
+  const subcommandIndex = firstPositional(argv);
+  const subcommand = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  if (subcommand && ['dlx', 'exec', 'create'].includes(subcommand) && !policy.allowNpx) {
+    return refuse(
+      subcommandIndex,
+      `${argv[0]} ${subcommand} downloads and runs packages; the host has not allowed it (allowNpx)`,
+    );
+  }
+  const option = findOption(argv, ['--shell-mode', '-c', '--global', '-g', '--config', '--script-shell']);
+  return option === -1 ? undefined : refuse(option, `${argv[0]} ${argv[option]} is refused`);
+};
+
+function hasInlineProgram(
+  argv: readonly string[],
+  valued: ReadonlySet<string>,
+  evalOptions: readonly string[],
+): CommandRefusal | undefined {
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') return undefined;
+    if (!argument.startsWith('-')) return undefined;
+    if (argument === '-') return refuse(index, `${argv[0]} - reads a program from stdin; pass a script file`);
+    const { name, value } = splitOption(argument);
+    if (evalOptions.includes(name)) return refuse(index, `${argv[0]} ${name} runs inline code; pass a script file`);
+    // Combined short flags such as -pe.
+    if (
+      /^-[a-zA-Z]+$/.test(argument) &&
+      argument.length > 2 &&
+      evalOptions.some((option) => option.length === 2 && argument.includes(option[1] as string))
+    ) {
+      return refuse(index, `${argv[0]} ${argument} runs inline code; pass a script file`);
+    }
+    const attached = value ?? (valued.has(argument) ? argv[index + 1] : undefined);
+    if (attached !== undefined && /^data:/i.test(attached))
+      return refuse(index, `${argv[0]} ${name} with a data: URL runs inline code`);
+    if (valued.has(argument)) index++;
+  }
+  return undefined;
+}
+
+const nodeRule: Rule = (argv, policy, context) => {
+  const script = firstPositional(argv, NODE_OPTION_VALUES);
+  // Options after the script belong to the script, not to node.
+  const inspect = findOption(argv.slice(0, script === -1 ? argv.length : script), [
+    '--inspect',
+    '--inspect-brk',
+    '--inspect-wait',
+    '--inspect-port',
+    '--debug-port',
+  ]);
+  if (inspect !== -1)
+    return refuse(inspect, `node ${argv[inspect]} is refused: the inspector lets anyone on the port run code`);
+  if (policy.allowNodeEval) return undefined;
+  return (
+    hasInlineProgram(argv, NODE_OPTION_VALUES, ['-e', '--eval', '-p', '--print', '-i', '--interactive']) ??
+    stdinProgram(argv, NODE_OPTION_VALUES, context)
+  );
+};
+
+/** An interpreter given stdin and no script runs stdin as its program. */
+function stdinProgram(
+  argv: readonly string[],
+  valued: ReadonlySet<string>,
+  context: CommandContext,
+): CommandRefusal | undefined {
+  if (!context.stdin || firstPositional(argv, valued) !== -1) return undefined;
+  // `-m module` (python) names the program; version and help print and exit.
+  const informational = argv.some((argument) => ['--version', '-v', '-V', '--help', '-h', '-m'].includes(argument));
+  return informational
+    ? undefined
+    : refuse(0, `${argv[0]} with stdin and no script runs stdin as a program; pass a script file`);
+}
+
+const bunRule: Rule = (argv, policy) => {
+  const subcommandIndex = firstPositional(argv);
+  const subcommand = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  if (subcommand && ['x', 'create'].includes(subcommand) && !policy.allowNpx) {
+    return refuse(
+      subcommandIndex,
+      `bun ${subcommand} downloads and runs packages; the host has not allowed it (allowNpx)`,
+    );
+  }
+  if (policy.allowNodeEval) return undefined;
+  return hasInlineProgram(argv, new Set(['-r', '--preload']), ['-e', '--eval', '-p', '--print']);
+};
+
+const denoRule: Rule = (argv, policy) => {
+  const subcommandIndex = firstPositional(argv);
+  const subcommand = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  if (!policy.allowNodeEval && (subcommand === 'eval' || subcommand === 'repl' || argv.length === 1)) {
+    return refuse(Math.max(0, subcommandIndex), `deno ${subcommand ?? ''} runs inline code; pass a script file`);
+  }
+  return undefined;
+};
+
+function interpreterRule(evalOptions: readonly string[], valued: readonly string[] = []): Rule {
+  const valuedSet = new Set(valued);
+  return (argv, _policy, context) =>
+    hasInlineProgram(argv, valuedSet, evalOptions) ?? stdinProgram(argv, valuedSet, context);
+}
+
+const POWERSHELL_INLINE =
+  /^[-/](c|co|com|comm|comma|comman|command|e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand|commandwithargs|cwa)$/i;
+
+const shellRule: Rule = (argv, _policy, context) => {
+  const name = executableName(argv[0] as string);
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    const inline =
+      name === 'cmd'
+        ? /^\/[ckr]$/i.test(argument)
+        : name === 'pwsh' || name === 'powershell'
+          ? POWERSHELL_INLINE.test(argument)
+          : /^-[a-zA-Z]*[csi][a-zA-Z]*$/.test(argument) && !argument.startsWith('--');
+    if (inline)
+      return refuse(
+        index,
+        `${argv[0]} ${argument} runs an inline or interactive command line; run the program itself with argv`,
+      );
+    if (!argument.startsWith('-')) return undefined;
+  }
+  return refuse(0, `${argv[0]} without a script file runs commands from ${context.stdin ? 'stdin' : 'a terminal'}`);
+};
+
+const sedRule: Rule = (argv) => {
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    // GNU sed's `e` command and `s///e` flag run commands; `w`/`W`/`r`/`R` read and write other files.
+    if (/(^|[;\n{}/])\s*[0-9,$]*\s*[eEwWrR](\s|;|$)/.test(argument) && !argument.startsWith('-')) {
+      return refuse(
+        index,
+        `sed script ${JSON.stringify(argument)} is refused: its e, w or r command runs programs or touches other files`,
+      );
+    }
+  }
+  return undefined;
+};
+
+const awkRule: Rule = (argv) => {
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (/system\s*\(|\||\bprintf?\b[^;{}]*>/.test(argument) && !argument.startsWith('-')) {
+      return refuse(index, 'awk programs that run commands (system, pipes) or redirect output are refused');
+    }
+  }
+  return findOption(argv, ['-l', '--load', '-E', '--exec']) === -1
+    ? undefined
+    : refuse(findOption(argv, ['-l', '--load', '-E', '--exec']), 'awk extension loading is refused');
+};
+
+const makeRule: Rule = (argv) => {
+  const variable = argv.findIndex(
+    (argument, index) => index > 0 && /^(SHELL|MAKESHELL|\.SHELLFLAGS)\s*[:+?]?=/.test(argument),
+  );
+  if (variable !== -1)
+    return refuse(variable, "overriding make's SHELL is refused: it picks the program every recipe runs in");
+  return optionRule(['--eval', '-E'], 'it adds rules that run commands')(argv, { allow: [] }, {});
+};
+
+export const RULES: Readonly<Record<string, Rule>> = {
+  git: gitRule,
+  find: findRule,
+  npx: packageRunnerRule('npx'),
+  pnpx: packageRunnerRule('pnpx'),
+  bunx: packageRunnerRule('bunx'),
+  npm: npmRule,
+  pnpm: pnpmRule,
+  yarn: pnpmRule,
+  node: nodeRule,
+  nodejs: nodeRule,
+  bun: bunRule,
+  deno: denoRule,
+  python: interpreterRule(['-c'], ['-m', '-W', '-X']),
+  pypy: interpreterRule(['-c']),
+  perl: interpreterRule(['-e', '-E']),
+  ruby: interpreterRule(['-e']),
+  php: interpreterRule(['-r', '-a']),
+  tar: optionRule(
+    [
+      '--to-command',
+      '--use-compress-program',
+      '-I',
+      '--checkpoint-action',
+      '--info-script',
+      '-F',
+      '--new-volume-script',
+      '--rsh-command',
+      '--rmt-command',
+    ],
+    'it runs a program',
+  ),
+  rsync: optionRule(['-e', '--rsh', '--rsync-path'], 'it runs a program'),
+  ssh: optionRule(['-o', '-F'], 'ssh options can run local commands (ProxyCommand, LocalCommand)'),
+  scp: optionRule(['-o', '-F', '-S'], 'it can run a program (ProxyCommand, -S)'),
+  cargo: optionRule(['--config', '-Z'], 'configuration on the command line can name programs to run'),
+  go: optionRule(['-toolexec', '-exec'], 'it names a program to run'),
+  sed: sedRule,
+  awk: awkRule,
+  gawk: awkRule,
+  mawk: awkRule,
+  make: makeRule,
+  gmake: makeRule,
+  ...Object.fromEntries([...SHELLS].map((shell) => [shell, shellRule])),
+};
+
+/** Where a path may hide in an argument: `/abs`, `--out=/abs`, `-o/abs`, `@/abs` (curl). */
+function candidates(argument: string): string[] {
+  const found: string[] = [];
+  const add = (value: string | undefined) => {
+    if (value === undefined || value === '') return;
+    found.push(value);
+    if (value.startsWith('@')) found.push(value.slice(1));
+  };
+  if (argument.startsWith('--')) {
+    const equals = argument.indexOf('=');
+    if (equals !== -1) add(argument.slice(equals + 1));
+  } else if (/^-[A-Za-z]./.test(argument)) {
+    add(argument.slice(2));
+  } else {
+    add(argument);
+  }
+  return found;
+}
+
+/** Does this value name a place the sandbox must check (absolute, `~`, or climbing with `..`)? */
+export function looksLikePath(value: string): boolean {
+  if (value.includes('://')) return false;
+  if (value === '/dev/null' || value === 'NUL') return false;
+  if (value.startsWith('/') || value.startsWith('\\') || value.startsWith('~') || /^[A-Za-z]:[\\/]/.test(value))
+    return true;
+  return value.split(/[\\/]/).some((segment) => segment === '..');
+}
+
+/** Path-like values in argv (after the executable) that must resolve inside the workspace. */
+export function pathArguments(argv: readonly string[]): { index: number; value: string }[] {
+  const found: { index: number; value: string }[] = [];
+  for (let index = 1; index < argv.length; index++) {
+    for (const value of candidates(argv[index] as string)) {
+      if (looksLikePath(value)) found.push({ index, value });
+    }
+  }
+  return found;
+}

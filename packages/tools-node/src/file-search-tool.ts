@@ -1,0 +1,232 @@
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { defineTool, ErrorCodes, ToolError } from '@stepwise/core';
+import ignore, { type Ignore } from 'ignore';
+import { z } from 'zod';
+import { GitignoreFilter } from './gitignore-filter.js';
+import { isBinary } from './text-files.js';
+import { walkTree } from './walk-tree.js';
+import type { WorkspaceSandbox } from './workspace-sandbox.js';
+
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/** Work is done in slices this long, then the event loop runs (timeouts, cancellation). */
+const SLICE_MS = 8;
+
+const patterns = z.union([z.string(), z.array(z.string())]);
+
+export const fileSearchInput = z.object({
+  query: z.string().min(1).max(1000).describe('Text to find (literal by default).'),
+  regex: z.boolean().optional().describe('Treat query as a JavaScript regular expression. Default false.'),
+  caseSensitive: z.boolean().optional().describe('Default true.'),
+  path: z.string().optional().describe('Directory (or file) to search, relative to the workspace. Default ".".'),
+  include: patterns.optional().describe('Only files matching these gitignore-style patterns, e.g. "*.ts".'),
+  exclude: patterns.optional().describe('Skip files matching these gitignore-style patterns.'),
+  gitignore: z
+    .boolean()
+    .optional()
+    .describe('Honour .gitignore files and skip node_modules (default true). .git is always skipped.'),
+  maxResults: z.number().int().min(1).max(10_000).optional().describe('Matching lines to return. Default 200.'),
+  maxLineLength: z
+    .number()
+    .int()
+    .min(20)
+    .max(10_000)
+    .optional()
+    .describe('Longest preview in characters; longer lines are cut around the match. Default 300.'),
+  maxFileBytes: z.number().int().min(1).optional().describe('Files larger than this are skipped. Default 8 MiB.'),
+});
+
+export interface SearchMatch {
+  readonly path: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based, in UTF-16 code units of the line. */
+  readonly column: number;
+  readonly preview: string;
+}
+
+export interface FileSearchOutput {
+  readonly matches: SearchMatch[];
+  /** True when `maxResults` stopped the search early. */
+  readonly truncated: boolean;
+  readonly filesSearched: number;
+  /** Binary, too large or unreadable files. */
+  readonly filesSkipped: number;
+}
+
+interface Matcher {
+  /** Cheap byte-level test: false means the file cannot match. */
+  mayMatch(buffer: Buffer): boolean;
+  /** Offsets (UTF-16) of each match start in `text`, in order. */
+  find(text: string): Iterable<{ index: number; length: number }>;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function createMatcher(query: string, regex: boolean, caseSensitive: boolean): Matcher {
+  let expression: RegExp;
+  try {
+    expression = new RegExp(regex ? query : escapeRegex(query), caseSensitive ? 'gm' : 'gim');
+  } catch (error) {
+    throw new ToolError({
+      code: ErrorCodes.ARGUMENTS_INVALID,
+      message: `invalid regular expression: ${error instanceof Error ? error.message : error}`,
+      location: 'query',
+    });
+  }
+  const needle = !regex && caseSensitive ? Buffer.from(query) : undefined;
+  return {
+    mayMatch: (buffer) => (needle ? buffer.indexOf(needle) !== -1 : true),
+    *find(text) {
+      expression.lastIndex = 0;
+      for (let match = expression.exec(text); match !== null; match = expression.exec(text)) {
+        yield { index: match.index, length: match[0].length };
+        if (match[0].length === 0) expression.lastIndex++;
+      }
+    },
+  };
+}
+
+function patternFilter(value: string | string[] | undefined): Ignore | undefined {
+  if (value === undefined) return undefined;
+  const list = Array.isArray(value) ? value : [value];
+  return list.length === 0 ? undefined : ignore().add(list);
+}
+
+function preview(line: string, column: number, length: number, maxLength: number): string {
+  if (line.length <= maxLength) return line;
+  const room = Math.max(0, maxLength - Math.min(length, maxLength));
+  let start = Math.max(0, column - 1 - Math.floor(room / 2));
+  const end = Math.min(line.length, start + maxLength);
+  start = Math.max(0, end - maxLength);
+  return `${start > 0 ? '…' : ''}${line.slice(start, end)}${end < line.length ? '…' : ''}`;
+}
+
+/** Reads a whole file into a reused buffer, growing it up to `maxBytes`; undefined when larger or unreadable. */
+class FileReader {
+  #buffer = Buffer.allocUnsafe(1024 * 1024);
+
+  read(absolute: string, maxBytes: number): Buffer | undefined {
+    let descriptor: number;
+    try {
+      descriptor = openSync(absolute, READ_FLAGS);
+    } catch {
+      return undefined;
+    }
+    try {
+      let filled = 0;
+      for (;;) {
+        if (filled === this.#buffer.length) {
+          if (filled > maxBytes) return undefined;
+          const grown = Buffer.allocUnsafe(this.#buffer.length * 2);
+          this.#buffer.copy(grown, 0, 0, filled);
+          this.#buffer = grown;
+        }
+        const bytesRead = readSync(descriptor, this.#buffer, filled, this.#buffer.length - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return filled > maxBytes ? undefined : this.#buffer.subarray(0, filled);
+    } catch {
+      return undefined;
+    } finally {
+      closeSync(descriptor);
+    }
+  }
+}
+
+/** `file_search`: literal or regex search over workspace files, gitignore-aware, capped. */
+export function fileSearchTool(sandbox: WorkspaceSandbox) {
+  return defineTool({
+    name: 'file_search',
+    description:
+      'Search file contents in the workspace for a literal string or a regular expression. Skips binary files, .git, node_modules and gitignored paths. Returns path, line, column and a preview per matching line.',
+    input: fileSearchInput,
+    effect: 'read',
+    idempotent: true,
+    async execute(input, context): Promise<FileSearchOutput> {
+      const matcher = createMatcher(input.query, input.regex ?? false, input.caseSensitive ?? true);
+      const start = await sandbox.resolve(input.path ?? '.');
+      const root = await sandbox.realRoot();
+      const maxResults = input.maxResults ?? 200;
+      const maxLineLength = input.maxLineLength ?? 300;
+      const maxFileBytes = input.maxFileBytes ?? 8 * 1024 * 1024;
+      const include = patternFilter(input.include);
+      const exclude = patternFilter(input.exclude);
+      const gitignore = input.gitignore === false ? undefined : new GitignoreFilter(root);
+      const stats = await sandbox.fileSystem.stat(start.absolute).catch(() => undefined);
+      if (!stats) {
+        throw new ToolError({
+          code: ErrorCodes.TOOL_NOT_FOUND,
+          message: `${input.path} does not exist`,
+          location: input.path ?? '.',
+        });
+      }
+      const files: Iterable<{ absolute: string; relative: string; type: string }> = stats.isDirectory()
+        ? walkTree(start.absolute, start.relative, { ...(gitignore ? { gitignore } : {}) })
+        : [{ absolute: start.absolute, relative: start.relative, type: 'file' }];
+
+      const reader = new FileReader();
+      const matches: SearchMatch[] = [];
+      let filesSearched = 0;
+      let filesSkipped = 0;
+      let truncated = false;
+      let sliceStarted = performance.now();
+      for (const entry of files) {
+        if (entry.type !== 'file') continue;
+        if (include && !include.ignores(entry.relative)) continue;
+        if (exclude?.ignores(entry.relative)) continue;
+        if (performance.now() - sliceStarted > SLICE_MS) {
+          await yieldToEventLoop();
+          context.signal.throwIfAborted();
+          sliceStarted = performance.now();
+        }
+        const buffer = reader.read(entry.absolute, maxFileBytes);
+        if (!buffer) {
+          filesSkipped++;
+          continue;
+        }
+        filesSearched++;
+        if (!matcher.mayMatch(buffer)) continue;
+        if (isBinary(buffer)) {
+          filesSkipped++;
+          continue;
+        }
+        const text = buffer.toString('utf8');
+        let line = 1;
+        let lineStart = 0;
+        let scanned = 0;
+        let lastLine = 0;
+        for (const found of matcher.find(text)) {
+          // Matches come in order, so lines are counted incrementally.
+          for (let newline = text.indexOf('\n', scanned); newline !== -1 && newline < found.index; ) {
+            line++;
+            lineStart = newline + 1;
+            newline = text.indexOf('\n', lineStart);
+          }
+          scanned = lineStart;
+          if (line === lastLine) continue;
+          lastLine = line;
+          let lineEnd = text.indexOf('\n', lineStart);
+          if (lineEnd === -1) lineEnd = text.length;
+          if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
+          const column = found.index - lineStart + 1;
+          matches.push({
+            path: entry.relative,
+            line,
+            column,
+            preview: preview(text.slice(lineStart, lineEnd), column, found.length, maxLineLength),
+          });
+          if (matches.length >= maxResults) break;
+        }
+        if (matches.length >= maxResults) {
+          truncated = true;
+          break;
+        }
+      }
+      return { matches, truncated, filesSearched, filesSkipped };
+    },
+  });
+}
