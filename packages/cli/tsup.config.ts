@@ -1,10 +1,22 @@
-import { defineConfig } from "tsup";
+import { defineConfig } from 'tsup';
 
-export default defineConfig({
-	entry: { index: "src/index.ts" },
-	format: ["esm", "cjs"],
-	dts: true,
-	clean: true,
-	sourcemap: true,
-	target: "node20",
-});
+export default defineConfig([
+  {
+    entry: { index: 'src/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: ['!bin.*'],
+    sourcemap: true,
+    target: 'node20',
+  },
+  {
+    // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
+    entry: { bin: 'src/bin.ts' },
+    format: ['esm'],
+    dts: false,
+    clean: false,
+    sourcemap: true,
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

@@ -1,1 +1,46 @@
-export {};
+export {
+  ApprovalsConfigSchema,
+  CommandsConfigSchema,
+  defineConfig,
+  type McpPluginConfig,
+  type McpServerConfig,
+  ModelConfigSchema,
+  type ModulePluginConfig,
+  type PluginConfig,
+  PluginConfigSchema,
+  type StepwiseConfig,
+  StepwiseConfigSchema,
+} from './config-schema.js';
+export {
+  type AgenticLimits,
+  createRunner,
+  defaultDatabasePath,
+  type EngineName,
+  type ModelEndpoint,
+  openSqliteStore,
+  type Runner,
+  type RunnerOptions,
+} from './create-runner.js';
+export { type ExitCode, ExitCodes, exitCodeForError, exitCodeForResult } from './exit-codes.js';
+export {
+  CONFIG_FILE_NAMES,
+  type ConfigProblem,
+  findConfigFile,
+  formatConfigProblems,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  loadConfigFile,
+  parseConfig,
+} from './load-config.js';
+export { describePluginSource, loadPluginModule, type PluginSource, registerPlugins } from './load-plugins.js';
+export { type GraphFormat, planToDot, planToGraph, planToMermaid } from './plan-graph.js';
+export { generateReport } from './report/generate-report.js';
+export { renderReport } from './report/render-report.js';
+export { buildReportModel, type ExecutionBar, type ReportModel, type StepDetail } from './report/report-model.js';
+export {
+  approvalPolicyFromConfig,
+  type ConfigOverrides,
+  runnerOptionsFromConfig,
+} from './runner-options-from-config.js';
+export { type UnifiedDiffOptions, unifiedDiff } from './unified-diff.js';

@@ -1,0 +1,53 @@
+import { type RunStore, StepwiseError } from '@stepwise/core';
+import { openSqliteStore } from '../create-runner.js';
+import { type LoadedConfig, loadConfig } from '../load-config.js';
+import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
+import { type CommandIo, createPalette, type Palette } from '../terminal.js';
+
+/** What every command gets: its arguments, the process streams and a palette for stdout. */
+export interface CommandContext {
+  readonly io: CommandIo;
+  readonly palette: Palette;
+  readonly errorPalette: Palette;
+}
+
+export function commandContext(io: CommandIo): CommandContext {
+  return { io, palette: createPalette(io.stdout, io.env), errorPalette: createPalette(io.stderr, io.env) };
+}
+
+export function print(context: CommandContext, text = ''): void {
+  context.io.stdout.write(`${text}\n`);
+}
+
+export function printError(context: CommandContext, text: string): void {
+  context.io.stderr.write(`${text}\n`);
+}
+
+/** The configuration a command's `--config`/cwd select. */
+export function loadCommandConfig(context: CommandContext, configFile: string | undefined): Promise<LoadedConfig> {
+  return loadConfig({ cwd: context.io.cwd, ...(configFile ? { file: configFile } : {}) });
+}
+
+/** Opens the journal the configuration and `--workspace`/`--db` point at, for read commands. */
+export async function openCommandStore(
+  context: CommandContext,
+  values: Record<string, string | boolean | undefined>,
+): Promise<{ store: RunStore; database: string; loaded: LoadedConfig }> {
+  const loaded = await loadCommandConfig(context, values.config as string | undefined);
+  const overrides: ConfigOverrides = {
+    cwd: context.io.cwd,
+    ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
+    ...(typeof values.db === 'string' ? { database: values.db } : {}),
+  };
+  const { database } = runnerOptionsFromConfig(loaded, overrides);
+  return { store: await openSqliteStore(database), database, loaded };
+}
+
+/** One line for an error: `E004 plan not found: x.json`. */
+export function describeError(error: unknown): string {
+  if (StepwiseError.isInstance(error)) {
+    if (error.name === 'UsageError') return error.message;
+    return `${error.code} ${error.message}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,354 @@
+import {
+  type ApprovalHandler,
+  ErrorCodes,
+  foldRun,
+  type PlanAuthorization,
+  type RunHandle,
+  type RunResult,
+  readAll,
+  StepwiseError,
+  serializeEvent,
+  sleep,
+} from '@stepwise/core';
+import { createTtyApprovalHandler } from '../approval-prompt.js';
+import { choice, type OptionSpecs, positiveInteger, STORE_OPTIONS } from '../command-arguments.js';
+import { createRunner, type EngineName, openSqliteStore, type Runner } from '../create-runner.js';
+import { ExitCodes, exitCodeForResult } from '../exit-codes.js';
+import { LiveView } from '../live-view.js';
+import { readJsonFile } from '../read-plan-file.js';
+import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
+import { formatElapsed, writeSafely } from '../terminal.js';
+import { type CommandContext, loadCommandConfig, print, printError } from './command-context.js';
+import type { CommandDefinition } from './command-definition.js';
+import { formatProblem } from './validate-command.js';
+
+const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
+const APPROVE_MODES = ['auto', 'prompt', 'deny'] as const;
+type ApproveMode = (typeof APPROVE_MODES)[number];
+
+const sharedOptions = {
+  ...STORE_OPTIONS,
+  approve: { type: 'string' },
+  concurrency: { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
+const runOptions = {
+  ...sharedOptions,
+  engine: { type: 'string', short: 'e' },
+  authorization: { type: 'string', short: 'a' },
+} as const satisfies OptionSpecs;
+
+type Values = Record<string, string | boolean | undefined>;
+
+interface Presentation {
+  /** JSONL on stdout, no prompts. */
+  readonly json: boolean;
+  /** A person can answer prompts. */
+  readonly interactive: boolean;
+}
+
+function presentation(context: CommandContext, values: Values): Presentation {
+  const json = values.json === true || context.io.stdout.isTTY !== true;
+  return { json, interactive: !json && context.io.stdin.isTTY === true };
+}
+
+/** The handler `--approve` asks for; `undefined` means the configured non-interactive fallback. */
+function approvalHandler(
+  mode: ApproveMode | undefined,
+  shown: Presentation,
+  tty: () => ApprovalHandler,
+): ApprovalHandler | undefined {
+  if (mode === 'auto') return async () => ({ decision: 'approve', by: 'stepwise --approve auto' });
+  if (mode === 'deny') return async () => ({ decision: 'deny', by: 'stepwise --approve deny' });
+  return shown.interactive ? tty() : undefined;
+}
+
+/** What a run command needs once it has a runner: consume the handle, show it, pick the exit code. */
+async function follow(
+  context: CommandContext,
+  options: {
+    readonly runner: Runner;
+    readonly database: string;
+    readonly shown: Presentation;
+    readonly view: LiveView | undefined;
+    readonly start: () => RunHandle;
+    /** Events at or below this seq were printed by an earlier process (resume). */
+    readonly afterSeq?: number;
+    readonly controller: AbortController;
+  },
+): Promise<number> {
+  const { shown, view, controller } = options;
+  let handle: RunHandle | undefined;
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      view?.stop();
+      process.exit(130);
+    }
+    printError(context, 'stepwise: cancelling the run (Ctrl-C again to quit at once)…');
+    controller.abort(new Error('interrupted (Ctrl-C)'));
+    handle?.cancel('interrupted (Ctrl-C)');
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  try {
+    handle = options.start();
+    view?.start();
+    const consume = (async () => {
+      for await (const event of handle as RunHandle) {
+        if (view) view.update(event);
+        else if (event.seq > (options.afterSeq ?? 0)) writeSafely(context.io.stdout, `${serializeEvent(event)}\n`);
+      }
+    })();
+    let result: RunResult;
+    try {
+      result = await handle.result;
+    } finally {
+      await consume.catch(() => undefined);
+      view?.stop();
+    }
+    const code = exitCodeForResult(result);
+    summarize(context, result, code, options.database, shown);
+    return code;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+}
+
+function summarize(context: CommandContext, result: RunResult, code: number, database: string, shown: Presentation) {
+  const { palette } = context;
+  const counts = new Map<string, number>();
+  for (const step of result.steps) counts.set(step.status, (counts.get(step.status) ?? 0) + 1);
+  const countText = [...counts].map(([status, count]) => `${count} ${status}`).join(', ') || 'no step ran';
+  const failures = result.steps.filter((step) => step.status === 'failed' || step.status === 'denied');
+  if (shown.json) {
+    printError(
+      context,
+      `stepwise: run ${result.runId} ${result.status} in ${formatElapsed(result.durationMs)} (${countText}); exit ${code}`,
+    );
+    return;
+  }
+  const icon = result.status === 'completed' ? palette.green('✓') : palette.red('✗');
+  print(
+    context,
+    `${icon} ${palette.bold(result.status)} in ${formatElapsed(result.durationMs)} — ${countText}${code === 0 ? '' : ` (exit ${code})`}`,
+  );
+  for (const step of failures) {
+    print(
+      context,
+      `  ${palette.red(step.stepId)}: ${step.error?.code ?? ''} ${step.error?.message.split('\n')[0] ?? step.status}`,
+    );
+  }
+  print(context, palette.gray(`  journal ${database} · run ${result.runId}`));
+  print(context, palette.gray(`  stepwise show ${result.runId} · stepwise report ${result.runId}`));
+}
+
+function overridesFrom(context: CommandContext, values: Values, engine: EngineName | undefined): ConfigOverrides {
+  const concurrency = positiveInteger('run', 'concurrency', values.concurrency);
+  return {
+    cwd: context.io.cwd,
+    ...(engine ? { engine } : {}),
+    ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
+    ...(typeof values.db === 'string' ? { database: values.db } : {}),
+    ...(concurrency === undefined ? {} : { concurrency }),
+  };
+}
+
+const APPROVE_HELP = `      --approve M        auto: approve every question; deny: deny every question;
+                         prompt (default in a TTY): ask [a]pprove [d]eny [v]iew [s]kip.
+                         Without a TTY nobody is asked: the configured nonInteractive
+                         fallback applies (default deny). A policy "deny" is never overridden.`;
+
+export const runCommand: CommandDefinition = {
+  name: 'run',
+  summary: 'run a plan (live view in a terminal, JSONL otherwise)',
+  positionals: { min: 1, max: 1, names: '<plan.json>' },
+  options: runOptions,
+  help: `Usage: stepwise run <plan.json> [--engine E] [--config F] [--workspace DIR] [--db F]
+                    [--authorization F] [--approve auto|prompt|deny] [--concurrency N] [--json]
+
+Runs the plan with the configured engine, tools and journal. In a terminal: a live view of the
+steps and interactive approval prompts (with a diff for file writes and edits). With --json or
+when stdout is not a terminal: one RunEvent per line (JSONL) on stdout and no prompts.
+
+Options:
+  -e, --engine E         sequential (strict; needs --authorization), dag or agentic
+  -c, --config F         configuration file (default: stepwise.config.* here or above)
+  -w, --workspace DIR    the directory tools may touch (default: the configuration's)
+      --db F             the SQLite journal (default: <workspace>/.stepwise/stepwise.db)
+  -a, --authorization F  the file written by stepwise approve
+${APPROVE_HELP}
+      --concurrency N    steps at once (dag, agentic)
+      --json             JSONL events on stdout, no live view, no prompts
+
+Exit codes: 0 completed, 1 general failure, 2 invalid input, 30 step failed, 31 turn limit,
+32 sandbox violation, 33 approval denied, 34 step timeout.
+
+Examples:
+  stepwise run plan.json
+  stepwise run plan.json --json > events.jsonl
+  stepwise approve plan.json --by alice && stepwise run plan.json -e sequential -a plan.approval.json`,
+  async run(context, { values, positionals }) {
+    const file = positionals[0] as string;
+    const engineFlag = choice<EngineName>('run', 'engine', values.engine, ENGINES);
+    const approve = choice<ApproveMode>('run', 'approve', values.approve, APPROVE_MODES);
+    const planFile = await readJsonFile(file, 'plan');
+    const authorization =
+      typeof values.authorization === 'string'
+        ? ((await readJsonFile(values.authorization, 'authorization')).value as PlanAuthorization)
+        : undefined;
+    const loaded = await loadCommandConfig(context, values.config as string | undefined);
+    const shown = presentation(context, values);
+    let view: LiveView | undefined;
+    const controller = new AbortController();
+    const overrides = overridesFrom(context, values, engineFlag);
+    const { workspace } = runnerOptionsFromConfig(loaded, overrides);
+    const handler = approvalHandler(approve, shown, () =>
+      createTtyApprovalHandler({
+        io: context.io,
+        palette: context.palette,
+        workspace,
+        get view() {
+          return view;
+        },
+        onInterrupt: () => controller.abort(new Error('interrupted at an approval prompt')),
+      }),
+    );
+    const options = runnerOptionsFromConfig(loaded, { ...overrides, ...withHandler(handler) });
+    const runner = await createRunner(options);
+    try {
+      const validation = runner.validate(planFile.value);
+      if (!validation.ok) {
+        for (const problem of validation.problems) printError(context, formatProblem(problem));
+        printError(context, `${file}: not run, the plan has ${validation.problems.length} problem(s)`);
+        return ExitCodes.INVALID_INPUT;
+      }
+      if (runner.engineName === 'sequential' && !authorization) {
+        throw new StepwiseError(
+          ErrorCodes.NOT_AUTHORIZED,
+          `the sequential engine runs approved plans only: stepwise approve ${file} --by NAME, then pass --authorization`,
+          { location: '/authorization' },
+        );
+      }
+      const plan = validation.plan;
+      if (!shown.json)
+        view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine: runner.engineName });
+      return await follow(context, {
+        runner,
+        database: options.database,
+        shown,
+        view,
+        controller,
+        start: () =>
+          runner.run(plan, {
+            signal: controller.signal,
+            ...(authorization ? { authorization } : {}),
+          }),
+      });
+    } finally {
+      await runner.close();
+    }
+  },
+};
+
+function withHandler(handler: ApprovalHandler | undefined): Pick<ConfigOverrides, 'approvalHandler'> {
+  return handler ? { approvalHandler: handler } : {};
+}
+
+export const resumeCommand: CommandDefinition = {
+  name: 'resume',
+  summary: 'continue a run after a crash or a cancel',
+  positionals: { min: 1, max: 1, names: '<runId>' },
+  options: sharedOptions,
+  help: `Usage: stepwise resume <runId> [--config F] [--workspace DIR] [--db F]
+                       [--approve auto|prompt|deny] [--json]
+
+Continues a run from its journal with the engine that started it: steps that succeeded are not
+run again; a step that was in flight runs again if its tool is idempotent, else it fails as
+interrupted (E309) unless allowRerunInterrupted is configured. If the process that ran it died,
+its lease expires after leaseTtlMs (default 30 s); resume waits for that.
+
+Options:
+${APPROVE_HELP}
+      --json             JSONL events (only the new ones) on stdout, no prompts
+      --db F             the SQLite journal (default: the configuration's)
+
+Examples:
+  stepwise resume run_0123abcd
+  stepwise resume run_0123abcd --json`,
+  async run(context, { values, positionals }) {
+    const runId = positionals[0] as string;
+    const approve = choice<ApproveMode>('resume', 'approve', values.approve, APPROVE_MODES);
+    const loaded = await loadCommandConfig(context, values.config as string | undefined);
+    const shown = presentation(context, values);
+    let view: LiveView | undefined;
+    const controller = new AbortController();
+    const base = runnerOptionsFromConfig(loaded, overridesFrom(context, values, undefined));
+    const store = await openSqliteStore(base.database);
+    let runner: Runner | undefined;
+    try {
+      const events = await readAll(store, runId);
+      const folded = foldRun(events);
+      if (events.length === 0 || !folded.plan) {
+        throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in ${base.database}`, {
+          location: runId,
+        });
+      }
+      const plan = folded.plan;
+      const engine = (ENGINES as readonly string[]).includes(folded.engine)
+        ? (folded.engine as EngineName)
+        : base.engine;
+      const handler = approvalHandler(approve, shown, () =>
+        createTtyApprovalHandler({
+          io: context.io,
+          palette: context.palette,
+          workspace: base.workspace,
+          get view() {
+            return view;
+          },
+          onInterrupt: () => controller.abort(new Error('interrupted at an approval prompt')),
+        }),
+      );
+      const options = runnerOptionsFromConfig(loaded, {
+        ...overridesFrom(context, values, engine),
+        ...withHandler(handler),
+      });
+      runner = await createRunner({ ...options, store });
+      const active = runner;
+      if (!shown.json) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
+      const deadline = Date.now() + (loaded.config.leaseTtlMs ?? 30_000) + 3_000;
+      let warned = false;
+      while (true) {
+        try {
+          return await follow(context, {
+            runner: active,
+            database: options.database,
+            shown,
+            view,
+            controller,
+            afterSeq: folded.lastSeq,
+            start: () => active.resume(runId, { signal: controller.signal } as Parameters<Runner['resume']>[1]),
+          });
+        } catch (error) {
+          const leased = StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;
+          if (!leased || Date.now() > deadline || controller.signal.aborted) throw error;
+          if (!warned) {
+            printError(
+              context,
+              `stepwise: ${runId} is held by another process (or by one that died, until its lease expires); waiting…`,
+            );
+            warned = true;
+          }
+          if (view) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
+          await sleep(1_000);
+        }
+      }
+    } finally {
+      if (runner) await runner.close();
+      else await store.close();
+    }
+  },
+};

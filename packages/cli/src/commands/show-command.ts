@@ -1,0 +1,194 @@
+import {
+  ErrorCodes,
+  type ExecutionRecord,
+  executionRecord,
+  foldRun,
+  readAll,
+  StepwiseError,
+  summarizeRun,
+} from '@stepwise/core';
+import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
+import { ExitCodes } from '../exit-codes.js';
+import { formatElapsed, padEnd } from '../terminal.js';
+import { type CommandContext, openCommandStore, print } from './command-context.js';
+import type { CommandDefinition } from './command-definition.js';
+import { statusColour } from './runs-command.js';
+
+const options = {
+  ...STORE_OPTIONS,
+  json: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
+function compact(value: unknown, length = 160): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > length ? `${line.slice(0, length - 1)}…` : line;
+}
+
+function tail(text: string, lines: number): string[] {
+  return text.replace(/\n$/, '').split('\n').slice(-lines);
+}
+
+function printExecutionSummary(context: CommandContext, record: ExecutionRecord): void {
+  const { palette } = context;
+  const exit = record.exitCode === undefined ? '' : ` exit ${record.exitCode}`;
+  print(
+    context,
+    `  ${palette.gray(record.executionId)}  ${record.stepId}${record.turn === undefined ? '' : ` turn ${record.turn}`}  attempt ${record.attempt}  ${palette.cyan(record.tool)} (${record.effect})  ${statusColour(context, record.status)}${exit}  ${record.durationMs === undefined ? '' : formatElapsed(record.durationMs)}`,
+  );
+  print(context, `      args    ${compact(record.args)}`);
+  if (record.error)
+    print(context, `      ${palette.red('error')}   ${record.error.code} ${compact(record.error.message)}`);
+  if (record.output !== undefined) print(context, `      output  ${compact(record.output)}`);
+  for (const artifact of record.artifacts) {
+    if (artifact.kind !== 'stderr' || artifact.content.trim() === '') continue;
+    for (const line of tail(artifact.content, 3)) print(context, `      ${palette.gray('stderr')}  ${compact(line)}`);
+  }
+  for (const approval of record.why.approvals.filter((entry) => entry.executionId === record.executionId)) {
+    print(
+      context,
+      `      approval ${approval.decision} (${approval.source}${approval.by ? `, by ${approval.by}` : ''})${approval.reason ? `: ${approval.reason}` : ''}`,
+    );
+  }
+}
+
+function printExecution(context: CommandContext, record: ExecutionRecord): void {
+  const { palette } = context;
+  print(context, `${palette.bold('Execution')} ${record.executionId}  ${statusColour(context, record.status)}`);
+  print(
+    context,
+    `${palette.bold('What')}      ${record.tool} (${record.effect}) in step "${record.stepId}", attempt ${record.attempt}${record.turn === undefined ? '' : `, model turn ${record.turn}`}, run ${record.runId}`,
+  );
+  print(context, `${palette.bold('Args')}      ${JSON.stringify(record.args, null, 2).replace(/\n/g, '\n          ')}`);
+  print(
+    context,
+    `${palette.bold('When')}      ${record.startedAt} → ${record.finishedAt ?? 'did not finish'}${record.durationMs === undefined ? '' : ` (${formatElapsed(record.durationMs)})`}`,
+  );
+  const whether =
+    record.status === 'succeeded'
+      ? 'succeeded'
+      : `${record.status}${record.error ? `: ${record.error.code} ${record.error.message}` : ''}`;
+  print(
+    context,
+    `${palette.bold('Result')}    ${whether}${record.exitCode === undefined ? '' : ` (exit code ${record.exitCode})`}`,
+  );
+  if (record.output !== undefined) {
+    print(
+      context,
+      `${palette.bold('Output')}    ${JSON.stringify(record.output, null, 2).replace(/\n/g, '\n          ')}`,
+    );
+  }
+  for (const artifact of record.artifacts) {
+    print(
+      context,
+      `${palette.bold(padEnd(artifact.kind, 9))} ${artifact.content.replace(/\n$/, '').replace(/\n/g, '\n          ')}`,
+    );
+  }
+  const { why } = record;
+  print(
+    context,
+    `${palette.bold('Why')}       plan ${why.planId} (digest ${why.planDigest.slice(0, 12)}…)${why.goal ? `, goal: ${why.goal}` : ''}`,
+  );
+  if (why.stepDescription) print(context, `          step: ${why.stepDescription}`);
+  if (why.authorization) {
+    print(
+      context,
+      `          plan approved by ${why.authorization.by} at ${why.authorization.at} (${why.authorization.id})`,
+    );
+  }
+  for (const approval of why.approvals) {
+    print(
+      context,
+      `          approval ${approval.decision} by ${approval.by ?? approval.source} at ${approval.at}${approval.reason ? `: ${approval.reason}` : ''}`,
+    );
+  }
+}
+
+export const showCommand: CommandDefinition = {
+  name: 'show',
+  summary: 'show a run (steps and its audit trail) or one execution',
+  positionals: { min: 1, max: 1, names: '<runId|executionId>' },
+  options,
+  help: `Usage: stepwise show <runId|executionId> [--json] [--db F]
+
+For a run: its plan, status, each step's outcome, and every execution in order (the audit trail:
+tool, arguments, exit code, output, stderr, approvals). For an execution (ex_…): the full audit
+bundle — what ran, when, whether it worked, what it produced, and why (plan, goal, approvals).
+
+Options:
+      --json   the run summary, step results and execution records (or one record) as JSON
+      --db F   the SQLite journal (default: the configuration's)
+
+Examples:
+  stepwise show run_0123abcd
+  stepwise show ex_89ef0123 --json`,
+  async run(context: CommandContext, { values, positionals }) {
+    const id = positionals[0] as string;
+    const { store } = await openCommandStore(context, values);
+    try {
+      if (id.startsWith('ex_')) {
+        const record = await store.getExecution(id);
+        if (!record)
+          throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `execution ${id} is not in the journal`, { location: id });
+        if (values.json) print(context, JSON.stringify(record, null, 2));
+        else printExecution(context, record);
+        return ExitCodes.COMPLETED;
+      }
+      const events = await readAll(store, id);
+      if (events.length === 0)
+        throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${id} is not in the journal`, { location: id });
+      const run = foldRun(events);
+      const records = [...run.executions.keys()]
+        .map((executionId) => executionRecord(run, executionId))
+        .filter((record): record is ExecutionRecord => record !== undefined);
+      const steps = (run.plan?.steps ?? []).map((step) => ({
+        stepId: step.id,
+        tool: step.tool,
+        status: run.steps.get(step.id)?.status ?? 'pending',
+        result: run.steps.get(step.id)?.result,
+      }));
+      if (values.json) {
+        print(context, JSON.stringify({ run: summarizeRun(run), steps, executions: records }, null, 2));
+        return ExitCodes.COMPLETED;
+      }
+      const { palette } = context;
+      print(context, `${palette.bold('Run')} ${run.runId}  ${statusColour(context, run.status)}  ${run.engine} engine`);
+      print(
+        context,
+        `  plan ${run.planId} (digest ${run.planDigest.slice(0, 12)}…)${run.goal ? `  goal: ${run.goal}` : ''}`,
+      );
+      print(
+        context,
+        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatElapsed(run.durationMs)})`}`,
+      );
+      if (run.authorization) print(context, `  approved by ${run.authorization.by} at ${run.authorization.at}`);
+      if (run.usage)
+        print(
+          context,
+          `  tokens ${run.usage.totalTokens} (${run.usage.promptTokens} prompt, ${run.usage.completionTokens} completion)`,
+        );
+      print(context);
+      print(context, palette.bold('Steps'));
+      const width = Math.min(28, Math.max(4, ...steps.map((step) => step.stepId.length)));
+      for (const step of steps) {
+        const result = step.result;
+        print(
+          context,
+          `  ${padEnd(step.stepId, width)}  ${padEnd(palette.cyan(step.tool ?? 'agentic'), 14)}  ${padEnd(statusColour(context, step.status), 10)}  ${result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}  ${formatElapsed(result.durationMs)}` : ''}${result?.error ? `  ${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : ''}`,
+        );
+      }
+      print(context);
+      print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
+      if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
+      for (const record of records) printExecutionSummary(context, record);
+      print(context);
+      print(
+        context,
+        palette.gray(`stepwise show <executionId> for one execution; stepwise report ${run.runId} for the HTML report`),
+      );
+      return ExitCodes.COMPLETED;
+    } finally {
+      await store.close();
+    }
+  },
+};

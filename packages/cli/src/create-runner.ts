@@ -1,0 +1,268 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  type ApprovalOptions,
+  createRedactor,
+  type Engine,
+  type EngineOptions,
+  ErrorCodes,
+  MemoryStore,
+  type PlanValidation,
+  type Redactor,
+  type ResumeOptions,
+  type RetryPolicy,
+  type RunEvent,
+  type RunHandle,
+  type RunOptions,
+  type RunStore,
+  StepwiseError,
+  ToolRegistry,
+} from '@stepwise/core';
+import type { AgenticEngineOptions } from '@stepwise/engine-agentic';
+import { type PluginSource, registerPlugins } from './load-plugins.js';
+
+/** The engines `createRunner` switches between with one word. */
+export type EngineName = 'sequential' | 'dag' | 'agentic';
+
+/** An OpenAI-compatible endpoint for the agentic engine. */
+export interface ModelEndpoint {
+  readonly baseURL: string;
+  readonly model: string;
+  /** The key itself (programmatic use). Prefer `apiKeyEnv`. */
+  readonly apiKey?: string;
+  /** Name of the environment variable holding the key; its value is also redacted from the journal. */
+  readonly apiKeyEnv?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Limits of the agentic engine's loop (turns, consecutive calls, tool failures, tokens). */
+export type AgenticLimits = NonNullable<AgenticEngineOptions['limits']>;
+
+export interface RunnerOptions {
+  /** `sequential` (strict: approved plans, stop at first failure), `dag` (permissive, parallel) or `agentic`. Default `dag`. */
+  readonly engine?: EngineName;
+  /**
+   * The whitelist: a ready `ToolRegistry`, or plugins to register into a new one.
+   * Default: a registry with `nodeTools({ workspace, commands })` from `@stepwise/tools-node`.
+   */
+  readonly tools?: ToolRegistry | readonly PluginSource[];
+  /** More plugins, registered after `tools` (module specifiers, `{ mcp }` servers, plugin objects). Default none. */
+  readonly plugins?: readonly PluginSource[];
+  /** Where relative plugin specifiers and MCP `cwd`s resolve. Default `workspace`. */
+  readonly baseDirectory?: string;
+  /**
+   * The journal: a `RunStore`, `{ path }` for a SQLite file (`@stepwise/store-sqlite`), or `'memory'`.
+   * Default: SQLite at `<workspace>/.stepwise/stepwise.db`.
+   */
+  readonly store?: RunStore | { readonly path: string } | 'memory';
+  /** The directory tools may touch (absolute, or relative to the current directory). Default `process.cwd()`. */
+  readonly workspace?: string;
+  /** Approval policy per effect/tool, the non-interactive fallback, and the handler that asks a person. Default: core defaults, no handler. */
+  readonly approvals?: ApprovalOptions;
+  /** `run_command` settings for the default `nodeTools`: the executable allowlist and inherited env names. Default: no executables. */
+  readonly commands?: { readonly allow?: readonly string[]; readonly env?: readonly string[] };
+  /** Steps at once: dag default 4, agentic default 1 (its steps share the workspace). Ignored by sequential. */
+  readonly concurrency?: number;
+  /** Retry policy for steps that set none (dag). Default: the engine's (3 attempts, 1 s, ×2). */
+  readonly retry?: Partial<RetryPolicy>;
+  /** The agentic engine's model: an OpenAI-compatible endpoint or any `ChatModel` object. Required for `agentic`. */
+  readonly model?: ModelEndpoint | object;
+  /** Agentic loop limits. Default: the engine's (10 turns, 5 consecutive calls, 3 tool failures). */
+  readonly agentic?: AgenticLimits;
+  /** Timeout for steps and tools that set none, in ms. Default none. */
+  readonly defaultTimeoutMs?: number;
+  /** Lease time-to-live: how long a crashed process keeps its run locked. Default 30 000 ms. */
+  readonly leaseTtlMs?: number;
+  /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
+  readonly allowRerunInterrupted?: boolean;
+  /** Environment variable names whose values are redacted everywhere. Default none (the model key is added). */
+  readonly secretEnv?: readonly string[];
+  /** Replaces the redactor built from `secretEnv`. */
+  readonly redactor?: Redactor;
+  /** Every event of every run, after it is durable. */
+  readonly onEvent?: (event: RunEvent) => void;
+  /** Extra options handed to the engine factory as they are (engine-specific knobs). */
+  readonly engineOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** One engine, its tools and its store, behind the same four calls whatever the engine. */
+export interface Runner {
+  readonly engineName: EngineName;
+  readonly engine: Engine;
+  readonly tools: ToolRegistry;
+  readonly store: RunStore;
+  /** Absolute workspace root. */
+  readonly workspace: string;
+  /** Starts a run. The sequential engine needs `authorization` (E002 without one). */
+  run(plan: unknown, options?: RunOptions): RunHandle;
+  /** Continues a run after a crash or a cancel; takes its lease (E501 while another process holds it). */
+  resume(runId: string, options?: ResumeOptions): RunHandle;
+  /** Every problem of a plan for this engine and these tools. */
+  validate(plan: unknown): PlanValidation;
+  /** Disposes the plugins (stops MCP servers) and closes the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+function isRunStore(value: unknown): value is RunStore {
+  return typeof value === 'object' && value !== null && typeof (value as RunStore).append === 'function';
+}
+
+/** `<workspace>/.stepwise/stepwise.db`: where the CLI and `createRunner` keep the journal by default. */
+export function defaultDatabasePath(workspace: string): string {
+  return path.join(workspace, '.stepwise', 'stepwise.db');
+}
+
+/** Opens the SQLite store at `file` (creating its directory). */
+export async function openSqliteStore(file: string): Promise<RunStore> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const { createSqliteStore } = await import('@stepwise/store-sqlite');
+  const store = createSqliteStore({ path: file });
+  try {
+    // Migrations run on open: a corrupt or newer database fails here, with the file named.
+    await store.ready;
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+  return store;
+}
+
+async function createModel(model: RunnerOptions['model']): Promise<object | undefined> {
+  if (model === undefined) return undefined;
+  const endpoint = model as ModelEndpoint;
+  if (typeof endpoint.baseURL !== 'string' || typeof endpoint.model !== 'string') return model;
+  const { openAICompatible } = await import('@stepwise/engine-agentic');
+  const apiKey = endpoint.apiKey ?? (endpoint.apiKeyEnv ? process.env[endpoint.apiKeyEnv] : undefined);
+  if (endpoint.apiKeyEnv && !apiKey) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `the model's API key variable ${endpoint.apiKeyEnv} is not set in the environment`,
+      { location: '/model/apiKeyEnv' },
+    );
+  }
+  return openAICompatible({
+    baseURL: endpoint.baseURL,
+    model: endpoint.model,
+    ...(apiKey ? { apiKey } : {}),
+    ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+  });
+}
+
+async function createEngine(name: EngineName, options: EngineOptions & Record<string, unknown>): Promise<Engine> {
+  switch (name) {
+    case 'sequential': {
+      const { sequentialEngine } = await import('@stepwise/engine-sequential');
+      return sequentialEngine(options);
+    }
+    case 'dag': {
+      const { dagEngine } = await import('@stepwise/engine-dag');
+      return dagEngine(options);
+    }
+    case 'agentic': {
+      const { agenticEngine } = await import('@stepwise/engine-agentic');
+      if (!options.model) {
+        throw new StepwiseError(
+          ErrorCodes.CONFIG_INVALID,
+          'the agentic engine needs a model: set "model" to { baseURL, model, apiKeyEnv } or pass a ChatModel',
+          { location: '/model' },
+        );
+      }
+      return agenticEngine(options as unknown as Parameters<typeof agenticEngine>[0]);
+    }
+    default:
+      throw new StepwiseError(
+        ErrorCodes.CONFIG_INVALID,
+        `unknown engine "${String(name)}": use sequential, dag or agentic`,
+        { location: '/engine' },
+      );
+  }
+}
+
+/**
+ * Builds a runner: the engine named by `engine`, the tools, the store. Switching between the
+ * strict and the permissive engine is a one-word change; plans, tools and store stay the same.
+ * Async because plugins (MCP servers) start and the store opens here; failures clean up after
+ * themselves and throw typed errors (E601 configuration, E602 plugin, E503 store).
+ */
+export async function createRunner(options: RunnerOptions = {}): Promise<Runner> {
+  const engineName = options.engine ?? 'dag';
+  const workspace = path.resolve(options.workspace ?? process.cwd());
+  const baseDirectory = path.resolve(options.baseDirectory ?? workspace);
+
+  const ownsRegistry = !(options.tools instanceof ToolRegistry);
+  const tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry();
+  let store: RunStore | undefined;
+  try {
+    const sources: PluginSource[] = [];
+    if (Array.isArray(options.tools)) sources.push(...(options.tools as readonly PluginSource[]));
+    else if (options.tools === undefined) {
+      const { nodeTools } = await import('@stepwise/tools-node');
+      sources.push(
+        nodeTools({
+          workspace,
+          commands: {
+            allow: [...(options.commands?.allow ?? [])],
+            ...(options.commands?.env ? { env: [...options.commands.env] } : {}),
+          },
+        } as Parameters<typeof nodeTools>[0]),
+      );
+    }
+    sources.push(...(options.plugins ?? []));
+    await registerPlugins(tools, sources, baseDirectory);
+
+    if (options.store === 'memory') store = new MemoryStore();
+    else if (isRunStore(options.store)) store = options.store;
+    else store = await openSqliteStore(path.resolve(workspace, options.store?.path ?? defaultDatabasePath(workspace)));
+
+    const model = await createModel(options.model);
+    const secretEnv = [...(options.secretEnv ?? [])];
+    const apiKeyEnv = (options.model as ModelEndpoint | undefined)?.apiKeyEnv;
+    if (apiKeyEnv) secretEnv.push(apiKeyEnv);
+    const apiKey = (options.model as ModelEndpoint | undefined)?.apiKey;
+    const redactor = options.redactor ?? createRedactor({ secretEnv, ...(apiKey ? { secrets: [apiKey] } : {}) });
+
+    const engineOptions: EngineOptions & Record<string, unknown> = {
+      ...options.engineOptions,
+      tools,
+      store,
+      workspace,
+      redactor,
+      ...(options.approvals ? { approvals: options.approvals } : {}),
+      ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+      ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
+      ...(options.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: options.allowRerunInterrupted }),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      ...(engineName === 'dag' ? { concurrency: options.concurrency ?? 4 } : {}),
+      ...(engineName === 'agentic' && options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      // The agentic engine's own `retry` is for model calls; step retries are the dag engine's.
+      ...(options.retry && engineName === 'dag' ? { retry: options.retry } : {}),
+      ...(model ? { model } : {}),
+      ...(engineName === 'agentic' && options.agentic ? { limits: options.agentic } : {}),
+    };
+    const engine = await createEngine(engineName, engineOptions);
+    const openStore = store;
+    let closing: Promise<void> | undefined;
+    return {
+      engineName,
+      engine,
+      tools,
+      store: openStore,
+      workspace,
+      run: (plan, runOptions) => engine.run(plan as Parameters<Engine['run']>[0], runOptions),
+      resume: (runId, resumeOptions) => engine.resume(runId, resumeOptions),
+      validate: (plan) => engine.validate(plan),
+      close() {
+        closing ??= (async () => {
+          const results = await Promise.allSettled([tools.dispose(), openStore.close()]);
+          const failed = results.find((result) => result.status === 'rejected');
+          if (failed) throw failed.reason;
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    if (ownsRegistry) await tools.dispose().catch(() => undefined);
+    if (store && !isRunStore(options.store)) await store.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,174 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import type { z } from 'zod';
+import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
+import { locateJsonPointer } from './locate-json-pointer.js';
+
+/** Looked up in this order in the starting directory, then in each parent. */
+export const CONFIG_FILE_NAMES = [
+  'stepwise.config.json',
+  'stepwise.config.ts',
+  'stepwise.config.mts',
+  'stepwise.config.mjs',
+  'stepwise.config.js',
+] as const;
+
+/** One problem in a configuration file. */
+export interface ConfigProblem {
+  /** JSON pointer, e.g. `/approvals/exec`. */
+  readonly path: string;
+  readonly message: string;
+  /** 1-based, JSON files only. */
+  readonly line?: number;
+  readonly column?: number;
+}
+
+export interface LoadedConfig {
+  readonly config: StepwiseConfig;
+  /** Absolute path of the file, or `undefined` when none was found (defaults apply). */
+  readonly file: string | undefined;
+  /** Where relative paths in the configuration resolve from. */
+  readonly directory: string;
+}
+
+export interface LoadConfigOptions {
+  /** An explicit file (`--config`); it must exist. */
+  readonly file?: string;
+  /** Where the search starts. Default `process.cwd()`. */
+  readonly cwd?: string;
+  /** Search parent directories too. Default true. */
+  readonly searchParents?: boolean;
+}
+
+async function isFile(candidate: string): Promise<boolean> {
+  try {
+    return (await stat(candidate)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The nearest configuration file from `directory` upwards, if any. */
+export async function findConfigFile(directory: string, searchParents = true): Promise<string | undefined> {
+  let current = path.resolve(directory);
+  while (true) {
+    for (const name of CONFIG_FILE_NAMES) {
+      const candidate = path.join(current, name);
+      if (await isFile(candidate)) return candidate;
+    }
+    const parent = path.dirname(current);
+    if (!searchParents || parent === current) return undefined;
+    current = parent;
+  }
+}
+
+function escapeToken(token: PropertyKey): string {
+  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function problemsOf(issues: readonly z.core.$ZodIssue[], text: string | undefined): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const issue of issues) {
+    const base = issue.path.map((segment) => `/${escapeToken(segment)}`).join('');
+    const keys = (issue as { keys?: readonly string[] }).keys;
+    const entries =
+      keys && keys.length > 0
+        ? keys.map((key) => ({ path: `${base}/${escapeToken(key)}`, message: `unknown option "${key}"` }))
+        : [{ path: base, message: issue.message }];
+    for (const entry of entries) {
+      const at = text === undefined ? undefined : locateJsonPointer(text, entry.path);
+      problems.push(at ? { ...entry, line: at.line, column: at.column } : entry);
+    }
+  }
+  return problems;
+}
+
+/** `file:line:column /path message`, one line per problem. */
+export function formatConfigProblems(file: string | undefined, problems: readonly ConfigProblem[]): string {
+  const name = file ?? 'configuration';
+  return problems
+    .map((problem) => {
+      const where = problem.line === undefined ? name : `${name}:${problem.line}:${problem.column}`;
+      return `${where} ${problem.path || '/'}: ${problem.message}`;
+    })
+    .join('\n');
+}
+
+/**
+ * Validates a configuration object. Throws E601 listing every problem, each located by JSON
+ * pointer and, when the JSON `text` is given, by line and column.
+ */
+export function parseConfig(value: unknown, source: { file?: string; text?: string } = {}): StepwiseConfig {
+  const parsed = StepwiseConfigSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = problemsOf(parsed.error.issues, source.text);
+  const first = problems[0];
+  const location =
+    source.file && first?.line !== undefined
+      ? `${source.file}:${first.line}:${first.column}`
+      : `${source.file ?? 'configuration'}#${first?.path ?? ''}`;
+  throw new StepwiseError(
+    ErrorCodes.CONFIG_INVALID,
+    `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${formatConfigProblems(source.file, problems)}`,
+    { location, details: { problems } },
+  );
+}
+
+async function importModule(file: string): Promise<unknown> {
+  if (/\.[cm]?tsx?$/.test(file)) {
+    const { createJiti } = await import('jiti');
+    const jiti = createJiti(pathToFileURL(file).href, { moduleCache: false });
+    return jiti.import(file, { default: true });
+  }
+  const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  return module.default ?? module;
+}
+
+/** Reads, evaluates (for JS/TS) and validates one configuration file. */
+export async function loadConfigFile(file: string): Promise<StepwiseConfig> {
+  const absolute = path.resolve(file);
+  if (!(await isFile(absolute))) {
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `configuration file not found: ${file}`, { location: file });
+  }
+  if (absolute.endsWith('.json')) {
+    const text = await readFile(absolute, 'utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
+      let where = absolute;
+      if (Number.isFinite(offset)) {
+        const before = text.slice(0, offset).split('\n');
+        where = `${absolute}:${before.length}:${(before[before.length - 1]?.length ?? 0) + 1}`;
+      }
+      throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} the configuration is not valid JSON: ${message}`, {
+        location: where,
+      });
+    }
+    return parseConfig(value, { file: absolute, text });
+  }
+  let value: unknown;
+  try {
+    value = await importModule(absolute);
+  } catch (error) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `${absolute} could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
+      { location: absolute, cause: error },
+    );
+  }
+  if (typeof value === 'function') value = await (value as () => unknown)();
+  return parseConfig(value, { file: absolute });
+}
+
+/** Finds (or takes `--config`) and validates the configuration; no file means all defaults. */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const file = options.file ? path.resolve(cwd, options.file) : await findConfigFile(cwd, options.searchParents);
+  if (!file) return { config: {}, file: undefined, directory: cwd };
+  return { config: await loadConfigFile(file), file, directory: path.dirname(file) };
+}

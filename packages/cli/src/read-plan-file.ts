@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+
+/** A plan file as read from disk, before validation. */
+export interface PlanFile {
+  readonly file: string;
+  readonly text: string;
+  /** The parsed JSON (not yet validated). */
+  readonly value: unknown;
+}
+
+/** Reads JSON from a file: E004 (exit 2) with line and column when it is missing or does not parse. */
+export async function readJsonFile(file: string, what = 'file'): Promise<PlanFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      code === 'ENOENT' ? `${what} not found: ${file}` : `cannot read ${what} ${file}: ${(error as Error).message}`,
+      { location: file },
+    );
+  }
+  try {
+    return { file, text, value: JSON.parse(text) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
+    let where = file;
+    if (Number.isFinite(offset)) {
+      const before = text.slice(0, offset).split('\n');
+      where = `${file}:${before.length}:${(before[before.length - 1]?.length ?? 0) + 1}`;
+    }
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} is not valid JSON: ${message}`, { location: where });
+  }
+}

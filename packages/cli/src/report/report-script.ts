@@ -1,0 +1,182 @@
+/**
+ * The report's behaviour: select a step (click or keyboard on a node, a bar or a row) and show
+ * its details. Plain ES2017 with no template literals, so it can live in this string; every
+ * value from the run is inserted with textContent, never as HTML.
+ */
+export const REPORT_SCRIPT = String.raw`
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('stepwise-data').textContent);
+  var stepsById = {};
+  data.steps.forEach(function (step) { stepsById[step.id] = step; });
+  var panel = document.getElementById('details');
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function json(value) {
+    if (value === undefined) return '';
+    if (typeof value === 'string') return value;
+    try { return JSON.stringify(value, null, 2); } catch (error) { return String(value); }
+  }
+  function ms(value) {
+    if (value === undefined || value === null) return '';
+    if (value < 1000) return Math.round(value) + ' ms';
+    if (value < 60000) return (value / 1000).toFixed(value < 10000 ? 2 : 1) + ' s';
+    return Math.floor(value / 60000) + ' min ' + Math.round((value % 60000) / 1000) + ' s';
+  }
+  function badge(status) { return el('span', 'badge status-' + status, status); }
+  function pre(value) { return el('pre', null, json(value)); }
+  function heading(text) { return el('h3', null, text); }
+  function definitions(pairs) {
+    var list = el('dl');
+    pairs.forEach(function (pair) {
+      if (pair[1] === undefined || pair[1] === null || pair[1] === '') return;
+      list.appendChild(el('dt', null, pair[0]));
+      var value = el('dd');
+      if (pair[1] instanceof Node) value.appendChild(pair[1]); else value.textContent = String(pair[1]);
+      list.appendChild(value);
+    });
+    return list;
+  }
+  function errorText(error) { return error ? error.code + ': ' + error.message : ''; }
+
+  function render(step) {
+    panel.textContent = '';
+    var title = el('h2');
+    title.appendChild(el('span', 'mono', step.id + ' '));
+    title.appendChild(badge(step.status));
+    panel.appendChild(title);
+    panel.setAttribute('data-step-id', step.id);
+    var dependencies = el('span');
+    step.dependsOn.forEach(function (id) {
+      var link = el('a', 'step-link', id);
+      link.setAttribute('data-goto', id);
+      dependencies.appendChild(link);
+    });
+    panel.appendChild(definitions([
+      ['tool', step.tool || '(agentic goal)'],
+      ['description', step.description],
+      ['depends on', step.dependsOn.length ? dependencies : 'nothing'],
+      ['critical', step.critical ? 'yes: a failure fails the run' : 'no'],
+      ['critical path', step.onCriticalPath ? 'on the critical path' : undefined],
+      ['attempts', step.result ? step.result.attempt : undefined],
+      ['duration', step.result ? ms(step.result.durationMs) : undefined],
+      ['error', step.result && step.result.error ? errorText(step.result.error) : undefined],
+    ]));
+    panel.appendChild(heading('Arguments (as planned)'));
+    panel.appendChild(pre(step.args));
+
+    var bars = data.bars.filter(function (bar) { return bar.stepId === step.id; });
+    if (bars.length) {
+      panel.appendChild(heading('Attempts'));
+      bars.forEach(function (bar) {
+        var card = el('div', 'card');
+        var head = el('div', 'title', 'attempt ' + bar.attempt + ' ');
+        head.appendChild(badge(bar.status));
+        card.appendChild(head);
+        card.appendChild(definitions([
+          ['execution', bar.executionId],
+          ['started', '+' + ms(bar.start)],
+          ['took', ms(bar.end - bar.start)],
+          ['error', errorText(bar.error)],
+        ]));
+        panel.appendChild(card);
+      });
+    }
+    if (step.retries.length) {
+      panel.appendChild(heading('Retries and recovery'));
+      step.retries.forEach(function (retry) {
+        panel.appendChild(pre(retry));
+      });
+    }
+    if (step.approvals.length) {
+      panel.appendChild(heading('Approvals'));
+      step.approvals.forEach(function (approval) {
+        var card = el('div', 'card');
+        card.appendChild(el('div', 'title', (approval.tool || '') + ': ' + (approval.decision || 'asked')));
+        card.appendChild(definitions([
+          ['effect', approval.effect], ['reason', approval.reason], ['source', approval.source], ['by', approval.by],
+        ]));
+        if (approval.args) card.appendChild(pre(approval.args));
+        panel.appendChild(card);
+      });
+    }
+    if (step.calls.length) {
+      panel.appendChild(heading('Tool calls'));
+      step.calls.forEach(function (call) {
+        var card = el('div', 'card');
+        var head = el('div', 'title', call.tool + (call.turn !== undefined ? ' (turn ' + call.turn + ')' : '') + ' ');
+        head.appendChild(badge(call.status));
+        card.appendChild(head);
+        card.appendChild(definitions([
+          ['execution', call.executionId], ['effect', call.effect], ['took', ms(call.durationMs)],
+          ['exit code', call.output && typeof call.output.exitCode === 'number' ? call.output.exitCode : undefined],
+        ]));
+        card.appendChild(el('div', null, 'args'));
+        card.appendChild(pre(call.args));
+        if (call.error) card.appendChild(el('div', 'error', errorText(call.error)));
+        if (call.output !== undefined) { card.appendChild(el('div', null, 'output')); card.appendChild(pre(call.output)); }
+        call.artifacts.forEach(function (artifact) {
+          card.appendChild(el('div', null, artifact.kind + (artifact.name ? ' (' + artifact.name + ')' : '')));
+          card.appendChild(pre(artifact.content));
+        });
+        panel.appendChild(card);
+      });
+    }
+    if (step.modelCalls.length) {
+      panel.appendChild(heading('Model turns'));
+      step.modelCalls.forEach(function (call) {
+        var card = el('div', 'card');
+        card.appendChild(el('div', 'title', 'turn ' + call.turn + ' · ' + call.model + ' · ' + ms(call.latencyMs) +
+          (call.usage ? ' · ' + call.usage.totalTokens + ' tokens' : '')));
+        if (call.error) card.appendChild(el('div', 'error', errorText(call.error)));
+        var request = el('details'); request.appendChild(el('summary', null, 'request')); request.appendChild(pre(call.request));
+        var response = el('details'); response.appendChild(el('summary', null, 'response')); response.appendChild(pre(call.response));
+        card.appendChild(request); card.appendChild(response);
+        panel.appendChild(card);
+      });
+    }
+    if (step.progress.length) {
+      panel.appendChild(heading('Progress'));
+      panel.appendChild(pre(step.progress.map(function (item) { return item.percent + '% ' + (item.message || ''); }).join('\n')));
+    }
+    if (step.result) {
+      panel.appendChild(heading('Result'));
+      if (step.result.output !== undefined) panel.appendChild(pre(step.result.output));
+      (step.result.artifacts || []).forEach(function (artifact) {
+        panel.appendChild(el('div', null, artifact.kind));
+        panel.appendChild(pre(artifact.content));
+      });
+      if (step.result.output === undefined && !(step.result.artifacts || []).length) panel.appendChild(el('p', 'empty', 'no output'));
+    }
+  }
+
+  function select(id) {
+    var step = stepsById[id];
+    if (!step) return;
+    Array.prototype.forEach.call(document.querySelectorAll('.selected'), function (node) { node.classList.remove('selected'); });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-step-id]'), function (node) {
+      if (node.getAttribute('data-step-id') === id && node !== panel) node.classList.add('selected');
+    });
+    render(step);
+    if (history.replaceState) history.replaceState(null, '', '#step=' + encodeURIComponent(id));
+  }
+
+  document.addEventListener('click', function (event) {
+    var target = event.target.closest ? event.target.closest('[data-goto], [data-step-id]') : null;
+    if (!target || target === panel) return;
+    select(target.getAttribute('data-goto') || target.getAttribute('data-step-id'));
+  });
+  document.addEventListener('keydown', function (event) {
+    if (event.key !== 'Enter' && event.key !== ' ') return;
+    var target = event.target.closest ? event.target.closest('[data-step-id]') : null;
+    if (target && target !== panel) { event.preventDefault(); select(target.getAttribute('data-step-id')); }
+  });
+  var initial = /^#step=(.+)$/.exec(location.hash);
+  if (initial) select(decodeURIComponent(initial[1]));
+})();
+`;

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import type { ApprovalHandler, ApprovalPolicy, Effect } from '@stepwise/core';
+import type { StepwiseConfig } from './config-schema.js';
+import { defaultDatabasePath, type EngineName, type RunnerOptions } from './create-runner.js';
+import type { LoadedConfig } from './load-config.js';
+
+/** What the command line can override (flags win over the file). */
+export interface ConfigOverrides {
+  readonly engine?: EngineName;
+  /** Relative to `cwd`. */
+  readonly workspace?: string;
+  /** Relative to `cwd`. */
+  readonly database?: string;
+  readonly concurrency?: number;
+  /** Asks a person; without one the non-interactive fallback applies. */
+  readonly approvalHandler?: ApprovalHandler;
+  /** Replaces the configured fallback (`--approve auto|deny` without a TTY). */
+  readonly nonInteractive?: 'auto' | 'deny';
+  readonly cwd?: string;
+}
+
+const EFFECTS: readonly Effect[] = ['read', 'write', 'exec', 'destructive', 'network'];
+
+/** The core approval policy a configuration's `approvals` section describes. */
+export function approvalPolicyFromConfig(approvals: StepwiseConfig['approvals']): ApprovalPolicy {
+  const effects: Partial<Record<Effect, 'auto' | 'prompt' | 'deny'>> = {};
+  for (const effect of EFFECTS) {
+    const mode = approvals?.[effect];
+    if (mode) effects[effect] = mode;
+  }
+  return {
+    effects,
+    ...(approvals?.tools ? { tools: approvals.tools } : {}),
+    ...(approvals?.nonInteractive ? { nonInteractive: approvals.nonInteractive } : {}),
+  };
+}
+
+/** `createRunner` options (plus the resolved database path) from a loaded configuration and flags. */
+export function runnerOptionsFromConfig(
+  loaded: LoadedConfig,
+  overrides: ConfigOverrides = {},
+): RunnerOptions & { readonly engine: EngineName; readonly workspace: string; readonly database: string } {
+  const { config, directory } = loaded;
+  const cwd = path.resolve(overrides.cwd ?? process.cwd());
+  const workspace = overrides.workspace
+    ? path.resolve(cwd, overrides.workspace)
+    : path.resolve(directory, config.workspace ?? '.');
+  const database = overrides.database
+    ? path.resolve(cwd, overrides.database)
+    : config.database
+      ? path.resolve(directory, config.database)
+      : defaultDatabasePath(workspace);
+  const policy = approvalPolicyFromConfig(config.approvals);
+  return {
+    engine: overrides.engine ?? config.engine ?? 'dag',
+    workspace,
+    database,
+    baseDirectory: directory,
+    store: { path: database },
+    approvals: {
+      policy: overrides.nonInteractive ? { ...policy, nonInteractive: overrides.nonInteractive } : policy,
+      ...(overrides.approvalHandler ? { handler: overrides.approvalHandler } : {}),
+    },
+    ...(config.commands ? { commands: config.commands } : {}),
+    ...((overrides.concurrency ?? config.concurrency) === undefined
+      ? {}
+      : { concurrency: overrides.concurrency ?? config.concurrency }),
+    ...(config.retry ? { retry: config.retry } : {}),
+    ...(config.timeoutMs === undefined ? {} : { defaultTimeoutMs: config.timeoutMs }),
+    ...(config.leaseTtlMs === undefined ? {} : { leaseTtlMs: config.leaseTtlMs }),
+    ...(config.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: config.allowRerunInterrupted }),
+    ...(config.secretEnv ? { secretEnv: config.secretEnv } : {}),
+    ...(config.model ? { model: config.model } : {}),
+    ...(config.agentic ? { agentic: config.agentic } : {}),
+    ...(config.plugins ? { plugins: config.plugins } : {}),
+  };
+}

@@ -1,0 +1,117 @@
+/** What a command writes to and reads from; the real process streams, or fakes in tests. */
+export interface CommandIo {
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
+
+export function processIo(): CommandIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
+}
+
+export type Paint = (text: string) => string;
+
+export interface Palette {
+  readonly enabled: boolean;
+  readonly bold: Paint;
+  readonly dim: Paint;
+  readonly red: Paint;
+  readonly green: Paint;
+  readonly yellow: Paint;
+  readonly blue: Paint;
+  readonly magenta: Paint;
+  readonly cyan: Paint;
+  readonly gray: Paint;
+  readonly inverse: Paint;
+}
+
+const paint =
+  (open: number, close: number): Paint =>
+  (text) =>
+    `\u001b[${open}m${text}\u001b[${close}m`;
+const plain: Paint = (text) => text;
+
+/** ANSI colours, or none. `NO_COLOR` (any value) turns them off, `FORCE_COLOR` on. */
+export function createPalette(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): Palette {
+  const enabled =
+    env.NO_COLOR === undefined && (env.FORCE_COLOR !== undefined ? env.FORCE_COLOR !== '0' : stream.isTTY === true);
+  if (!enabled) {
+    return {
+      enabled,
+      bold: plain,
+      dim: plain,
+      red: plain,
+      green: plain,
+      yellow: plain,
+      blue: plain,
+      magenta: plain,
+      cyan: plain,
+      gray: plain,
+      inverse: plain,
+    };
+  }
+  return {
+    enabled,
+    bold: paint(1, 22),
+    dim: paint(2, 22),
+    red: paint(31, 39),
+    green: paint(32, 39),
+    yellow: paint(33, 39),
+    blue: paint(34, 39),
+    magenta: paint(35, 39),
+    cyan: paint(36, 39),
+    gray: paint(90, 39),
+    inverse: paint(7, 27),
+  };
+}
+
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** Cuts `text` to `width` visible characters, keeping escapes intact (and closing them). */
+export function fitWidth(text: string, width: number): string {
+  if (stripAnsi(text).length <= width) return text;
+  let visible = 0;
+  let output = '';
+  for (let index = 0; index < text.length; ) {
+    ANSI.lastIndex = index;
+    const match = ANSI.exec(text);
+    if (match && match.index === index) {
+      output += match[0];
+      index += match[0].length;
+      continue;
+    }
+    if (visible >= width - 1) break;
+    output += text[index];
+    visible += 1;
+    index += 1;
+  }
+  return `${output}…\u001b[0m`;
+}
+
+export function padEnd(text: string, width: number): string {
+  const length = stripAnsi(text).length;
+  return length >= width ? text : text + ' '.repeat(width - length);
+}
+
+/** `1.2s`, `850ms`, `2m 05s`. */
+export function formatElapsed(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.max(0, Math.round(milliseconds))}ms`;
+  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1)}s`;
+  const seconds = Math.round(milliseconds / 1000);
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/** Writes, ignoring EPIPE (`stepwise run --json | head`). */
+export function writeSafely(stream: NodeJS.WritableStream, text: string): void {
+  try {
+    stream.write(text);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
+  }
+}
