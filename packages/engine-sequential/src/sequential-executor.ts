@@ -234,17 +234,17 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     result.resolve(ended);
   };
 
-  /** After a step ended: continue, complete, or stop the run. */
+  /** After a step ended: continue, complete, or stop the run; callbacks then see the new state. */
   const settle = async (index: number, stepResult: StepResult): Promise<StepResult> => {
     if (stepResult.status === 'succeeded') {
       completed.push(stepResult);
-      safely('onStepComplete', () => options.onStepComplete?.(stepResult, position(index)));
       if (completed.length === plan?.steps.length) await finish('completed');
       else transition({ status: 'step-running', running: false });
+      safely('onStepComplete', () => options.onStepComplete?.(stepResult, position(index)));
       return stepResult;
     }
-    safely('onStepFailed', () => options.onStepFailed?.(stepResult, position(index)));
     await finish(stepResult.status === 'cancelled' ? 'cancelled' : 'failed', stepResult);
+    safely('onStepFailed', () => options.onStepFailed?.(stepResult, position(index)));
     return stepResult;
   };
 
