@@ -296,7 +296,9 @@ describe('events, progress and bad input', () => {
     const error = await handle.result.catch((thrown: unknown) => thrown);
     expect(StepwiseError.isInstance(error)).toBe(true);
     expect((error as StepwiseError).code).toBe(ErrorCodes.PLAN_INVALID);
-    const kinds = ((error as StepwiseError).details?.problems as { kind: string }[]).map((problem) => problem.kind);
+    const kinds = (((error as StepwiseError).details?.problems ?? []) as { kind: string }[]).map(
+      (problem) => problem.kind,
+    );
     expect(kinds).toEqual(expect.arrayContaining(['dependency-cycle', 'unknown-tool']));
     const iterated: RunEvent[] = [];
     for await (const event of handle) iterated.push(event);
