@@ -666,12 +666,17 @@ export function looksLikePath(value: string): boolean {
   return value.split(/[\\/]/).some((segment) => segment === '..');
 }
 
-/** Path-like values in argv (after the executable) that must resolve inside the workspace. */
-export function pathArguments(argv: readonly string[]): { index: number; value: string }[] {
-  const found: { index: number; value: string }[] = [];
+/**
+ * Values in argv (after the executable) that may name files. `always` ones (absolute, `~`,
+ * `..`) must resolve inside the workspace; the others must too when they exist — a
+ * relative name can still be a symlink that leads out.
+ */
+export function pathArguments(argv: readonly string[]): { index: number; value: string; always: boolean }[] {
+  const found: { index: number; value: string; always: boolean }[] = [];
   for (let index = 1; index < argv.length; index++) {
     for (const value of candidates(argv[index] as string)) {
-      if (looksLikePath(value)) found.push({ index, value });
+      if (value.includes('://')) continue;
+      found.push({ index, value, always: looksLikePath(value) });
     }
   }
   return found;

@@ -29,7 +29,8 @@ export function fileCreateTool(sandbox: WorkspaceSandbox) {
     effect: 'write',
     idempotent: false,
     async execute(input): Promise<FileCreateOutput> {
-      const resolved = await sandbox.resolve(input.path, { access: 'write', followFinalSymlink: false });
+      // A dangling symlink is followed like file_write does, so one that leads out is refused.
+      const resolved = await sandbox.resolve(input.path, { access: 'write' });
       if (resolved.exists) {
         throw new ToolError({
           code: ErrorCodes.TOOL_FAILED,

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defineTool, ErrorCodes, REDACTED, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
 import { z } from 'zod';
@@ -99,6 +99,15 @@ async function resolveExecutable(executable: string, pathVariable: string, sandb
   throw notFound('not found on PATH');
 }
 
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function scrub(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
@@ -141,17 +150,17 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
           location: 'cwd',
         });
       }
-      for (const { index, value } of pathArguments(argv)) {
+      for (const { index, value, always } of pathArguments(argv)) {
+        // Absolute, `~`, drive and UNC forms go to the sandbox as written, so it refuses them by their form.
+        const target = /^([A-Za-z]:|[\\/~])/.test(value) ? value : path.join(cwd.absolute, value);
+        if (!always && !(await exists(target))) continue;
         try {
-          await sandbox.resolve(path.isAbsolute(value) ? value : path.join(cwd.absolute, value));
+          await sandbox.resolve(target);
         } catch (error) {
           if (StepwiseError.isInstance(error) && error.code === ErrorCodes.SANDBOX_VIOLATION) {
             throw new SandboxViolation(
               `argument ${index} (${JSON.stringify(value)}) refers to a path outside the workspace`,
-              {
-                location: `command/${index}`,
-                details: { argument: argv[index] },
-              },
+              { location: `command/${index}`, details: { argument: argv[index] } },
             );
           }
           throw error;
