@@ -18,13 +18,21 @@ export const ApprovalsConfigSchema = z
   })
   .strict();
 
-/** `run_command` settings handed to `nodeTools`. */
+/** `run_command` settings handed to `nodeTools` (see `@stepwise/tools-node`). */
 export const CommandsConfigSchema = z
   .object({
     /** Executables `run_command` may start, e.g. `["node", "npm", "git"]`. Default: none. */
     allow: z.array(z.string().min(1)).optional(),
-    /** Environment variables passed through to commands (secrets are never inherited otherwise). */
+    /** Host environment variables (names or `PREFIX_*`) commands inherit; secrets are never inherited otherwise. */
     env: z.array(z.string().min(1)).optional(),
+    /** Let `npx`/`npm exec` download and run packages. Default false. */
+    allowNpx: z.boolean().optional(),
+    /** Let `node -e`/`--eval` run inline code. Default false. */
+    allowNodeEval: z.boolean().optional(),
+    /** Default command timeout in ms. Default 120 000. */
+    timeoutMs: z.number().int().positive().optional(),
+    /** Cap per captured stream, in bytes. Default 1 MiB. */
+    maxOutputBytes: z.number().int().positive().optional(),
   })
   .strict();
 

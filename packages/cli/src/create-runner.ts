@@ -59,8 +59,19 @@ export interface RunnerOptions {
   readonly workspace?: string;
   /** Approval policy per effect/tool, the non-interactive fallback, and the handler that asks a person. Default: core defaults, no handler. */
   readonly approvals?: ApprovalOptions;
-  /** `run_command` settings for the default `nodeTools`: the executable allowlist and inherited env names. Default: no executables. */
-  readonly commands?: { readonly allow?: readonly string[]; readonly env?: readonly string[] };
+  /**
+   * `run_command` settings for the default `nodeTools`: the executable allowlist (default: none, every
+   * command refused), inherited environment names, `allowNpx`, `allowNodeEval`, timeouts, output caps.
+   */
+  readonly commands?: {
+    readonly allow?: readonly string[];
+    /** Environment variable names (or `PREFIX_*`) commands inherit. */
+    readonly env?: readonly string[];
+    readonly allowNpx?: boolean;
+    readonly allowNodeEval?: boolean;
+    readonly timeoutMs?: number;
+    readonly maxOutputBytes?: number;
+  };
   /** Steps at once: dag default 4, agentic default 1 (its steps share the workspace). Ignored by sequential. */
   readonly concurrency?: number;
   /** Retry policy for steps that set none (dag). Default: the engine's (3 attempts, 1 s, ×2). */
@@ -197,14 +208,12 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
     if (Array.isArray(options.tools)) sources.push(...(options.tools as readonly PluginSource[]));
     else if (options.tools === undefined) {
       const { nodeTools } = await import('@stepwise/tools-node');
+      const { env, allow, ...commands } = options.commands ?? {};
       sources.push(
         nodeTools({
           workspace,
-          commands: {
-            allow: [...(options.commands?.allow ?? [])],
-            ...(options.commands?.env ? { env: [...options.commands.env] } : {}),
-          },
-        } as Parameters<typeof nodeTools>[0]),
+          commands: { ...commands, allow: [...(allow ?? [])], ...(env ? { env: { allow: [...env] } } : {}) },
+        }),
       );
     }
     sources.push(...(options.plugins ?? []));

@@ -6,8 +6,8 @@ import { REPORT_STYLE } from './report-style.js';
 const NODE_WIDTH = 176;
 const NODE_HEIGHT = 46;
 const ROW_HEIGHT = 24;
-const LABEL_WIDTH = 190;
-const TIMELINE_WIDTH = 860;
+const LABEL_WIDTH = 170;
+const TIMELINE_WIDTH = 640;
 
 export function escapeHtml(text: unknown): string {
   return String(text)
@@ -74,7 +74,7 @@ function renderDag(model: ReportModel): string {
     ].join('');
   });
   const arrow = (id: string, colour: string) =>
-    `<marker id="${id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${colour}"/></marker>`;
+    `<marker id="${id}" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${colour}"/></marker>`;
   return [
     `<svg id="dag" xmlns="http://www.w3.org/2000/svg" width="${layout.width}" height="${layout.height}" viewBox="0 0 ${layout.width} ${layout.height}" role="img" aria-label="plan graph">`,
     `<defs>${arrow('arrow', '#a3adb9')}${arrow('arrow-critical', '#111827')}</defs>`,

@@ -58,6 +58,7 @@ svg text { font-family: system-ui, sans-serif; }
 .row-band { fill: transparent; }
 .row-band.odd { fill: #f3f5f8; }
 .row-band.selected { fill: #e6efff; }
+svg#timeline { max-width: 100%; height: auto; }
 .axis line { stroke: var(--line); } .axis text { font-size: 11px; fill: var(--muted); }
 .resume line { stroke: var(--interrupted); stroke-dasharray: 5 4; stroke-width: 1.5; } .resume text { font-size: 11px; fill: var(--interrupted); }
 .attempt-label { font-size: 10px; fill: #fff; pointer-events: none; }
