@@ -248,9 +248,10 @@ export async function runGoalStep(context: GoalStepContext): Promise<StepResult>
     return undefined;
   };
 
-  const invoke = async (tool: string, args: Record<string, unknown>, id: string): Promise<ToolCallOutcome> =>
-    replayedOutcome(id, tool) ??
-    callTool(
+  const invoke = async (tool: string, args: Record<string, unknown>, id: string): Promise<ToolCallOutcome> => {
+    const replayed = replayedOutcome(id, tool);
+    if (replayed) return replayed;
+    const outcome = await callTool(
       {
         stepId: step.id,
         tool,
@@ -263,6 +264,10 @@ export async function runGoalStep(context: GoalStepContext): Promise<StepResult>
       },
       kernel,
     );
+    // The result is durable before the model hears of it: a crash from here on never repeats the call.
+    await journal.flush();
+    return outcome;
+  };
 
   const toolMessage = (call: ChatToolCall, content: string): ChatMessage => ({
     role: 'tool',

@@ -41,9 +41,9 @@ describe('openAICompatible against the fake server over real HTTP', () => {
     expect(first?.headers.authorization).toBe('Bearer test-key-123456');
     expect(first?.body).toMatchObject({ model: 'qwen2.5', stream: false, tool_choice: 'auto' });
     expect(
-      (first?.body?.tools as { type: string; function: { name: string } }[]).map((tool) => tool.function.name),
+      ((first?.body?.tools ?? []) as { type: string; function: { name: string } }[]).map((tool) => tool.function.name),
     ).toEqual(['echo', 'complete_step', 'report_blocked']);
-    const messages = second?.body?.messages as Record<string, unknown>[];
+    const messages = (second?.body?.messages ?? []) as Record<string, unknown>[];
     expect(messages.at(-2)).toMatchObject({
       role: 'assistant',
       content: null,
@@ -70,12 +70,13 @@ describe('openAICompatible against the fake server over real HTTP', () => {
     });
     const result = await engine.run(goalPlan([{ id: 'x' }])).result;
     expect(result.status).toBe('completed');
-    const lastMessage = (index: number) => (server.requests[index]?.body?.messages as { content: string }[]).at(-1);
+    const lastMessage = (index: number) =>
+      ((server.requests[index]?.body?.messages ?? []) as { content: string }[]).at(-1);
     expect(lastMessage(1)?.content).toMatch(/^ERROR E202: arguments are not valid JSON/);
     // The invalid arguments are echoed back exactly as the model sent them.
-    const echoed = (server.requests[1]?.body?.messages as { tool_calls?: { function: { arguments: string } }[] }[]).at(
-      -2,
-    );
+    const echoed = (
+      (server.requests[1]?.body?.messages ?? []) as { tool_calls?: { function: { arguments: string } }[] }[]
+    ).at(-2);
     expect(echoed?.tool_calls?.[0]?.function.arguments).toBe('{"value": "unterminated');
     expect(lastMessage(2)?.content).toMatch(/^ERROR E201: there is no tool "summon_dragon"/);
     expect(tools.log.calls.map((call) => call.args)).toEqual([{ value: 'fixed' }]);
