@@ -675,7 +675,7 @@ export function pathArguments(argv: readonly string[]): { index: number; value: 
   const found: { index: number; value: string; always: boolean }[] = [];
   for (let index = 1; index < argv.length; index++) {
     for (const value of candidates(argv[index] as string)) {
-      if (value.includes('://')) continue;
+      if (value.includes('://') || value === '/dev/null') continue;
       found.push({ index, value, always: looksLikePath(value) });
     }
   }
