@@ -14,6 +14,19 @@ const REMEMBERED_RUNS = 256;
 /** The SDK's own request timeout is disabled (largest timer Node accepts): the kernel owns time. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
 
+/** Resolves once `pid` no longer exists (or after `limitMs`, if something else keeps it alive). */
+async function exited(pid: number, limitMs = 2000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 export interface ServerInfo {
   readonly name: string;
   readonly version: string;
@@ -147,8 +160,10 @@ export class McpConnection {
     if (connecting) await connecting.catch(() => undefined);
     const live = this.#live;
     this.#live = undefined;
-    // For stdio this ends stdin, then sends SIGTERM and SIGKILL until the child has exited.
+    const pid = this.#pid;
+    // For stdio this ends stdin, waits, then sends SIGTERM, waits, then SIGKILL (without waiting).
     if (live) await live.client.close().catch(() => undefined);
+    if (pid !== undefined) await exited(pid);
   }
 
   /** The request options every tool call uses. */

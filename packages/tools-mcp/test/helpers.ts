@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -34,12 +35,22 @@ export function serverEntry(name: 'filesystem' | 'memory'): string {
   return require.resolve(`@modelcontextprotocol/server-${name}/dist/index.js`);
 }
 
+/**
+ * True while `pid` runs. A zombie (killed, not yet reaped: an orphan waits for init to reap it,
+ * which some container inits do slowly) counts as gone.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    // No procfs (macOS): kill(pid, 0) is all there is.
+    return true;
   }
 }
 
