@@ -88,7 +88,7 @@ export interface AgenticEngineOptions extends EngineOptions {
   readonly expectations?: Readonly<Record<string, ExpectationChecker>>;
   /**
    * How `command_succeeds` criteria run when the registry has this tool (through the kernel, with
-   * approval and sandbox). Default `{ tool: 'run_command', args: (argv) => ({ command: argv[0], args: argv.slice(1) }) }`.
+   * approval and sandbox). Default `{ tool: 'run_command', args: (argv) => ({ command: [...argv] }) }` (tools-node's `run_command`).
    */
   readonly commandTool?: CommandToolOptions;
   /** Timeout of a `command_succeeds` run without a command tool (direct spawn, no shell). Default 120 000 ms. */
@@ -101,7 +101,7 @@ export interface AgenticEngineOptions extends EngineOptions {
 
 const DEFAULT_COMMAND_TOOL: CommandToolOptions = {
   tool: 'run_command',
-  args: (argv) => ({ command: argv[0], args: argv.slice(1) }),
+  args: (argv) => ({ command: [...argv] }),
 };
 
 function positive(name: string, value: number | undefined): void {

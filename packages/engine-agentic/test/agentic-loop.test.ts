@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ErrorCodes } from '@stepwise/core';
+import { defineTool, ErrorCodes, ToolError } from '@stepwise/core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { heuristicEstimator, promptTokens } from '../src/index.js';
 import { analysis, blocked, complete, latestToolResults, scriptedModel, toolCall } from '../src/testing/index.js';
 import { goalPlan, ofType, tempWorkspace, testEngine, testTools } from './helpers.js';
@@ -212,6 +213,47 @@ describe('the agentic loop', () => {
     expect(rejection).toContain('matches /PASS/');
     expect(model.requests[0]!.messages[1]?.content).toContain('the file report.txt exists');
     expect(existsSync(path.join(workspace.dir, 'report.txt'))).toBe(true);
+  });
+
+  it("checks command_succeeds through the registry's run_command, with its approval policy", async () => {
+    const tools = testTools();
+    tools.registry.register(
+      defineTool({
+        name: 'run_command',
+        description: 'Runs argv.',
+        input: z.object({ command: z.array(z.string()) }),
+        effect: 'exec',
+        execute: (input) => {
+          tools.log.calls.push({ tool: 'run_command', args: input, stepId: 'check', attempt: 1 });
+          // The note is the fix: the check passes once it was written.
+          if (tools.log.count('note') === 0) {
+            throw new ToolError({ code: 'E304', message: 'exit code 1', details: { exitCode: 1 } });
+          }
+          return { exitCode: 0 };
+        },
+      }),
+    );
+    const model = scriptedModel([
+      complete('tests pass'),
+      toolCall('note', { text: 'fix' }),
+      complete('tests pass now'),
+    ]);
+    const { engine, events } = testEngine({
+      model,
+      tools: tools.registry,
+      approvals: { policy: { tools: { run_command: 'auto' } } },
+    });
+    const handle = engine.run(
+      goalPlan([{ id: 'check', expect: [{ kind: 'command_succeeds', argv: ['npm', 'test'] }] }]),
+    );
+    const result = await handle.result;
+    expect(result.status).toBe('completed');
+    expect(tools.log.calls.filter((call) => call.tool === 'run_command').map((call) => call.args)).toEqual([
+      { command: ['npm', 'test'] },
+      { command: ['npm', 'test'] },
+    ]);
+    expect(latestToolResults(model.requests[1]!)[0]?.content).toMatch(/npm test` did not succeed: exit code 1/);
+    expect(ofType(events, 'tool-call').filter((event) => event.tool === 'run_command')).toHaveLength(2);
   });
 
   it('fails a step whose expect criteria cannot be checked, before calling the model', async () => {
