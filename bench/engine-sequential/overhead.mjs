@@ -1,0 +1,137 @@
+// Engine overhead per step of @stepwise/engine-sequential: a 10,000-step plan of a no-op tool,
+// run to completion, on MemoryStore and on the SQLite store (synchronous NORMAL, a real file).
+// Overhead = (wall time of the run - time spent inside the tool) / steps. Printed next to the
+// same loop written directly against the core kernel (startRun + invokeStep + finishRun), so
+// the engine's own share is visible, and next to a replay of the finished run. A diagnostic row
+// runs the memory case with a redactor that does nothing (not a supported setting: it shows how
+// much of the per-step cost is core's redaction pass over every event).
+//
+//   node bench/engine-sequential/overhead.mjs [steps]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { approvePlan, defineTool, finishRun, invokeStep, MemoryStore, startRun, ToolRegistry } from '@stepwise/core';
+import { sequentialEngine } from '@stepwise/engine-sequential';
+import { createSqliteStore } from '@stepwise/store-sqlite';
+
+const STEPS = Number(process.argv[2] ?? 10_000);
+const ROUNDS = 3;
+const TARGETS = { memory: 15, sqlite: 60 };
+
+let toolNanoseconds = 0n;
+const noop = defineTool({
+  name: 'noop',
+  description: 'Does nothing; measures everything around it.',
+  input: { type: 'object' },
+  effect: 'read',
+  execute: () => {
+    const started = process.hrtime.bigint();
+    const output = { ok: true };
+    toolNanoseconds += process.hrtime.bigint() - started;
+    return output;
+  },
+});
+const tools = new ToolRegistry([noop]);
+const planOf = (steps, id) => ({
+  id,
+  steps: Array.from({ length: steps }, (_, index) => ({ id: `s${index}`, tool: 'noop', args: { index } })),
+});
+
+const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-sequential-'));
+let databases = 0;
+const stores = {
+  memory: () => new MemoryStore(),
+  sqlite: () => createSqliteStore({ path: join(directory, `bench-${databases++}.db`), synchronous: 'NORMAL' }),
+};
+
+/** µs per step outside the tool for one complete run through the engine; also times the replay. */
+async function engineRound(kind, steps, redactor) {
+  const store = stores[kind]();
+  const engine = sequentialEngine({ tools, store, ...(redactor ? { redactor } : {}) });
+  const plan = planOf(steps, `bench_${kind}_${steps}`);
+  const authorization = approvePlan(plan, { by: 'bench' });
+  toolNanoseconds = 0n;
+  const started = performance.now();
+  const result = await engine.run(plan, { authorization }).result;
+  const elapsed = performance.now() - started;
+  if (result.status !== 'completed' || result.steps.length !== steps) throw new Error(`bad run: ${result.status}`);
+  const toolMs = Number(toolNanoseconds) / 1e6;
+  const replayStarted = performance.now();
+  const replay = await engine.run(plan, { authorization }).result;
+  const replayMs = performance.now() - replayStarted;
+  if (replay.steps.length !== steps) throw new Error('bad replay');
+  await store.close();
+  return { perStep: ((elapsed - toolMs) * 1000) / steps, replayPerStep: (replayMs * 1000) / steps };
+}
+
+/** The same work without the engine: the core kernel in a loop (no validation, no authorization). */
+async function kernelRound(kind, steps) {
+  const store = stores[kind]();
+  const plan = planOf(steps, `kernel_${kind}_${steps}`);
+  const runId = `run_kernel_${kind}_${steps}_${Math.random().toString(36).slice(2)}`;
+  toolNanoseconds = 0n;
+  const started = performance.now();
+  const journal = await startRun({ store, runId, plan, engine: 'kernel-loop' });
+  const results = [];
+  for (const step of plan.steps) {
+    results.push(await invokeStep(step, { attempt: 1, references: 'literal' }, { runId, journal, registry: tools }));
+  }
+  await finishRun(journal, { plan, engine: 'kernel-loop', status: 'completed', steps: results, durationMs: 0 });
+  const elapsed = performance.now() - started;
+  await store.close();
+  return ((elapsed - Number(toolNanoseconds) / 1e6) * 1000) / steps;
+}
+
+const noRedaction = { redact: (value) => value, redactText: (text) => text, addSecret: () => undefined };
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const format = (value) => value.toFixed(1).padStart(8);
+
+console.log(`engine-sequential overhead: ${STEPS} no-op steps, median of ${ROUNDS} rounds (node ${process.version})`);
+console.log(
+  `load average at start: ${loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ')} (a loaded machine inflates every number)`,
+);
+const rows = [];
+for (const kind of ['memory', 'sqlite']) {
+  await engineRound(kind, 1_000); // warm-up: JIT and the store's prepared statements
+  await kernelRound(kind, 1_000);
+  const engine = [];
+  const replay = [];
+  const kernel = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const measured = await engineRound(kind, STEPS);
+    engine.push(measured.perStep);
+    replay.push(measured.replayPerStep);
+    kernel.push(await kernelRound(kind, STEPS));
+  }
+  rows.push({ kind, engine: median(engine), kernel: median(kernel), replay: median(replay) });
+}
+
+console.log('');
+console.log('store    engine µs/step  core kernel loop µs/step  engine − kernel  replay µs/step  target  verdict');
+for (const row of rows) {
+  const target = TARGETS[row.kind];
+  const verdict = row.engine <= target ? 'meets target' : `${(row.engine / target).toFixed(1)}× over target`;
+  console.log(
+    `${row.kind.padEnd(8)} ${format(row.engine)}        ${format(row.kernel)}                 ${format(row.engine - row.kernel)}     ${format(row.replay)}      ≤${String(target).padEnd(4)} ${verdict}`,
+  );
+}
+const [memory, sqlite] = rows;
+console.log('');
+console.log(
+  `ratio engine/kernel: memory ${(memory.engine / memory.kernel).toFixed(2)}, sqlite ${(sqlite.engine / sqlite.kernel).toFixed(2)}`,
+);
+console.log(`ratio sqlite/memory (engine): ${(sqlite.engine / memory.engine).toFixed(2)}`);
+
+const bare = [];
+for (let round = 0; round < ROUNDS; round++) bare.push((await engineRound('memory', STEPS, noRedaction)).perStep);
+console.log(
+  `diagnostic: memory with redaction off ${median(bare).toFixed(1)} µs/step (${((1 - median(bare) / memory.engine) * 100).toFixed(0)}% of the memory cost is core's redaction)`,
+);
+console.log(
+  `load average at end: ${loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ')}`,
+);
+rmSync(directory, { recursive: true, force: true });
