@@ -146,14 +146,14 @@ describe.skipIf(!existsSync(CHROMIUM))('report in headless Chromium', () => {
       await page.click('#dag g.node[data-step-id="parse"]');
       const details = page.locator('#details');
       await expect.poll(() => details.getAttribute('data-step-id')).toBe('parse');
-      const text = await details.innerText();
+      const text = await details.textContent();
       expect(text).toContain('attempt 2');
       expect(text).toContain('transient failure');
       expect(await page.locator('#timeline rect.bar.selected').count()).toBe(2);
 
       await page.click('#timeline rect.bar[data-step-id="lint"]');
       await expect.poll(() => details.getAttribute('data-step-id')).toBe('lint');
-      expect(await details.innerText()).toContain('</script><img src=x onerror=');
+      expect(await details.textContent()).toContain('</script><img src=x onerror=');
       expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
 
       await page.click('#dag g.node[data-step-id="parse"]');

@@ -1,0 +1,146 @@
+import type { Plan, RunEvent } from '@stepwise/core';
+import { describe, expect, it } from 'vitest';
+import { LiveView } from './live-view.js';
+import { createPalette, stripAnsi } from './terminal.js';
+
+const plan: Plan = {
+  id: 'view',
+  goal: 'Watch it',
+  steps: [
+    { id: 'a', tool: 'file_read' },
+    { id: 'b', tool: 'run_command', dependsOn: ['a'] },
+    { id: 'c', tool: 'file_write', dependsOn: ['b'] },
+  ],
+};
+
+function sink(columns = 100, rows = 30) {
+  let text = '';
+  return {
+    columns,
+    rows,
+    write(chunk: string) {
+      text += chunk;
+      return true;
+    },
+    get text() {
+      return text;
+    },
+  };
+}
+
+let seq = 0;
+function event(input: Record<string, unknown>): RunEvent {
+  seq += 1;
+  return { runId: 'run_1', seq, at: new Date(1_000 + seq).toISOString(), ...input } as unknown as RunEvent;
+}
+
+describe('LiveView', () => {
+  it('shows each step with its status, elapsed time and a progress bar', () => {
+    let now = 0;
+    const output = sink();
+    const view = new LiveView({
+      plan,
+      output: output as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: false }, {}),
+      engine: 'dag',
+      now: () => now,
+    });
+    view.update(event({ type: 'run-start' }));
+    view.update(event({ type: 'step-start', stepId: 'a', attempt: 1 }));
+    view.update(
+      event({
+        type: 'step-end',
+        stepId: 'a',
+        result: { stepId: 'a', status: 'succeeded', durationMs: 12, attempt: 1 },
+      }),
+    );
+    view.update(event({ type: 'step-start', stepId: 'b', attempt: 1 }));
+    now = 2_500;
+    let frame = view.frame().map(stripAnsi);
+    expect(frame[0]).toBe('stepwise · view · dag engine · run_1');
+    expect(frame[1]).toBe('Watch it');
+    expect(frame[2]).toMatch(/^ {2}✓ a\s+file_read\s+12ms/);
+    expect(frame[3]).toMatch(/^ {2}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] b\s+run_command/);
+    expect(frame[4]).toMatch(/^ {2}· c\s+file_write/);
+    expect(frame[5]).toMatch(/1\/3 steps · 1 running · 2\.5s$/);
+
+    view.update(
+      event({
+        type: 'step-retry',
+        stepId: 'b',
+        attempt: 1,
+        nextAttempt: 2,
+        delayMs: 1_000,
+        error: { code: 'E304', message: 'exit 1', retryable: true },
+      }),
+    );
+    expect(stripAnsi(view.frame()[3] as string)).toMatch(/↻ b .*retrying in 1\.0s \(after E304\)/);
+    view.update(
+      event({
+        type: 'step-end',
+        stepId: 'b',
+        result: {
+          stepId: 'b',
+          status: 'failed',
+          durationMs: 40,
+          attempt: 2,
+          error: { code: 'E304', message: 'exit 1\nmore' },
+        },
+      }),
+    );
+    view.update(
+      event({
+        type: 'step-end',
+        stepId: 'c',
+        result: {
+          stepId: 'c',
+          status: 'skipped',
+          durationMs: 0,
+          attempt: 0,
+          error: { code: 'E310', message: 'dependency "b" failed' },
+        },
+      }),
+    );
+    view.update(event({ type: 'run-end', status: 'failed' }));
+    frame = view.frame().map(stripAnsi);
+    expect(frame[3]).toMatch(/✗ b\s+run_command\s+40ms\s+E304 exit 1$/);
+    expect(frame[4]).toMatch(/↷ c\s+file_write .*E310 dependency "b" failed/);
+    expect(frame[5]).toMatch(/3\/3 steps · 1 failed · 2\.5s · failed$/);
+  });
+
+  it('redraws in place and clears itself for a prompt', () => {
+    const output = sink();
+    const view = new LiveView({
+      plan,
+      output: output as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: false }, {}),
+      engine: 'dag',
+      frameMs: 60_000,
+    });
+    view.start();
+    view.render();
+    // Second frame: move up over the first one (6 lines) and clear below.
+    expect(output.text).toContain('\u001b[6A\r\u001b[0J');
+    view.pause();
+    expect(output.text.endsWith('\u001b[6A\r\u001b[0J')).toBe(true);
+    view.stop();
+    expect(output.text.endsWith('\u001b[?25h')).toBe(true);
+  });
+
+  it('keeps a tall plan within the terminal and fits lines to its width', () => {
+    const tall: Plan = {
+      id: 'tall',
+      steps: Array.from({ length: 50 }, (_, index) => ({ id: `step-${index}-${'x'.repeat(80)}`, tool: 'file_read' })),
+    };
+    const view = new LiveView({
+      plan: tall,
+      output: sink(60, 12) as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: false }, {}),
+      engine: 'dag',
+    });
+    const frame = view.frame();
+    expect(frame.length).toBeLessThanOrEqual(12);
+    expect(frame.some((line) => /… \d+ more steps/.test(line))).toBe(true);
+    for (const line of frame) expect(stripAnsi(line).length).toBeLessThanOrEqual(59);
+  });
+});
