@@ -65,7 +65,7 @@ describe('file_edit exact-once rule', () => {
     expect(outcome.error?.message).toContain('not found');
     expect(outcome.error?.message).toContain('5| function subtract(a, b) {');
     expect(outcome.error?.message).toContain('6|   return a - b;');
-    const problem = (outcome.error?.details?.problems as { closest: { startLine: number } }[])[0];
+    const problem = (outcome.error?.details?.problems as { closest: { startLine: number } }[] | undefined)?.[0];
     expect(problem?.closest.startLine).toBe(5);
     expect(await readFile(file('math.js'), 'utf8')).toBe(text);
   });
@@ -90,7 +90,7 @@ describe('file_edit exact-once rule', () => {
     expect(outcome.error?.code).toBe('E308');
     expect(outcome.error?.message).toContain('matches 3 times');
     expect(outcome.error?.message).toContain('lines 1, 3, 5');
-    expect((outcome.error?.details?.problems as { lines: number[] }[])[0]?.lines).toEqual([1, 3, 5]);
+    expect((outcome.error?.details?.problems as { lines: number[] }[] | undefined)?.[0]?.lines).toEqual([1, 3, 5]);
     expect(await readFile(file('dup.txt'), 'utf8')).toBe('x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n');
   });
 
