@@ -248,8 +248,10 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     return stepResult;
   };
 
-  const replay = (run: FoldedRun) => {
-    const recorded = resultFromFold(run) as RunResult;
+  /** A run that already ended: its recorded result and journal, and no tool call. */
+  const replay = async (id: string) => {
+    const events = await readAll(store, id);
+    const recorded = resultFromFold(foldRun(events, id)) as RunResult;
     for (const step of recorded.steps) if (step.status === 'succeeded') completed.push(step);
     const stopped = recorded.steps.find((step) => step.status !== 'succeeded');
     replayed = true;
@@ -258,6 +260,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
         ? { status: 'completed', result: recorded }
         : { status: 'failed', failedStep: stopped, result: recorded, error: stopped?.error },
     );
+    for (const event of events) deliver(event);
     journalReady.resolve(undefined);
     result.resolve(recorded);
   };
@@ -284,8 +287,6 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     });
   };
 
-  const foldOf = async (id: string) => foldRun(await readAll(store, id), id);
-
   const resumeRun = async (id: string) => {
     const resumer = owner();
     const reopened = await reopenRun({ ...session_(), runId: id, owner: resumer });
@@ -301,7 +302,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
       plan = reopened.plan;
       if (run.status !== 'running') {
         await reopened.journal.close();
-        replay(run);
+        await replay(id);
         return;
       }
       // The registry may have changed since the crash: the plan must still pass, and its approval hold.
@@ -334,7 +335,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
   const startOrReplay = async (lookedTwice = false): Promise<void> => {
     const id = runId as string;
     const existing = await store.getRun(id);
-    if (existing && existing.status !== 'running') return replay(await foldOf(id));
+    if (existing && existing.status !== 'running') return replay(id);
     if (existing) return resumeRun(id);
     try {
       journal = await startRun({

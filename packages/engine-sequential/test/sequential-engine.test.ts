@@ -299,8 +299,14 @@ describe.each(storeVariants)('sequential engine on $name', (variant) => {
     expect(await store.listRuns()).toHaveLength(1);
 
     // A fresh engine over the same store replays too: the store, not the engine, remembers.
-    const other = sequentialEngine({ tools: createSeedTools(workspace).registry, store });
+    const heard: RunEvent[] = [];
+    const other = sequentialEngine({
+      tools: createSeedTools(workspace).registry,
+      store,
+      onEvent: (event) => heard.push(event),
+    });
     expect(await other.run(plan, { authorization }).result).toEqual(first);
+    expect(heard).toEqual(journal);
   });
 
   it('replays a failed run as failed, without calling the failing tool again', async () => {
