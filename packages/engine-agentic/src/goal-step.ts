@@ -563,13 +563,22 @@ export async function runGoalStep(context: GoalStepContext): Promise<StepResult>
     } else {
       // Rebuild the conversation from the journal; the last answer is processed again, its
       // completed tool calls replayed from their journaled results.
+      const last = replayed.at(-1) as ModelCallEvent;
       for (const event of replayed) {
         const recorded = event.request as RecordedRequest;
+        const response = event.response as ChatResponse;
         conversation.push(...recorded.appended);
-        conversation.push(assistantMessage(event.response as ChatResponse));
+        conversation.push(assistantMessage(response));
         usage = addUsage(usage, event.usage);
+        if (event === last) continue;
+        // Earlier turns' results stay available to output_matches; the last turn is processed below.
+        for (const index of response.toolCalls.keys()) {
+          const execution = replay?.executions.get(
+            deriveExecutionId(kernel.runId, step.id, attempt, `t${event.turn}.c${index}`),
+          );
+          if (execution?.status === 'succeeded') toolOutputs.push(render(execution.output));
+        }
       }
-      const last = replayed.at(-1) as ModelCallEvent;
       Object.assign(state, (last.request as RecordedRequest).loop);
       turn = last.turn;
       appended = [];
