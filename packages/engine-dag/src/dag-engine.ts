@@ -69,6 +69,7 @@ export function dagEngine(options: DagEngineOptions): DagEngine {
     open: () => Promise<{ run: DagRun; fresh: boolean; execute: () => Promise<RunResult> } | { finished: RunResult }>,
   ): DagRunHandle {
     let current: DagRun | undefined;
+    let finished: DagProgress | undefined;
     let cancelReason: string | undefined;
     const cancel = (reason?: string) => {
       cancelReason ??= reason ?? 'the run was cancelled';
@@ -79,7 +80,10 @@ export function dagEngine(options: DagEngineOptions): DagEngine {
     const opened = open();
     const journal = opened.then((value) => ('run' in value ? value.run.journal : undefined));
     const result = opened.then(async (value) => {
-      if (!('run' in value)) return value.finished;
+      if (!('run' in value)) {
+        finished = { done: value.finished.steps.length, total: value.finished.steps.length, running: 0 };
+        return value.finished;
+      }
       current = value.run;
       try {
         await deliver(store(), value.run.journal, listeners, value.fresh);
@@ -106,7 +110,7 @@ export function dagEngine(options: DagEngineOptions): DagEngine {
       journal,
       result,
       cancel,
-      progress: () => current?.progress() ?? idle,
+      progress: () => current?.progress() ?? finished ?? idle,
       stepStatus: (stepId) => current?.stepStatus(stepId),
     });
   }

@@ -333,6 +333,37 @@ describe('events, progress and bad input', () => {
     expect(() => dagEngine(undefined as never)).toThrow(StepwiseError);
   });
 
+  it('a store that starts refusing writes mid-run rejects the result with its error, without hanging', async () => {
+    const harness = createHarness();
+    const inner = new MemoryStore();
+    let appends = 0;
+    const store = new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'append') {
+          return async (...args: Parameters<MemoryStore['append']>) => {
+            if (++appends > 4) throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'disk full');
+            return target.append(...args);
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const engine = dagEngine({ tools: harness.registry, store });
+    const plan = makePlan([
+      { id: 'a', tool: 'echo', args: { value: 1 } },
+      { id: 'b', tool: 'work', args: { ms: 10_000 } },
+      { id: 'c', tool: 'echo', args: { value: 2 }, dependsOn: ['a'] },
+    ]);
+    const started = performance.now();
+    const handle = engine.run(plan);
+    const error = await handle.result.catch((thrown: unknown) => thrown);
+    expect((error as StepwiseError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    // The long step was aborted rather than left running.
+    expect(harness.spansOf('b')[0]?.outcome).toBe('aborted');
+  });
+
   it('a run id already leased elsewhere rejects with E501 and runs nothing', async () => {
     const harness = createHarness();
     const store = new MemoryStore();

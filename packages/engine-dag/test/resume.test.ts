@@ -239,6 +239,7 @@ describe('resume from a journal', () => {
     expect(replayed.status).toBe('completed');
     expect(replayed.steps).toEqual(first.steps);
     expect(harness.log.count()).toBe(1);
+    expect(again.progress()).toEqual({ done: 1, total: 1, running: 0 });
     const iterated: RunEvent[] = [];
     for await (const event of again) iterated.push(event);
     expect(iterated.at(-1)?.type).toBe('run-end');
