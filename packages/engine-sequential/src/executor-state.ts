@@ -1,4 +1,4 @@
-import type { RunResult, StepResult } from '@stepwise/core';
+import type { Plan, RunResult, StepResult } from '@stepwise/core';
 
 interface StateBase {
   /**
@@ -68,3 +68,63 @@ export const IDLE_STATE: IdleState = Object.freeze({
   totalSteps: 0,
   completedSteps: Object.freeze([]) as readonly StepResult[],
 });
+
+/** The executor's own record of where it is; `snapshotState` turns it into an ExecutorState. */
+export type Phase =
+  | { readonly status: 'idle' }
+  | { readonly status: 'plan-loaded' }
+  | { readonly status: 'step-running'; readonly running: boolean }
+  | { readonly status: 'completed'; readonly result: RunResult }
+  | {
+      readonly status: 'failed';
+      readonly failedStep: StepResult | undefined;
+      readonly result: RunResult | undefined;
+      readonly error: unknown;
+    };
+
+/**
+ * A frozen state; `completed` is copied so later steps do not change it. `plan` is unknown only
+ * while (or because) loading a run for resume failed.
+ */
+export function snapshotState(
+  phase: Phase,
+  run: {
+    readonly runId: string;
+    readonly plan: Plan | undefined;
+    readonly completed: readonly StepResult[];
+    readonly replayed: boolean;
+  },
+): ExecutorState {
+  const { runId, plan, completed, replayed } = run;
+  const base = {
+    runId,
+    planId: plan?.id ?? '',
+    totalSteps: plan?.steps.length ?? 0,
+    currentStep: completed.length,
+    completedSteps: Object.freeze(completed.slice()),
+  };
+  switch (phase.status) {
+    case 'idle':
+      return IDLE_STATE;
+    case 'plan-loaded':
+      return Object.freeze({ status: 'plan-loaded', ...base });
+    case 'step-running':
+      return Object.freeze({
+        status: 'step-running',
+        ...base,
+        stepId: plan?.steps[completed.length]?.id ?? '',
+        running: phase.running,
+      });
+    case 'completed':
+      return Object.freeze({ status: 'completed', ...base, result: phase.result, replayed });
+    case 'failed':
+      return Object.freeze({
+        status: 'failed',
+        ...base,
+        failedStep: phase.failedStep,
+        result: phase.result,
+        error: phase.error,
+        replayed,
+      });
+  }
+}

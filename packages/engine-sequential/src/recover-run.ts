@@ -1,8 +1,11 @@
 import {
+  endStep,
   type FoldedRun,
   type InterruptedAction,
   interruptedAction,
+  interruptedError,
   type Plan,
+  type RunJournal,
   type Step,
   type StepResult,
   type StepState,
@@ -47,4 +50,32 @@ export function runProgress(plan: Plan, run: FoldedRun, allowRerunInterrupted: b
     break;
   }
   return { completed, stopped: undefined, inFlight: undefined };
+}
+
+function toolStatus(status: string): 'succeeded' | 'failed' | 'cancelled' {
+  return status === 'succeeded' || status === 'cancelled' ? status : 'failed';
+}
+
+/**
+ * Journals the `step-end` of a step a crash left in flight: from its journaled tool result
+ * (`finish`), or as interrupted (`fail`, E309). `rerun` steps are not ended here: they run again.
+ */
+export function endInterruptedStep(inFlight: InFlightStep, run: FoldedRun, journal: RunJournal): Promise<StepResult> {
+  const { step, state } = inFlight;
+  const executionId = state.executionId as string;
+  const tool = state.toolResult;
+  const execution = run.executions.get(executionId);
+  const outcome =
+    inFlight.action === 'finish' && tool
+      ? {
+          status: toolStatus(tool.status),
+          output: tool.output,
+          ...(tool.error ? { error: tool.error } : {}),
+          artifacts: execution?.artifacts ?? [],
+        }
+      : { status: 'failed' as const, error: interruptedError(step.id), artifacts: [] };
+  // The step's duration is its tool's, not the time since the crash.
+  const started = performance.now() - (execution?.durationMs ?? 0);
+  const startedAt = state.startedAt ?? new Date().toISOString();
+  return endStep(step, state.attempt, executionId, startedAt, started, outcome, { journal });
 }

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   ErrorCodes,
-  endStep,
-  type FoldedRun,
   finishRun,
   foldRun,
-  interruptedError,
   invokeStep,
   type KernelContext,
   MemoryStore,
@@ -28,9 +25,10 @@ import {
   verifyAuthorization,
 } from '@stepwise/core';
 import { checkApprovedPlan } from './approved-plan.js';
-import { type ExecutorState, IDLE_STATE } from './executor-state.js';
+import { deferred } from './deferred.js';
+import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './executor-state.js';
 import { createLazyRunHandle } from './lazy-run-handle.js';
-import { type InFlightStep, runProgress } from './recover-run.js';
+import { endInterruptedStep, runProgress } from './recover-run.js';
 import type { SequentialExecutorOptions, StepPosition } from './sequential-options.js';
 import { validateSequentialPlan } from './validate-sequential-plan.js';
 
@@ -73,41 +71,7 @@ export interface SequentialExecutor {
   cancel(reason?: string): void;
 }
 
-type Phase =
-  | { readonly status: 'idle' }
-  | { readonly status: 'plan-loaded' }
-  | { readonly status: 'step-running'; readonly running: boolean }
-  | { readonly status: 'completed'; readonly result: RunResult }
-  | {
-      readonly status: 'failed';
-      readonly failedStep: StepResult | undefined;
-      readonly result: RunResult | undefined;
-      readonly error: unknown;
-    };
-
-interface Deferred<T> {
-  readonly promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  // Observed here so a host that never awaits it does not crash on an unhandled rejection.
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
-}
-
 const noopLog = () => undefined;
-
-function toolStatus(status: string): 'succeeded' | 'failed' | 'cancelled' {
-  return status === 'succeeded' || status === 'cancelled' ? status : 'failed';
-}
 
 /** Creates an executor for one plan. `sequentialEngine` makes one per run. */
 export function createSequentialExecutor(options: SequentialExecutorOptions): SequentialExecutor {
@@ -139,36 +103,6 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
   const transition = (next: Phase) => {
     phase = next;
     snapshot = undefined;
-  };
-
-  // Built on read, not per step: copying completedSteps on every step would be quadratic.
-  const buildState = (): ExecutorState => {
-    if (phase.status === 'idle' || !runId) return IDLE_STATE;
-    const planId = plan?.id ?? '';
-    const totalSteps = plan?.steps.length ?? 0;
-    const base = { runId, planId, totalSteps, currentStep: completed.length, completedSteps: completed.slice() };
-    switch (phase.status) {
-      case 'plan-loaded':
-        return Object.freeze({ status: 'plan-loaded', ...base });
-      case 'step-running':
-        return Object.freeze({
-          status: 'step-running',
-          ...base,
-          stepId: plan?.steps[completed.length]?.id ?? '',
-          running: phase.running,
-        });
-      case 'completed':
-        return Object.freeze({ status: 'completed', ...base, result: phase.result, replayed });
-      case 'failed':
-        return Object.freeze({
-          status: 'failed',
-          ...base,
-          failedStep: phase.failedStep,
-          result: phase.result,
-          error: phase.error,
-          replayed,
-        });
-    }
   };
 
   const safely = (name: string, call: () => void) => {
@@ -265,28 +199,6 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     result.resolve(recorded);
   };
 
-  /** Ends a step the crash left in flight from its journaled tool result, or as interrupted. */
-  const endInFlight = async (inFlight: InFlightStep, run: FoldedRun): Promise<StepResult> => {
-    const { step, state } = inFlight;
-    const executionId = state.executionId as string;
-    const tool = state.toolResult;
-    const execution = run.executions.get(executionId);
-    const outcome =
-      inFlight.action === 'finish' && tool
-        ? {
-            status: toolStatus(tool.status),
-            output: tool.output,
-            ...(tool.error ? { error: tool.error } : {}),
-            artifacts: execution?.artifacts ?? [],
-          }
-        : { status: 'failed' as const, error: interruptedError(step.id), artifacts: [] };
-    // The step's duration is its tool's, not the time since the crash.
-    const started = performance.now() - (execution?.durationMs ?? 0);
-    return endStep(step, state.attempt, executionId, state.startedAt ?? new Date().toISOString(), started, outcome, {
-      journal: journal as RunJournal,
-    });
-  };
-
   const resumeRun = async (id: string) => {
     const resumer = owner();
     const reopened = await reopenRun({ ...session_(), runId: id, owner: resumer });
@@ -328,7 +240,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     const { inFlight } = progress;
     if (progress.stopped) await finish('failed', progress.stopped);
     else if (inFlight?.action === 'rerun') attempts.set(inFlight.step.id, inFlight.state.attempt + 1);
-    else if (inFlight) await settle(inFlight.index, await endInFlight(inFlight, run));
+    else if (inFlight) await settle(inFlight.index, await endInterruptedStep(inFlight, run, journal));
     else if (completed.length === plan.steps.length) await finish('completed');
   };
 
@@ -435,7 +347,8 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
 
   return {
     get state() {
-      snapshot ??= buildState();
+      // Built on read, not per step: copying completedSteps on every step would be quadratic.
+      snapshot ??= runId ? snapshotState(phase, { runId, plan, completed, replayed }) : IDLE_STATE;
       return snapshot;
     },
     get runId() {

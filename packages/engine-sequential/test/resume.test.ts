@@ -291,6 +291,10 @@ describe.each(storeVariants)('resume on $name', (variant) => {
     const tools = createSeedTools(tempDirectory());
     const handle = engineOn(tools.registry).resume('run_nobody');
     await expect(handle.result).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
+    const executor = engineOn(tools.registry).createExecutor();
+    await expect(executor.loadRun('run_nobody')).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
+    expect(executor.state).toMatchObject({ status: 'failed', runId: 'run_nobody', result: undefined });
+    await expect(executor.executeStep()).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
   });
 
   it('lets exactly one of two concurrent resumers win (E501 for the other)', async () => {
