@@ -89,7 +89,7 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
   // Anything else came from the transport: fetch failed, EPIPE, "Not connected", an HTTP status.
   return new ToolError({
     code: ErrorCodes.TOOL_FAILED,
-    message: `${where}: transport failure: ${messageOf(error)}${stderrNote(context.stderr)}`,
+    message: `${where}: transport failure${error instanceof StreamableHTTPError && error.code !== undefined ? ` (HTTP ${error.code})` : ''}: ${messageOf(error)}${stderrNote(context.stderr)}`,
     retryable: true,
     location: context.tool,
     details: { transport: 'failed' },

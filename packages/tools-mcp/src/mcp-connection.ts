@@ -35,6 +35,7 @@ export interface ServerInfo {
 /** What `client()` hands out: a live client and the generation it belongs to. */
 export interface LiveClient {
   readonly client: Client;
+  readonly transport: Transport;
   readonly generation: number;
 }
 
@@ -161,6 +162,13 @@ export class McpConnection {
     const live = this.#live;
     this.#live = undefined;
     const pid = this.#pid;
+    if (live?.transport instanceof StreamableHTTPClientTransport) {
+      // Tell a stateful server the session is over; do not let an unresponsive one hold up dispose.
+      await Promise.race([
+        live.transport.terminateSession().catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+      ]);
+    }
     // For stdio this ends stdin, waits, then sends SIGTERM, waits, then SIGKILL (without waiting).
     if (live) await live.client.close().catch(() => undefined);
     if (pid !== undefined) await exited(pid);
@@ -221,7 +229,7 @@ export class McpConnection {
     const version = client.getServerVersion();
     if (version) this.#serverInfo = { name: version.name, version: version.version };
     this.#instructions = client.getInstructions();
-    const live = { client, generation };
+    const live = { client, transport, generation };
     this.#live = live;
     return live;
   }

@@ -5,6 +5,7 @@ import {
   type Effect,
   ErrorCodes,
   type JsonSchema,
+  StepwiseError,
   ToolError,
 } from '@stepwise/core';
 import { callError } from './call-error.js';
@@ -53,6 +54,23 @@ export function inputSchemaOf(descriptor: McpToolDescriptor, warn: (message: str
   }
 }
 
+/** A live client for a call; a server that cannot be (re)started fails the call non-retryable. */
+async function connect(connection: McpConnection, runId: string, server: () => string) {
+  try {
+    return await connection.client(runId);
+  } catch (error) {
+    if (StepwiseError.isInstance(error)) throw error;
+    const stderr = connection.stderrTail.trim();
+    throw new ToolError({
+      code: ErrorCodes.TOOL_FAILED,
+      message: `MCP server "${server()}" could not be started: ${error instanceof Error ? error.message : String(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
+      retryable: false,
+      location: connection.label,
+      cause: error,
+    });
+  }
+}
+
 export interface McpToolSettings {
   readonly name: string;
   readonly server: () => string;
@@ -73,7 +91,7 @@ export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection
     idempotent: descriptor.annotations?.idempotentHint ?? effect === 'read',
     timeoutMs: settings.timeoutMs,
     async execute(input, context): Promise<McpToolOutput> {
-      const { client, generation } = await connection.client(context.runId);
+      const { client, generation } = await connect(connection, context.runId, settings.server);
       let result: Awaited<ReturnType<typeof client.callTool>>;
       try {
         result = await client.callTool(
@@ -86,6 +104,14 @@ export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection
       } catch (error) {
         // Timeout and cancel: the kernel already knows why it aborted, and the SDK has told the server.
         if (context.signal.aborted) throw error;
+        if (connection.closed) {
+          throw new ToolError({
+            code: ErrorCodes.TOOL_FAILED,
+            message: `MCP server "${settings.server()}" was disposed during the call to ${descriptor.name}`,
+            retryable: false,
+            location: descriptor.name,
+          });
+        }
         const connectionLost = connection.isStale(generation);
         const mapped = callError(error, {
           tool: descriptor.name,

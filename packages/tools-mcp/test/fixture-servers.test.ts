@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readAll, ToolRegistry } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
+import { dagEngine } from '@stepwise/engine-dag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type McpPlugin, mcpTools } from '../src/index.js';
 import { fixtureServer, runWithKernel, temporaryDirectory, waitFor } from './helpers.js';
@@ -62,6 +63,11 @@ describe('catalog fixture', () => {
     );
     expect(result.steps[0]?.status).toBe('failed');
     expect(result.steps[0]?.error?.code).toBe('E202');
+    expect(await readFile(callLog, 'utf8')).toBe(before);
+    // The dag engine refuses the whole plan up front, with the same schema.
+    await expect(
+      dagEngine({ tools: registry }).run(makePlan([{ id: 'add', tool: 'strict_add', args: { a: 1, c: 2 } }])).result,
+    ).rejects.toMatchObject({ code: 'E202' });
     expect(await readFile(callLog, 'utf8')).toBe(before);
     const ok = await runWithKernel(makePlan([{ id: 'add', tool: 'strict_add', args: { a: 1, b: 2 } }]), registry);
     expect(ok.steps[0]?.output).toMatchObject({ text: '3' });

@@ -15,9 +15,10 @@ import {
   type RunStore,
   type StepResult,
   startRun,
-  type ToolRegistry,
+  ToolRegistry,
 } from '@stepwise/core';
-import type { McpStdioOptions } from '../src/index.js';
+import { afterEach, beforeEach } from 'vitest';
+import { type McpPlugin, type McpStdioOptions, mcpTools } from '../src/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -116,4 +117,31 @@ export async function runWithKernel(
     steps: results,
     durationMs: performance.now() - started,
   });
+}
+
+/** Per-test temp directory and plugins, disposed after each test. */
+export function pluginScope() {
+  const scope = {
+    directory: '',
+    plugins: [] as McpPlugin[],
+    /** Starts a fixture server as a plugin, registered (unprefixed) in a new registry. */
+    async load(name: string, options: Partial<McpStdioOptions> = {}) {
+      const plugin = await mcpTools(fixtureServer(name, options));
+      scope.plugins.push(plugin);
+      const registry = new ToolRegistry();
+      await registry.use(plugin);
+      return { plugin, registry };
+    },
+  };
+  let remove: () => Promise<void> = async () => undefined;
+  beforeEach(async () => {
+    const created = await temporaryDirectory();
+    scope.directory = created.path;
+    remove = created.remove;
+  });
+  afterEach(async () => {
+    await Promise.all(scope.plugins.splice(0).map((plugin) => plugin.dispose()));
+    await remove();
+  });
+  return scope;
 }
