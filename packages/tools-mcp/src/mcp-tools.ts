@@ -76,7 +76,9 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
     get name() {
       return pluginName();
     },
-    ...(connection.serverInfo ? { version: connection.serverInfo.version } : {}),
+    get version() {
+      return connection.serverInfo?.version;
+    },
     tools,
     listing,
     get server() {
