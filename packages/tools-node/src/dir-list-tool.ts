@@ -56,9 +56,9 @@ export function dirListTool(sandbox: WorkspaceSandbox) {
       for (const entry of walkTree(resolved.absolute, resolved.relative, {
         maxDepth: input.depth ?? 1,
         skipDirectories: DEFAULT_IGNORED,
+        includeHidden: input.includeHidden ?? true,
         ...(gitignore ? { gitignore } : {}),
       })) {
-        if (input.includeHidden === false && entry.name.startsWith('.')) continue;
         if (entries.length >= maxEntries) {
           truncated = true;
           break;

@@ -22,6 +22,8 @@ export interface WalkOptions {
   readonly maxDepth?: number;
   /** Directory names never descended into (they are still yielded). Default `['.git']`. */
   readonly skipDirectories?: readonly string[];
+  /** Yield (and descend into) names starting with ".". Default true. */
+  readonly includeHidden?: boolean;
 }
 
 function typeOf(entry: Dirent): EntryType {
@@ -60,6 +62,7 @@ export function* walkTree(
     }
     const children: { absolute: string; relative: string; depth: number }[] = [];
     for (const entry of entries) {
+      if (options.includeHidden === false && entry.name.startsWith('.')) continue;
       const type = typeOf(entry);
       const relative = directory.relative === '' ? entry.name : `${directory.relative}/${entry.name}`;
       if (options.gitignore?.ignores(relative, type === 'directory')) continue;

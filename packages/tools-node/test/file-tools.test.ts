@@ -252,6 +252,14 @@ describe('dir_list', () => {
     ]);
     const capped = (await harness.call('dir_list', { depth: 5, maxEntries: 2 })).output as { truncated: boolean };
     expect(capped.truncated).toBe(true);
+    await mkdir(file('.config/inner'), { recursive: true });
+    await writeFile(file('.config/inner/x.txt'), 'x');
+    const visible = (await harness.call('dir_list', { depth: 5, includeHidden: false })).output as {
+      entries: { path: string }[];
+    };
+    expect(visible.entries.map((entry) => entry.path)).toEqual(deep.entries.map((entry) => entry.path));
+    const hidden = (await harness.call('dir_list', { depth: 5 })).output as { entries: { path: string }[] };
+    expect(hidden.entries.map((entry) => entry.path)).toContain('.config/inner/x.txt');
   });
 });
 
