@@ -268,8 +268,8 @@ describe('events, progress and bad input', () => {
     const harness = createHarness();
     const engine = dagEngine({ tools: harness.registry });
     const plan = makePlan([
-      { id: 'a', tool: 'work', args: { ms: 60 } },
-      { id: 'b', tool: 'work', args: { ms: 60 } },
+      { id: 'a', tool: 'work', args: { ms: 600 } },
+      { id: 'b', tool: 'work', args: { ms: 600 } },
       { id: 'c', tool: 'work', args: { ms: 10 }, dependsOn: ['a', 'b'] },
     ]);
     const handle = engine.run(plan);

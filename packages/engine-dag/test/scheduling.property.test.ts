@@ -11,7 +11,7 @@ const dagArbitrary = fc.integer({ min: 1, max: 22 }).chain((size) =>
     fc.tuple(
       ...Array.from({ length: size }, (_, index) =>
         fc.record({
-          dependsOn: index === 0 ? fc.constant([]) : fc.uniqueArray(fc.nat(index - 1), { maxLength: 3 }),
+          dependsOn: index === 0 ? fc.constant<number[]>([]) : fc.uniqueArray(fc.nat(index - 1), { maxLength: 3 }),
           ms: fc.integer({ min: 0, max: 12 }),
           fails: fc.boolean(),
         }),
