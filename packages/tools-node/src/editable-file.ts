@@ -7,7 +7,8 @@ import { errorCode } from './file-system.js';
 import { isBinary } from './text-files.js';
 import type { ResolvedPath, WorkspaceSandbox } from './workspace-sandbox.js';
 
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// O_NONBLOCK: opening a FIFO must not wait for a writer; the type check that follows refuses it.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** A text file read for editing, with what commit needs to detect concurrent changes. */
 export interface EditableFile {

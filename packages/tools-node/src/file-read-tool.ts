@@ -8,7 +8,8 @@ import type { WorkspaceSandbox } from './workspace-sandbox.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// O_NONBLOCK: opening a FIFO must not wait for a writer; the type check that follows refuses it.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 export const fileReadInput = z.object({
   path: z.string().describe('File path relative to the workspace.'),

@@ -8,7 +8,8 @@ import { isBinary } from './text-files.js';
 import { walkTree } from './walk-tree.js';
 import type { WorkspaceSandbox } from './workspace-sandbox.js';
 
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// O_NONBLOCK: opening a FIFO must not wait for a writer; the type check that follows refuses it.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 /** Work is done in slices this long, then the event loop runs (timeouts, cancellation). */
 const SLICE_MS = 8;
 

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, lstat, stat } from 'node:fs/promises';
+import { access, lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defineTool, ErrorCodes, REDACTED, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
 import { z } from 'zod';
@@ -90,7 +90,8 @@ async function resolveExecutable(executable: string, pathVariable: string, sandb
     process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE;.CMD;.BAT;.COM').split(';')] : [''];
   for (const directory of pathVariable.split(path.delimiter)) {
     if (!directory || !path.isAbsolute(directory)) continue;
-    if (await sandbox.contains(directory)) continue;
+    const real = await realpath(directory).catch(() => undefined);
+    if (real === undefined || (await sandbox.contains(real))) continue;
     for (const extension of extensions) {
       const candidate = path.join(directory, executable + extension);
       if (await isExecutableFile(candidate)) return candidate;

@@ -78,6 +78,16 @@ describe('file_read', () => {
     expect((await harness.call('file_read', { path: 'dir' })).error?.message).toContain('dir_list');
   });
 
+  it('refuses a FIFO without waiting for a writer', async () => {
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mkfifo', [file('pipe')]);
+    expect((await harness.call('file_read', { path: 'pipe' })).error?.message).toContain('not a regular file');
+    expect(
+      (await harness.call('file_edit', { path: 'pipe', edits: [{ search: 'a', replace: 'b' }] })).error?.message,
+    ).toContain('not a regular file');
+    expect((await harness.call('file_search', { query: 'a', path: 'pipe' })).output).toMatchObject({ matches: [] });
+  });
+
   it('refuses a range that ends before it starts', async () => {
     await writeFile(file('a.txt'), 'x');
     expect((await harness.call('file_read', { path: 'a.txt', startLine: 5, endLine: 2 })).error?.code).toBe('E202');
