@@ -9,7 +9,7 @@
 //   node bench/engine-dag/dag-engine.mjs [overheadSteps=10000] [langgraphSteps=1000]
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool, MemoryStore } from '@stepwise/core';
 import { createTestTools } from '@stepwise/core/testing';
@@ -58,11 +58,13 @@ async function ourRun(plan, { store, concurrency } = {}) {
       if (event.type === 'run-start') executionStarted = performance.now();
     },
   });
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const result = await engine.run(plan).result;
   const ended = performance.now();
+  const used = process.cpuUsage(cpu);
   if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
-  return { total: ended - started, execution: ended - executionStarted };
+  return { total: ended - started, execution: ended - executionStarted, cpu: (used.user + used.system) / 1000 };
 }
 
 async function ourMedian(plan, options = {}) {
@@ -72,7 +74,11 @@ async function ourMedian(plan, options = {}) {
     runs.push(await ourRun(plan, { ...options, store }));
     await store.close();
   }
-  return { total: median(runs.map((run) => run.total)), execution: median(runs.map((run) => run.execution)) };
+  return {
+    total: median(runs.map((run) => run.total)),
+    execution: median(runs.map((run) => run.execution)),
+    cpu: median(runs.map((run) => run.cpu)),
+  };
 }
 
 /** One LangGraph run: compile (not counted in its makespan) and invoke. */
@@ -80,22 +86,30 @@ async function theirRun(plan, work, saver, maxConcurrency) {
   const compileStarted = performance.now();
   const graph = buildGraph(plan, work, saver);
   const compileMs = performance.now() - compileStarted;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await invoke(graph, plan, maxConcurrency);
-  return { compileMs, elapsed: performance.now() - started };
+  const used = process.cpuUsage(cpu);
+  return { compileMs, elapsed: performance.now() - started, cpu: (used.user + used.system) / 1000 };
 }
 
 async function theirMedian(plan, work, saver, maxConcurrency) {
   const runs = [];
   for (let round = 0; round < ROUNDS; round++) runs.push(await theirRun(plan, work, saver(), maxConcurrency));
-  return { compileMs: median(runs.map((run) => run.compileMs)), elapsed: median(runs.map((run) => run.elapsed)) };
+  return {
+    compileMs: median(runs.map((run) => run.compileMs)),
+    elapsed: median(runs.map((run) => run.elapsed)),
+    cpu: median(runs.map((run) => run.cpu)),
+  };
 }
 
 // Warm both up (JIT, module init, SQLite migrations) so neither pays first-run costs below.
 await ourRun(noopDag(300, 1));
 await theirRun(noopDag(100, 1), async () => undefined, savers.MemorySaver());
 
-console.log(`node ${process.version}, ${ROUNDS} rounds per line (median)\n`);
+console.log(
+  `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)}; ${ROUNDS} rounds per line (median)\n`,
+);
 console.log(`(a) makespan on a ${MAKESPAN_STEPS}-step random DAG with skewed sleeps`);
 const { plan, durations } = skewedDag(MAKESPAN_STEPS);
 const critical = criticalPath(plan, durations);
@@ -139,6 +153,7 @@ console.table(
     'makespan ms': fixed(line.ms, 0),
     'ratio to bound': ratio(line.ms, line.bound),
     'incl. validation ms': line.e2e === undefined ? '' : fixed(line.e2e, 0),
+    'CPU ms': line.cpu === undefined ? '' : fixed(line.cpu, 0),
     bound: line.bound === critical ? 'critical path' : 'max(cp, work/8)',
   })),
 );
