@@ -119,11 +119,13 @@ export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection
           connectionLost,
           stderr: connection.stderrTail,
         });
-        if (mapped.retryable && !connectionLost) await connection.abandon(generation);
+        // A failed request leaves the transport in an unknown state (an HTTP session the server
+        // forgot, a half-written pipe): start over on the next call. Protocol errors keep it.
+        if (mapped.details?.transport === 'failed') await connection.abandon(generation);
         throw mapped;
       }
       if ('toolResult' in result) {
-        // Protocol 2024-10-07 servers answer with a bare `toolResult`.
+        // Servers on the 2024-10-07 protocol answer with a bare `toolResult`.
         return { text: '', structured: { toolResult: result.toolResult }, content: [] };
       }
       if (result.isError) {
