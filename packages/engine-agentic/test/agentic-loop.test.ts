@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defineTool, ErrorCodes, ToolError } from '@stepwise/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { heuristicEstimator, promptTokens } from '../src/index.js';
 import { analysis, blocked, complete, latestToolResults, scriptedModel, toolCall } from '../src/testing/index.js';
-import { goalPlan, ofType, tempWorkspace, testEngine, testTools } from './helpers.js';
+import { goalPlan, nodeToolRegistry, ofType, tempWorkspace, testEngine, testTools } from './helpers.js';
 
 const usage = (total: number) => ({ promptTokens: total - 10, completionTokens: 10, totalTokens: total });
 
@@ -173,16 +174,25 @@ describe('the agentic loop', () => {
     expect(model.calls).toBe(1);
   });
 
-  it('catches premature completion with expect criteria and accepts once they hold', async () => {
+  it('catches premature completion with expect criteria and accepts once they hold (tools-node)', async () => {
     const workspace = await tempWorkspace();
     cleanups.push(workspace.cleanup);
-    const tools = testTools();
+    await writeFile(
+      path.join(workspace.dir, 'check.mjs'),
+      'import { readFileSync } from "node:fs";\nprocess.exit(readFileSync("report.txt", "utf8").includes("PASS") ? 0 : 1);\n',
+    );
+    const tools = await nodeToolRegistry(workspace.dir);
     const model = scriptedModel([
       complete('all done (not really)'),
-      toolCall('write_file', { path: 'report.txt', contents: 'PASS 3 tests' }),
+      toolCall('file_write', { path: 'report.txt', contents: 'PASS 3 tests' }),
       complete('report written: PASS'),
     ]);
-    const { engine } = testEngine({ model, tools: tools.registry, workspace: workspace.dir });
+    const { engine, events } = testEngine({
+      model,
+      tools: tools.registry,
+      workspace: workspace.dir,
+      approvals: { policy: { tools: { run_command: 'auto' } } },
+    });
     const result = await engine.run(
       goalPlan([
         {
@@ -190,16 +200,9 @@ describe('the agentic loop', () => {
           description: 'write the report',
           expect: [
             { kind: 'file_exists', path: 'report.txt' },
-            {
-              kind: 'command_succeeds',
-              argv: [
-                process.execPath,
-                '-e',
-                'process.exit(require("fs").readFileSync("report.txt","utf8").includes("PASS")?0:1)',
-              ],
-            },
+            { kind: 'command_succeeds', argv: ['node', 'check.mjs'] },
             { kind: 'output_matches', pattern: 'PASS' },
-            { kind: 'output_matches', pattern: '"written":\\d+', target: 'tools' },
+            { kind: 'output_matches', pattern: '"bytes":12', target: 'tools' },
           ],
         },
       ]),
@@ -209,10 +212,37 @@ describe('the agentic loop', () => {
     const rejection = latestToolResults(model.requests[1]!)[0]?.content ?? '';
     expect(rejection).toMatch(/^Not accepted/);
     expect(rejection).toContain('the file report.txt does not exist');
-    expect(rejection).toMatch(/exited with code 1/);
+    expect(rejection).toMatch(/node check.mjs` did not succeed/);
     expect(rejection).toContain('matches /PASS/');
     expect(model.requests[0]!.messages[1]?.content).toContain('the file report.txt exists');
-    expect(existsSync(path.join(workspace.dir, 'report.txt'))).toBe(true);
+    expect(readFileSync(path.join(workspace.dir, 'report.txt'), 'utf8')).toBe('PASS 3 tests');
+    // Both checks of the command went through the kernel's run_command.
+    expect(ofType(events, 'tool-call').map((event) => event.tool)).toEqual([
+      'run_command',
+      'file_write',
+      'run_command',
+    ]);
+  });
+
+  it('returns a sandbox violation to the model as a tool error (tools-node)', async () => {
+    const workspace = await tempWorkspace();
+    cleanups.push(workspace.cleanup);
+    const tools = await nodeToolRegistry(workspace.dir);
+    const model = scriptedModel([
+      toolCall('file_read', { path: '../../../etc/passwd' }),
+      toolCall('run_command', { command: ['curl', 'https://example.com'] }),
+      blocked('everything outside the workspace is off limits'),
+    ]);
+    const { engine } = testEngine({
+      model,
+      tools: tools.registry,
+      workspace: workspace.dir,
+      approvals: { policy: { tools: { run_command: 'auto' } } },
+    });
+    const result = await engine.run(goalPlan([{ id: 'escape' }])).result;
+    expect(latestToolResults(model.requests[1]!)[0]?.content).toMatch(/^ERROR E402: /);
+    expect(latestToolResults(model.requests[2]!)[0]?.content).toMatch(/^ERROR E303: /);
+    expect(result.steps[0]?.error?.code).toBe(ErrorCodes.STEP_BLOCKED);
   });
 
   it("checks command_succeeds through the registry's run_command, with its approval policy", async () => {

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defineTool, MemoryStore, type Plan, type RunEvent, type Step, type ToolRegistry } from '@stepwise/core';
 import { createTestTools } from '@stepwise/core/testing';
+import { nodeTools } from '@stepwise/tools-node';
 import { z } from 'zod';
 import { type AgenticEngineOptions, agenticEngine, heuristicEstimator } from '../src/index.js';
 
@@ -12,34 +13,9 @@ export async function tempWorkspace(prefix = 'agentic-'): Promise<{ dir: string;
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Core's test tools plus `write_file` (write effect) and `big` (a large read result). */
+/** Core's test tools (echo, note, fail, sleep, hang) plus `big` (a large read result). */
 export function testTools(): ReturnType<typeof createTestTools> & { registry: ToolRegistry } {
   const tools = createTestTools();
-  tools.registry.register(
-    defineTool({
-      name: 'write_file',
-      description: 'Writes a file in the workspace.',
-      input: z.object({ path: z.string(), contents: z.string() }),
-      effect: 'write',
-      async execute(input, context) {
-        tools.log.calls.push({ tool: 'write_file', args: input, stepId: context.stepId, attempt: context.attempt });
-        await writeFile(path.join(context.workspace ?? '.', input.path), input.contents);
-        return { written: input.contents.length };
-      },
-    }),
-  );
-  tools.registry.register(
-    defineTool({
-      name: 'read_file',
-      description: 'Reads a file in the workspace.',
-      input: z.object({ path: z.string() }),
-      effect: 'read',
-      async execute(input, context) {
-        tools.log.calls.push({ tool: 'read_file', args: input, stepId: context.stepId, attempt: context.attempt });
-        return { contents: await readFile(path.join(context.workspace ?? '.', input.path), 'utf8') };
-      },
-    }),
-  );
   tools.registry.register(
     defineTool({
       name: 'big',
@@ -54,6 +30,13 @@ export function testTools(): ReturnType<typeof createTestTools> & { registry: To
       },
     }),
   );
+  return tools;
+}
+
+/** Core's test tools plus the real file and command tools of @stepwise/tools-node, confined to `workspace`. */
+export async function nodeToolRegistry(workspace: string, allow: readonly string[] = ['node']) {
+  const tools = testTools();
+  await tools.registry.use(nodeTools({ workspace, commands: { allow } }));
   return tools;
 }
 
