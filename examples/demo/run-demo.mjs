@@ -51,7 +51,7 @@ const project = {
     '',
     '/** Formats a temperature for people: one decimal and the unit. */',
     'export function format(value, unit) {',
-    '  return `${value.toFixed(1)} °${unit}`;',
+    "  return value.toFixed(1) + ' °' + unit;",
     '}',
     '',
   ].join('\n'),
@@ -231,5 +231,5 @@ ${bold('Done')} in ${((Date.now() - started) / 1000).toFixed(1)} s (run exit cod
   journal   ${path.join(workspace, '.stepwise', 'stepwise.db')}
   report    ${reportFile}
             open it in a browser: file://${reportFile}
-  try       cd ${workspace} && node ${path.relative(workspace, bin)} runs`);
+  try       cd ${workspace} && node ${bin} runs`);
 process.exit(run.code ?? 1);

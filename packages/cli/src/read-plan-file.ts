@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 
 /** A plan file as read from disk, before validation. */
@@ -9,11 +10,11 @@ export interface PlanFile {
   readonly value: unknown;
 }
 
-/** Reads JSON from a file: E004 (exit 2) with line and column when it is missing or does not parse. */
-export async function readJsonFile(file: string, what = 'file'): Promise<PlanFile> {
+/** Reads JSON from a file (relative to `cwd`): E004 (exit 2) with line and column when it is missing or does not parse. */
+export async function readJsonFile(file: string, what = 'file', cwd = process.cwd()): Promise<PlanFile> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFile(path.resolve(cwd, file), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new StepwiseError(

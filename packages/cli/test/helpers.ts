@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 
 export const PACKAGE_DIRECTORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(PACKAGE_DIRECTORY, 'dist', 'bin.js');
@@ -78,6 +79,7 @@ export async function createWorkspace(files: Record<string, string> = {}): Promi
   const directory = await mkdtemp(path.join(os.tmpdir(), 'stepwise-cli-'));
   const write = async (name: string, contents: unknown) => {
     const file = path.join(directory, name);
+    await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, typeof contents === 'string' ? contents : `${JSON.stringify(contents, null, 2)}\n`);
     return file;
   };
@@ -99,4 +101,86 @@ export function parseJsonLines(text: string): Record<string, unknown>[] {
         throw new Error(`line ${index + 1} is not JSON: ${line}`);
       }
     });
+}
+
+/** The workspace most CLI tests share: a small project, the test plugin (counting its calls) and a config. */
+export interface CliWorkspace {
+  readonly directory: string;
+  readonly counterFile: string;
+  write(name: string, contents: unknown): Promise<string>;
+  stepwise(args: readonly string[], options?: { env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliOutcome>;
+  /** Lines the test plugin wrote (`start x`, `end x`, …). */
+  readCalls(): Promise<string[]>;
+  resetCalls(): Promise<void>;
+}
+
+/** Registers beforeAll/afterAll that create and remove a CLI workspace; use its members inside tests. */
+export function useCliWorkspace(config: Record<string, unknown> = {}): CliWorkspace {
+  let workspace: Awaited<ReturnType<typeof createWorkspace>> | undefined;
+  const current = () => {
+    if (!workspace) throw new Error('the workspace exists only inside tests');
+    return workspace;
+  };
+  beforeAll(async () => {
+    assertBuilt();
+    workspace = await createWorkspace({ 'src/math.js': 'export function add(a, b) {\n  return a + b;\n}\n' });
+    const counterFile = path.join(workspace.directory, 'calls.log');
+    await workspace.write('stepwise.config.json', {
+      commands: { allow: ['node'] },
+      leaseTtlMs: 1000,
+      retry: { maxAttempts: 1 },
+      plugins: [{ module: path.join(FIXTURES, 'test-plugin.mjs'), options: { counterFile } }],
+      ...config,
+    });
+  });
+  afterAll(async () => {
+    await workspace?.dispose();
+  });
+  return {
+    get directory() {
+      return current().directory;
+    },
+    get counterFile() {
+      return path.join(current().directory, 'calls.log');
+    },
+    write: (name, contents) => current().write(name, contents),
+    stepwise: (args, options = {}) => runCli(args, { cwd: current().directory, timeoutMs: 45_000, ...options }),
+    async readCalls() {
+      const text = await readFile(path.join(current().directory, 'calls.log'), 'utf8').catch(() => '');
+      return text.split('\n').filter(Boolean);
+    },
+    async resetCalls() {
+      await writeFile(path.join(current().directory, 'calls.log'), '');
+    },
+  };
+}
+
+/** Runs `main()` in this process with captured streams: for output checks that need no process. */
+export async function inProcess(
+  args: readonly string[],
+  cwd = os.tmpdir(),
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('../src/main.js');
+  let stdout = '';
+  let stderr = '';
+  const stream = (append: (text: string) => void) =>
+    ({
+      write: (chunk: string) => {
+        append(chunk);
+        return true;
+      },
+      isTTY: false,
+    }) as unknown as NodeJS.WritableStream;
+  const code = await main(args, {
+    stdout: stream((text) => {
+      stdout += text;
+    }),
+    stderr: stream((text) => {
+      stderr += text;
+    }),
+    stdin: process.stdin,
+    env: { NO_COLOR: '1' },
+    cwd,
+  });
+  return { code, stdout, stderr };
 }

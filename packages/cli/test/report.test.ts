@@ -154,7 +154,7 @@ describe.skipIf(!existsSync(CHROMIUM))('report in headless Chromium', () => {
       await page.click('#timeline rect.bar[data-step-id="lint"]');
       await expect.poll(() => details.getAttribute('data-step-id')).toBe('lint');
       expect(await details.textContent()).toContain('</script><img src=x onerror=');
-      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
 
       await page.click('#dag g.node[data-step-id="parse"]');
       await page.screenshot({ path: path.join(ARTIFACTS, 'report.png'), fullPage: true });

@@ -42,7 +42,7 @@ Examples:
     if (typeof values.by !== 'string' || values.by.trim() === '') {
       throw new UsageError('stepwise approve: --by NAME is required (who approves the plan)');
     }
-    const planFile = await readJsonFile(file, 'plan');
+    const planFile = await readJsonFile(file, 'plan', context.io.cwd);
     const validation = validatePlan(planFile.value);
     if (!validation.ok || !validation.plan) {
       for (const problem of validation.problems) print(context, formatProblem(problem));

@@ -28,7 +28,7 @@ Examples:
   stepwise graph plan.json --format dot | dot -Tsvg > plan.svg`,
   async run(context: CommandContext, { values, positionals }) {
     const format = choice<GraphFormat>('graph', 'format', values.format, ['mermaid', 'dot']) ?? 'mermaid';
-    const planFile = await readJsonFile(positionals[0] as string, 'plan');
+    const planFile = await readJsonFile(positionals[0] as string, 'plan', context.io.cwd);
     const validation = validatePlan(planFile.value);
     // A plan with a cycle or an unknown dependency can still be drawn; only its shape must be right.
     if (!validation.plan) {

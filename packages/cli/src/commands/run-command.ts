@@ -195,10 +195,10 @@ Examples:
     const file = positionals[0] as string;
     const engineFlag = choice<EngineName>('run', 'engine', values.engine, ENGINES);
     const approve = choice<ApproveMode>('run', 'approve', values.approve, APPROVE_MODES);
-    const planFile = await readJsonFile(file, 'plan');
+    const planFile = await readJsonFile(file, 'plan', context.io.cwd);
     const authorization =
       typeof values.authorization === 'string'
-        ? ((await readJsonFile(values.authorization, 'authorization')).value as PlanAuthorization)
+        ? ((await readJsonFile(values.authorization, 'authorization', context.io.cwd)).value as PlanAuthorization)
         : undefined;
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
     const shown = presentation(context, values);

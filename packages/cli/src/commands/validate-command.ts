@@ -41,7 +41,7 @@ Examples:
   stepwise validate plan.json --engine sequential --json`,
   async run(context: CommandContext, { values, positionals }) {
     const file = positionals[0] as string;
-    const planFile = await readJsonFile(file, 'plan');
+    const planFile = await readJsonFile(file, 'plan', context.io.cwd);
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
     const engine =
       choice<EngineName>('validate', 'engine', values.engine, ['sequential', 'dag', 'agentic']) ??
