@@ -60,6 +60,7 @@ export {
 } from './invoke-step.js';
 export {
   type EventListener,
+  isoNow,
   RunJournal,
   type RunJournalOptions,
 } from './journal.js';

@@ -2,7 +2,7 @@ import { type ApprovalOptions, approvalModeFor } from './approval.js';
 import type { Artifact, Effect, ToolContext, ToolLogger } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from './errors.js';
 import type { StepResult, ToolResultEvent } from './events.js';
-import type { RunJournal } from './journal.js';
+import { isoNow, type RunJournal } from './journal.js';
 import { deriveExecutionId } from './plan-digest.js';
 import type { Precondition, Step } from './plan-schema.js';
 import { resolveReferences } from './references.js';
@@ -117,7 +117,7 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     );
   }
 
-  const signal = context.signal ?? new AbortController().signal;
+  const signal = context.signal ?? neverAborted;
   if (request.preconditions && request.preconditions.length > 0) {
     const checked = await context.registry.preconditions.check(request.preconditions, {
       workspace: context.workspace,
@@ -172,7 +172,7 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     }
   }
 
-  const startedAt = new Date().toISOString();
+  const startedAt = isoNow();
   journal.emit({
     type: 'tool-call',
     stepId: request.stepId,
@@ -189,26 +189,11 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
 
   const artifacts: Artifact[] = [];
   const timeoutMs = request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  let settle: ((outcome: { kind: 'timeout' | 'abort' }) => void) | undefined;
-  const interrupted = new Promise<{ kind: 'timeout' | 'abort' }>((resolve) => {
-    settle = resolve;
-  });
-  controller.signal.addEventListener('abort', () => settle?.({ kind: signal.aborted ? 'abort' : 'timeout' }), {
-    once: true,
-  });
-  if (timeoutMs !== undefined) {
-    timer = setTimeout(
-      () =>
-        controller.abort(new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  }
+  // Without a timeout the run's own signal is the tool's signal: no controller, no listener, no race.
+  const guard = timeoutMs === undefined ? undefined : watchTimeout(signal, timeoutMs, tool.name);
+  const toolSignal = guard?.signal ?? signal;
   const toolContext: ToolContext = {
-    signal: controller.signal,
+    signal: toolSignal,
     workspace: context.workspace,
     runId: context.runId,
     stepId: request.stepId,
@@ -231,14 +216,19 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
   let status: ToolCallOutcome['status'];
   let output: unknown;
   let error: StepError | undefined;
+  const timedOut = (): StepError => ({
+    code: ErrorCodes.STEP_TIMEOUT,
+    message: `${tool.name} timed out after ${timeoutMs} ms`,
+    // Safe to try again only if a half-finished call does no harm.
+    retryable: tool.idempotent,
+    location: request.stepId,
+  });
   try {
-    const raced = await Promise.race([
-      (async () => ({
-        kind: 'done' as const,
-        value: await tool.execute(validated.value, toolContext),
-      }))(),
-      interrupted,
-    ]);
+    const running = Promise.resolve().then(() => tool.execute(validated.value, toolContext));
+    const raced =
+      toolSignal === neverAborted
+        ? { kind: 'done' as const, value: await running }
+        : await raceAbort(running, toolSignal);
     if (raced.kind === 'done') {
       output = raced.value;
       status = 'succeeded';
@@ -255,38 +245,26 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
           };
         }
       }
-    } else if (raced.kind === 'timeout') {
-      status = 'failed';
-      error = {
-        code: ErrorCodes.STEP_TIMEOUT,
-        message: `${tool.name} timed out after ${timeoutMs} ms`,
-        // Safe to try again only if a half-finished call does no harm.
-        retryable: tool.idempotent,
-        location: request.stepId,
-      };
-    } else {
+    } else if (signal.aborted) {
       status = 'cancelled';
       error = cancelledError(request.stepId, signal.reason);
+    } else {
+      status = 'failed';
+      error = timedOut();
     }
   } catch (thrown) {
     if (signal.aborted) {
       status = 'cancelled';
       error = cancelledError(request.stepId, signal.reason);
-    } else if (controller.signal.aborted) {
+    } else if (guard?.signal.aborted) {
       status = 'failed';
-      error = {
-        code: ErrorCodes.STEP_TIMEOUT,
-        message: `${tool.name} timed out after ${timeoutMs} ms`,
-        retryable: tool.idempotent,
-        location: request.stepId,
-      };
+      error = timedOut();
     } else {
       status = 'failed';
       error = toStepError(thrown);
     }
   } finally {
-    if (timer) clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
+    guard?.dispose();
   }
 
   const durationMs = performance.now() - started;
@@ -312,6 +290,48 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     executionId: request.executionId,
     durationMs,
     called: true,
+  };
+}
+
+/** A signal that never aborts, shared by calls that have no run signal. */
+const neverAborted = new AbortController().signal;
+
+/**
+ * Settles when the tool settles or `signal` aborts, whichever is first: a tool may ignore its
+ * signal, the kernel does not wait for it. The listener is removed either way.
+ */
+async function raceAbort<T>(
+  running: Promise<T>,
+  signal: AbortSignal,
+): Promise<{ kind: 'done'; value: T } | { kind: 'interrupted' }> {
+  if (signal.aborted) return { kind: 'interrupted' };
+  let onAbort: (() => void) | undefined;
+  const interrupted = new Promise<{ kind: 'interrupted' }>((resolve) => {
+    onAbort = () => resolve({ kind: 'interrupted' });
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([running.then((value) => ({ kind: 'done' as const, value })), interrupted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort as () => void);
+  }
+}
+
+/** A child signal that aborts on the parent's abort or after `timeoutMs`. */
+function watchTimeout(parent: AbortSignal, timeoutMs: number, toolName: string) {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${toolName} timed out after ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
   };
 }
 
@@ -414,7 +434,7 @@ async function decideApproval(
  */
 export async function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
   const started = performance.now();
-  const startedAt = new Date().toISOString();
+  const startedAt = isoNow();
   const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
   context.journal.emit({
     type: 'step-start',

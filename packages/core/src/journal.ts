@@ -3,6 +3,18 @@ import type { RunEvent, RunEventInput } from './events.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { Lease, RunStore } from './run-store.js';
 
+let lastMillis = -1;
+let lastIso = '';
+/** `new Date().toISOString()`, formatted once per millisecond: journals stamp thousands of events a second. */
+export function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMillis) {
+    lastMillis = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
+}
+
 export type EventListener = (event: RunEvent) => void;
 
 export interface RunJournalOptions {
@@ -15,6 +27,8 @@ export interface RunJournalOptions {
   readonly redactor?: Redactor;
   /** Renew the lease this often (ms); default a third of its remaining time. */
   readonly renewEveryMs?: number;
+  /** The run's plan digest, when known (saves re-hashing a large plan at the end). */
+  readonly planDigest?: string;
 }
 
 /**
@@ -25,6 +39,7 @@ export interface RunJournalOptions {
 export class RunJournal {
   readonly runId: string;
   readonly redactor: Redactor;
+  readonly planDigest: string | undefined;
   readonly #store: RunStore;
   #lease: Lease | undefined;
   #nextSeq: number;
@@ -40,6 +55,7 @@ export class RunJournal {
     this.#lease = options.lease;
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.redactor = options.redactor ?? createRedactor();
+    this.planDigest = options.planDigest;
     if (this.#lease) {
       const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
       const every = options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
@@ -68,7 +84,7 @@ export class RunJournal {
       ...input,
       runId: this.runId,
       seq: this.#nextSeq++,
-      at: new Date().toISOString(),
+      at: isoNow(),
     } as RunEvent);
     this.#pending.push(event);
     return event;

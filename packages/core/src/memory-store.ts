@@ -57,8 +57,9 @@ export class MemoryStore implements RunStore {
     this.#assertOpen();
     if (events.length === 0) return;
     const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
-    checkBatch(runId, run.fold.lastSeq, events);
+    // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
     checkLease(runId, this.#leases.get(runId), lease, Date.now());
+    checkBatch(runId, run.fold.lastSeq, events);
     if (!this.#runs.has(runId)) this.#runs.set(runId, run);
     for (const event of events) {
       run.events.push(event);

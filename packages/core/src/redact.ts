@@ -58,11 +58,16 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     if (value) addSecret(value);
   }
 
+  // One case-insensitive alternation of every pattern: a cheap test that rules most strings out.
+  const prefilter = new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join('|'), 'i');
+
   const redactText = (text: string): string => {
+    if (text.length < MIN_SECRET_LENGTH) return text;
     let result = text;
     for (const secret of secrets) {
       if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     }
+    if (!prefilter.test(result)) return result;
     for (const pattern of patterns) {
       pattern.lastIndex = 0;
       if (!pattern.test(result)) continue;
@@ -75,23 +80,26 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     return result;
   };
 
-  const visit = (value: unknown, key: string | undefined, seen: WeakSet<object>): unknown => {
+  // `path` holds the objects being visited (ancestors): a cycle is an object already on it.
+  // Cheaper than a WeakSet per call, and events are shallow.
+  const visit = (value: unknown, key: string | undefined, path: object[]): unknown => {
     if (typeof value === 'string') {
       if (key !== undefined && SECRET_KEY.test(key) && value.length > 0 && value !== REDACTED) return REDACTED;
       return redactText(value);
     }
     if (typeof value !== 'object' || value === null) return value;
-    if (seen.has(value)) return value;
-    seen.add(value);
+    if (path.includes(value)) return value;
     if (Array.isArray(value)) {
+      path.push(value);
       let copy: unknown[] | undefined;
       for (let index = 0; index < value.length; index++) {
-        const next = visit(value[index], undefined, seen);
+        const next = visit(value[index], undefined, path);
         if (next !== value[index]) {
           copy ??= value.slice();
           copy[index] = next;
         }
       }
+      path.pop();
       return copy ?? value;
     }
     if (value instanceof Error) {
@@ -103,19 +111,22 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     }
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) return value;
+    path.push(value);
     let copy: Record<string, unknown> | undefined;
-    for (const [entryKey, entryValue] of Object.entries(value)) {
-      const next = visit(entryValue, entryKey, seen);
+    for (const entryKey in value) {
+      const entryValue = (value as Record<string, unknown>)[entryKey];
+      const next = visit(entryValue, entryKey, path);
       if (next !== entryValue) {
         copy ??= { ...(value as Record<string, unknown>) };
         copy[entryKey] = next;
       }
     }
+    path.pop();
     return copy ?? value;
   };
 
   return {
-    redact: <T>(value: T): T => visit(value, undefined, new WeakSet()) as T,
+    redact: <T>(value: T): T => visit(value, undefined, []) as T,
     redactText,
     addSecret,
   };

@@ -15,7 +15,8 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
  */
 export function createRunHandle(options: {
   readonly runId: string;
-  readonly journal: RunJournal;
+  /** The run's journal, or a promise of it (engines that take the lease asynchronously). */
+  readonly journal: RunJournal | Promise<RunJournal | undefined>;
   readonly store: RunStore;
   readonly result: Promise<RunResult>;
   readonly cancel: (reason?: string) => void;
@@ -33,10 +34,13 @@ export function createRunHandle(options: {
     async *[Symbol.asyncIterator]() {
       const live: RunEvent[] = [];
       let wake: (() => void) | undefined;
-      const unsubscribe = journal.subscribe((event) => {
-        live.push(event);
-        wake?.();
-      });
+      // A run rejected before it had a journal has no events: the iterator ends at once.
+      const resolved = await Promise.resolve(journal).catch(() => undefined);
+      const unsubscribe =
+        resolved?.subscribe((event) => {
+          live.push(event);
+          wake?.();
+        }) ?? (() => undefined);
       let done = false;
       settled.then(() => {
         done = true;

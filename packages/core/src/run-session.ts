@@ -42,18 +42,20 @@ async function lease(options: SessionOptions, runId: string) {
 /** Takes the run's lease and journals `run-start`. */
 export async function startRun(options: StartRunOptions): Promise<RunJournal> {
   const held = await lease(options, options.runId);
+  const digest = planDigest(options.plan);
   const journal = new RunJournal({
     runId: options.runId,
     store: options.store,
     lease: held,
     lastSeq: 0,
+    planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
   });
   try {
     await journal.record({
       type: 'run-start',
       planId: options.plan.id,
-      planDigest: planDigest(options.plan),
+      planDigest: digest,
       plan: options.plan,
       engine: options.engine,
       ...(options.authorization ? { authorization: options.authorization } : {}),
@@ -88,6 +90,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       store: options.store,
       lease: held,
       lastSeq: run.lastSeq,
+      planDigest: run.planDigest,
       ...(options.redactor ? { redactor: options.redactor } : {}),
     });
     return { journal, run, plan: run.plan };
@@ -135,6 +138,8 @@ export async function finishRun(
     readonly status: RunStatus;
     readonly steps: readonly StepResult[];
     readonly durationMs: number;
+    /** The digest journaled at run-start; computed from `plan` when absent (costly for large plans). */
+    readonly planDigest?: string;
   },
 ): Promise<RunResult> {
   const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
@@ -151,7 +156,7 @@ export async function finishRun(
   return {
     runId: journal.runId,
     planId: details.plan.id,
-    planDigest: planDigest(details.plan),
+    planDigest: details.planDigest ?? journal.planDigest ?? planDigest(details.plan),
     engine: details.engine,
     status: details.status,
     steps: details.steps,

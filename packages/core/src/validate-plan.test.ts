@@ -71,6 +71,15 @@ describe('validatePlan', () => {
     ]);
   });
 
+  it('requires dependencies to come first for the sequential engine', () => {
+    const plan = makePlan([
+      { id: 'a', tool: 'echo', dependsOn: ['b'] },
+      { id: 'b', tool: 'echo' },
+    ]);
+    expect(kinds(plan, { engine: 'sequential' })).toEqual([['dependency-order', '/steps/0/dependsOn/0']]);
+    expect(kinds(plan)).toEqual([]);
+  });
+
   it('requires a tool except on the agentic engine', () => {
     const plan = makePlan([{ id: 'goal', description: 'fix the test' }]);
     expect(kinds(plan)).toEqual([['missing-tool', '/steps/0/tool']]);

@@ -11,6 +11,7 @@ export type ProblemKind =
   | 'duplicate-step-id'
   | 'unknown-dependency'
   | 'dependency-cycle'
+  | 'dependency-order'
   | 'missing-tool'
   | 'unknown-tool'
   | 'invalid-args'
@@ -124,8 +125,17 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
           `/steps/${step.index}/dependsOn/${position}`,
           `step "${step.id}" depends on "${dependency}", which is not a step of this plan`,
         );
-      } else if (!own.includes(slot)) {
-        own.push(slot);
+      } else {
+        if (engine === 'sequential' && slot >= graph.dependencies.length) {
+          // Strict runs steps in array order: a dependency listed later would run after its dependent.
+          add(
+            ErrorCodes.PLAN_INVALID,
+            'dependency-order',
+            `/steps/${step.index}/dependsOn/${position}`,
+            `step "${step.id}" depends on "${dependency}", which comes later in the plan; the sequential engine runs steps in order`,
+          );
+        }
+        if (!own.includes(slot)) own.push(slot);
       }
     }
     graph.dependencies.push(own);
