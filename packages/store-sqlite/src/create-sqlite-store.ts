@@ -9,13 +9,14 @@ import {
   StepwiseError,
 } from '@stepwise/core';
 import type Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
 import type { StoreDatabase } from './database-schema.js';
 import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
-import { heldLease, JournalWriter, type LeaseColumns } from './journal-writer.js';
-import { MIGRATION_TABLE, migrationProvider } from './migrations.js';
+import { JournalWriter } from './journal-writer.js';
+import { heldLease, type LeaseColumns } from './lease-columns.js';
 import { openDatabase, unavailable } from './open-database.js';
+import { MIGRATION_TABLE } from './schema-version.js';
 import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
 
@@ -118,9 +119,8 @@ class SqliteRunStore implements SqliteStore {
   readonly path: string;
   readonly ready: Promise<void>;
   readonly #sqlite: Database.Database;
-  readonly #kysely: Kysely<StoreDatabase>;
+  #kysely: Promise<Kysely<StoreDatabase>> | undefined;
   readonly #threshold: number;
-  #writer: JournalWriter | undefined;
   #reader: JournalReader | undefined;
   #appendBatch: Database.Transaction<(runId: string, events: readonly RunEvent[], lease?: Lease) => void> | undefined;
   #leaseStatements: LeaseStatements | undefined;
@@ -133,7 +133,6 @@ class SqliteRunStore implements SqliteStore {
     this.path = opened.path;
     this.#sqlite = opened.sqlite;
     this.#threshold = resolved.artifactThresholdBytes;
-    this.#kysely = new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: opened.sqlite }) });
     if (opened.pendingMigrations) {
       this.ready = this.#migrate().then(() => this.#prepare());
     } else {
@@ -148,12 +147,13 @@ class SqliteRunStore implements SqliteStore {
     // kysely runs SQLite migrations outside a transaction; one IMMEDIATE transaction around the
     // Migrator makes them all-or-nothing and lets only one process migrate at a time.
     try {
+      const [{ Migrator }, { migrationProvider }, db] = await Promise.all([
+        import('kysely'),
+        import('./migrations.js'),
+        this.#queries(),
+      ]);
       this.#sqlite.exec('begin immediate');
-      const migrator = new Migrator({
-        db: this.#kysely,
-        provider: migrationProvider,
-        migrationTableName: MIGRATION_TABLE,
-      });
+      const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: MIGRATION_TABLE });
       const { error } = await migrator.migrateToLatest();
       if (error) throw error;
       this.#sqlite.exec('commit');
@@ -165,9 +165,20 @@ class SqliteRunStore implements SqliteStore {
     }
   }
 
+  /**
+   * kysely, for migrations and the query helpers. Loaded on first use: the append path runs on
+   * prepared statements and a process that only appends never pays for loading it.
+   */
+  #queries(): Promise<Kysely<StoreDatabase>> {
+    this.#kysely ??= import('kysely').then(
+      ({ Kysely, SqliteDialect }) =>
+        new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: this.#sqlite }) }),
+    );
+    return this.#kysely;
+  }
+
   #prepare(): void {
     const writer = new JournalWriter(this.#sqlite, new BlobWriter(this.#sqlite, this.#threshold));
-    this.#writer = writer;
     this.#reader = new JournalReader(this.#sqlite, this.path);
     this.#leaseStatements = prepareLeaseStatements(this.#sqlite);
     this.#appendBatch = this.#sqlite.transaction((runId: string, events: readonly RunEvent[], lease?: Lease) =>
@@ -250,13 +261,15 @@ class SqliteRunStore implements SqliteStore {
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     if (statuses?.length === 0) return [];
     try {
-      let query = this.#kysely.selectFrom('runs').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
+      const [{ sql }, db] = await Promise.all([import('kysely'), this.#queries()]);
+      let query = db.selectFrom('runs').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
       if (statuses) query = query.where('status', 'in', statuses);
       if (filter.planId) query = query.where('plan_id', '=', filter.planId);
       if (filter.since) query = query.where('created_at', '>=', filter.since);
       if (filter.until) query = query.where('created_at', '<', filter.until);
       const rows = await query
         .orderBy('created_at', 'desc')
+        // Ties (same created_at) keep the order runs were first written, as MemoryStore's stable sort does.
         .orderBy(sql`rowid`)
         .limit(filter.limit ?? 100)
         .offset(filter.offset ?? 0)
@@ -279,7 +292,8 @@ class SqliteRunStore implements SqliteStore {
   async listSteps(runId: string): Promise<StepRecord[]> {
     const reader = await this.#open();
     try {
-      const rows = await this.#kysely
+      const db = await this.#queries();
+      const rows = await db
         .selectFrom('steps')
         .select([
           'run_id',
@@ -312,7 +326,8 @@ class SqliteRunStore implements SqliteStore {
   async listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
     const reader = await this.#open();
     try {
-      let query = this.#kysely.selectFrom('executions').select('execution_id').where('run_id', '=', runId);
+      const db = await this.#queries();
+      let query = db.selectFrom('executions').select('execution_id').where('run_id', '=', runId);
       if (stepId !== undefined) query = query.where('step_id', '=', stepId);
       const rows = await query.orderBy('call_seq').execute();
       return rows
@@ -393,7 +408,7 @@ class SqliteRunStore implements SqliteStore {
     this.#closing ??= (async () => {
       await this.ready.catch(() => undefined);
       this.#closed = true;
-      await this.#kysely.destroy().catch(() => undefined);
+      if (this.#kysely) await (await this.#kysely).destroy().catch(() => undefined);
       // kysely only closes a database it has used; the hot path never goes through it.
       if (this.#sqlite.open) this.#sqlite.close();
     })();

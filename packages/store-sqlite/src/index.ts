@@ -13,6 +13,6 @@ export type {
   StepsTable,
   StoreDatabase,
 } from './database-schema.js';
-export { SCHEMA_VERSION } from './migrations.js';
+export { SCHEMA_VERSION } from './schema-version.js';
 export type { SqliteStoreOptions } from './sqlite-store-options.js';
 export type { StepRecord } from './step-record.js';

@@ -1,36 +1,18 @@
 import {
+  type Artifact,
   addUsage,
   checkBatch,
   checkLease,
   exitCodeOf,
   type Lease,
   type RunEvent,
-  type StepResult,
   type TokenUsage,
+  type ToolResultEvent,
 } from '@stepwise/core';
 import type Database from 'better-sqlite3';
-import { type BlobWriter, encodeEvent } from './blob-codec.js';
-
-type Bindable = string | number | bigint | null;
-
-/** Columns take what the event holds; anything SQLite cannot bind is kept as JSON rather than lost. */
-function scalar(value: unknown): Bindable {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'bigint':
-      return value;
-    case 'boolean':
-      return value ? 1 : 0;
-    case 'undefined':
-      return null;
-    default:
-      return value === null ? null : ((JSON.stringify(value) as string | undefined) ?? null);
-  }
-}
-
-const json = (value: unknown): string | null =>
-  value === undefined ? null : ((JSON.stringify(value) as string | undefined) ?? null);
+import { type Bindable, json, scalar } from './bind-values.js';
+import { type BlobWriter, type Encoded, encodeEvent } from './blob-codec.js';
+import { heldLease, type LeaseColumns } from './lease-columns.js';
 
 interface RunRow extends LeaseColumns {
   readonly last_seq: number;
@@ -40,26 +22,7 @@ interface RunRow extends LeaseColumns {
   readonly usage: string | null;
 }
 
-export interface LeaseColumns {
-  readonly lease_owner: string | null;
-  readonly lease_token: number;
-  readonly lease_ttl_ms: number | null;
-  readonly lease_expires_at: string | null;
-}
-
-/** The run's lease as the `runs` row holds it. */
-export function heldLease(runId: string, row: LeaseColumns | undefined): Lease | undefined {
-  if (!row || row.lease_owner === null) return undefined;
-  return {
-    runId,
-    owner: row.lease_owner,
-    token: row.lease_token,
-    ttlMs: row.lease_ttl_ms ?? 0,
-    expiresAt: row.lease_expires_at ?? '',
-  };
-}
-
-/** Run-level state a batch may change; written back once at the end of the batch. */
+/** Run-level columns a batch may change; written back once, at the end of the batch. */
 interface RunState {
   status: unknown;
   finishedAt: string | null;
@@ -68,270 +31,279 @@ interface RunState {
   changed: boolean;
 }
 
+/** A `steps` row while a batch changes it (the columns `run-start` owns are left alone). */
+interface StepRow {
+  first_seq: number;
+  status: Bindable;
+  attempt: Bindable;
+  tool: Bindable;
+  execution_id: Bindable;
+  started_at: Bindable;
+  ended_at: Bindable;
+  duration_ms: Bindable;
+  tool_called: number;
+  idempotent: Bindable;
+  output: string | null;
+  output_sha256: string | null;
+  error: string | null;
+  usage: string | null;
+}
+
+const STEP_COLUMNS = [
+  'first_seq',
+  'status',
+  'attempt',
+  'tool',
+  'execution_id',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'tool_called',
+  'idempotent',
+  'output',
+  'output_sha256',
+  'error',
+  'usage',
+] as const;
+
+/** An `executions` row journaled in this batch (its tool-call is in the batch). */
+interface ExecutionRow {
+  step_id: string;
+  attempt: Bindable;
+  turn: Bindable;
+  tool: Bindable;
+  effect: Bindable;
+  idempotent: Bindable;
+  args: Encoded;
+  call_seq: number;
+  started_at: string;
+  result_seq: number | null;
+  finished_at: string | null;
+  status: Bindable;
+  duration_ms: Bindable;
+  exit_code: Bindable;
+  error: string | null;
+  result: Encoded;
+  artifacts: readonly Artifact[];
+}
+
+const NO_VALUE: Encoded = { text: null, sha256: null };
+
 /**
  * Appends batches: the seq and lease checks, the journal rows, and every projection the events
- * change, mirroring core's `applyEvent` one event at a time. Runs inside the caller's
- * transaction, synchronously, with prepared statements.
+ * change, mirroring core's `applyEvent` one event at a time. A step's or an execution's row is
+ * changed in memory by all events of the batch and written once: one row write per step, not one
+ * per event. Runs inside the caller's transaction, synchronously, with prepared statements.
  */
 export class JournalWriter {
   readonly #blobs: BlobWriter;
-  readonly #selectRun: Database.Statement<[string], RunRow>;
-  readonly #insertRun: Database.Statement;
-  readonly #updateRunStart: Database.Statement;
-  readonly #updateRunState: Database.Statement;
-  readonly #updateRunTail: Database.Statement;
-  readonly #insertEvent: Database.Statement;
-  readonly #clearDescriptions: Database.Statement;
-  readonly #upsertPlanStep: Database.Statement;
-  readonly #upsertStepStart: Database.Statement;
-  readonly #upsertStepToolCall: Database.Statement;
-  readonly #ensureStep: Database.Statement;
-  readonly #upsertStepRetry: Database.Statement;
-  readonly #selectStepUsage: Database.Statement<[string, string], string | null>;
-  readonly #upsertStepUsage: Database.Statement;
-  readonly #upsertStepEnd: Database.Statement;
-  readonly #upsertExecution: Database.Statement;
-  readonly #deleteArtifacts: Database.Statement;
-  readonly #updateExecutionResult: Database.Statement;
-  readonly #insertArtifact: Database.Statement;
-  readonly #insertApproval: Database.Statement;
-  readonly #insertModelCall: Database.Statement;
+  readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(sqlite: Database.Database, blobs: BlobWriter) {
     this.#blobs = blobs;
-    this.#selectRun = sqlite.prepare(
-      `select last_seq, status, finished_at, duration_ms, usage, lease_owner, lease_token, lease_ttl_ms, lease_expires_at
-       from runs where id = ?`,
-    );
-    this.#insertRun = sqlite.prepare('insert into runs (id) values (?)');
-    this.#updateRunStart = sqlite.prepare(
-      `update runs set plan_id = ?, plan_digest = ?, plan = ?, plan_sha256 = ?, engine = ?, goal = ?, authorization = ?,
-       parent_run_id = ?, options = ?, created_at = ? where id = ?`,
-    );
-    this.#updateRunState = sqlite.prepare(
-      `update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ?, last_seq = ?, updated_at = ?
-       where id = ?`,
-    );
-    this.#updateRunTail = sqlite.prepare('update runs set last_seq = ?, updated_at = ? where id = ?');
-    this.#insertEvent = sqlite.prepare(
-      'insert into events (run_id, seq, type, at, payload, blob_refs) values (?, ?, ?, ?, ?, ?)',
-    );
-    this.#clearDescriptions = sqlite.prepare(
-      'update steps set description = null where run_id = ? and description is not null',
-    );
-    this.#upsertPlanStep = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, plan_index, status, attempt, tool, description)
-       values (?, ?, ?, ?, 'pending', 0, ?, ?)
-       on conflict (run_id, step_id) do update set description = excluded.description`,
-    );
-    this.#upsertStepStart = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt, tool, execution_id, started_at)
-       values (?, ?, ?, 'running', ?, ?, ?, ?)
-       on conflict (run_id, step_id) do update set status = 'running', attempt = excluded.attempt,
-         tool = coalesce(excluded.tool, steps.tool), execution_id = excluded.execution_id,
-         started_at = excluded.started_at, ended_at = null, duration_ms = null, tool_called = 0, idempotent = null,
-         output = null, output_sha256 = null, error = null`,
-    );
-    this.#upsertStepToolCall = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt, tool_called, idempotent)
-       values (?, ?, ?, 'pending', 0, 1, ?)
-       on conflict (run_id, step_id) do update set tool_called = 1,
-         idempotent = case when steps.idempotent = 0 then 0 else excluded.idempotent end`,
-    );
-    this.#ensureStep = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt) values (?, ?, ?, 'pending', 0)
-       on conflict (run_id, step_id) do nothing`,
-    );
-    this.#upsertStepRetry = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt) values (?, ?, ?, 'retrying', 0)
-       on conflict (run_id, step_id) do update set status = 'retrying'`,
-    );
-    this.#selectStepUsage = sqlite
-      .prepare<[string, string], string | null>('select usage from steps where run_id = ? and step_id = ?')
-      .pluck();
-    this.#upsertStepUsage = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt, usage) values (?, ?, ?, 'pending', 0, ?)
-       on conflict (run_id, step_id) do update set usage = excluded.usage`,
-    );
-    this.#upsertStepEnd = sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, status, attempt, tool, execution_id, started_at, ended_at,
-         duration_ms, output, output_sha256, error)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (run_id, step_id) do update set status = excluded.status, attempt = excluded.attempt,
-         tool = coalesce(excluded.tool, steps.tool), execution_id = excluded.execution_id,
-         started_at = excluded.started_at, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms,
-         output = excluded.output, output_sha256 = excluded.output_sha256, error = excluded.error`,
-    );
-    this.#upsertExecution = sqlite.prepare(
-      `insert into executions (execution_id, run_id, step_id, attempt, turn, tool, effect, idempotent, args,
-         args_sha256, call_seq, started_at, status)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')
-       on conflict (execution_id) do update set run_id = excluded.run_id, step_id = excluded.step_id,
-         attempt = excluded.attempt, turn = excluded.turn, tool = excluded.tool, effect = excluded.effect,
-         idempotent = excluded.idempotent, args = excluded.args, args_sha256 = excluded.args_sha256,
-         call_seq = excluded.call_seq, result_seq = null, started_at = excluded.started_at, finished_at = null,
-         status = 'running', duration_ms = null, exit_code = null, error = null, result = null, result_sha256 = null`,
-    );
-    this.#deleteArtifacts = sqlite.prepare('delete from artifacts where execution_id = ?');
-    this.#updateExecutionResult = sqlite.prepare(
-      `update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?,
-         result = ?, result_sha256 = ?
-       where execution_id = ? and run_id = ?`,
-    );
-    this.#insertArtifact = sqlite.prepare(
-      `insert into artifacts (execution_id, position, run_id, kind, name, media_type, truncated, size, content,
-         content_sha256)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#insertApproval = sqlite.prepare(
-      `insert into approvals (run_id, seq, execution_id, step_id, tool, decision, source, decided_by, reason, at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#insertModelCall = sqlite.prepare(
-      `insert into model_calls (run_id, seq, step_id, turn, model, request, request_sha256, response, response_sha256,
-         usage, latency_ms, error, at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.#statements = prepareStatements(sqlite);
   }
 
   /** The whole batch; call inside one IMMEDIATE transaction. Throws E502/E501 before writing. */
   append(runId: string, events: readonly RunEvent[], lease: Lease | undefined, now: number): void {
+    const statements = this.#statements;
     this.#blobs.reset();
-    const row = this.#selectRun.get(runId);
+    const row = statements.selectRun.get(runId);
     checkBatch(runId, row?.last_seq ?? 0, events);
-    checkLease(runId, heldLease(runId, row ?? undefined), lease, now);
-    if (!row) this.#insertRun.run(runId);
-    const state: RunState = {
+    checkLease(runId, heldLease(runId, row), lease, now);
+    if (!row) statements.insertRun.run(runId);
+    const batch = new Batch(runId, statements, this.#blobs, {
       status: row?.status ?? 'running',
       finishedAt: row?.finished_at ?? null,
       durationMs: row?.duration_ms ?? null,
       usage: row?.usage ? (JSON.parse(row.usage) as TokenUsage) : undefined,
       changed: false,
-    };
+    });
     for (const event of events) {
       const encoded = encodeEvent(event, this.#blobs);
-      this.#insertEvent.run(runId, event.seq, event.type, event.at, encoded.payload, encoded.blobRefs);
-      this.#project(runId, event, state);
+      statements.insertEvent.run(runId, event.seq, event.type, event.at, encoded.payload, encoded.blobRefs);
+      batch.apply(event);
     }
-    const last = events[events.length - 1] as RunEvent;
-    if (state.changed) {
-      this.#updateRunState.run(
-        scalar(state.status),
-        state.finishedAt,
-        scalar(state.durationMs),
-        json(state.usage),
-        last.seq,
-        last.at,
-        runId,
-      );
-    } else {
-      this.#updateRunTail.run(last.seq, last.at, runId);
-    }
+    batch.finish(events[events.length - 1] as RunEvent);
+  }
+}
+
+function prepareStatements(sqlite: Database.Database) {
+  const stepAssignments = STEP_COLUMNS.filter((column) => column !== 'first_seq')
+    .map((column) => `${column} = excluded.${column}`)
+    .join(', ');
+  return {
+    selectRun: sqlite.prepare<[string], RunRow>(
+      `select last_seq, status, finished_at, duration_ms, usage, lease_owner, lease_token, lease_ttl_ms,
+         lease_expires_at
+       from runs where id = ?`,
+    ),
+    insertRun: sqlite.prepare('insert into runs (id) values (?)'),
+    updateRunStart: sqlite.prepare(
+      `update runs set plan_id = ?, plan_digest = ?, plan = ?, plan_sha256 = ?, engine = ?, goal = ?, authorization = ?,
+       parent_run_id = ?, options = ?, created_at = ? where id = ?`,
+    ),
+    updateRunState: sqlite.prepare(
+      `update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ?, last_seq = ?, updated_at = ?
+       where id = ?`,
+    ),
+    updateRunTail: sqlite.prepare('update runs set last_seq = ?, updated_at = ? where id = ?'),
+    insertEvent: sqlite.prepare(
+      'insert into events (run_id, seq, type, at, payload, blob_refs) values (?, ?, ?, ?, ?, ?)',
+    ),
+    clearDescriptions: sqlite.prepare(
+      'update steps set description = null where run_id = ? and description is not null',
+    ),
+    upsertPlanStep: sqlite.prepare(
+      `insert into steps (run_id, step_id, first_seq, plan_index, status, attempt, tool, description)
+       values (?, ?, ?, ?, 'pending', 0, ?, ?)
+       on conflict (run_id, step_id) do update set description = excluded.description`,
+    ),
+    selectStep: sqlite.prepare<[string, string], StepRow>(
+      `select ${STEP_COLUMNS.join(', ')} from steps where run_id = ? and step_id = ?`,
+    ),
+    upsertStep: sqlite.prepare(
+      `insert into steps (run_id, step_id, ${STEP_COLUMNS.join(', ')})
+       values (?, ?, ${STEP_COLUMNS.map(() => '?').join(', ')})
+       on conflict (run_id, step_id) do update set ${stepAssignments}`,
+    ),
+    upsertExecution: sqlite.prepare(
+      `insert into executions (execution_id, run_id, step_id, attempt, turn, tool, effect, idempotent, args,
+         args_sha256, call_seq, result_seq, started_at, finished_at, status, duration_ms, exit_code, error, result,
+         result_sha256)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       on conflict (execution_id) do update set run_id = excluded.run_id, step_id = excluded.step_id,
+         attempt = excluded.attempt, turn = excluded.turn, tool = excluded.tool, effect = excluded.effect,
+         idempotent = excluded.idempotent, args = excluded.args, args_sha256 = excluded.args_sha256,
+         call_seq = excluded.call_seq, result_seq = excluded.result_seq, started_at = excluded.started_at,
+         finished_at = excluded.finished_at, status = excluded.status, duration_ms = excluded.duration_ms,
+         exit_code = excluded.exit_code, error = excluded.error, result = excluded.result,
+         result_sha256 = excluded.result_sha256`,
+    ),
+    updateExecutionResult: sqlite.prepare(
+      `update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?,
+         result = ?, result_sha256 = ?
+       where execution_id = ? and run_id = ?`,
+    ),
+    insertArtifact: sqlite.prepare(
+      `insert into artifacts (execution_id, position, run_id, kind, name, media_type, truncated, size, content,
+         content_sha256)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertApproval: sqlite.prepare(
+      `insert into approvals (run_id, seq, execution_id, step_id, tool, decision, source, decided_by, reason, at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertModelCall: sqlite.prepare(
+      `insert into model_calls (run_id, seq, step_id, turn, model, request, request_sha256, response, response_sha256,
+         usage, latency_ms, error, at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+/** One batch's projection changes, mirroring `applyEvent`. */
+class Batch {
+  readonly #runId: string;
+  readonly #statements: Statements;
+  readonly #blobs: BlobWriter;
+  readonly #run: RunState;
+  readonly #steps = new Map<string, StepRow>();
+  readonly #executions = new Map<string, ExecutionRow>();
+
+  constructor(runId: string, statements: Statements, blobs: BlobWriter, run: RunState) {
+    this.#runId = runId;
+    this.#statements = statements;
+    this.#blobs = blobs;
+    this.#run = run;
   }
 
-  #project(runId: string, event: RunEvent, state: RunState): void {
+  /** The step's row as the fold's `stepOf` would find or create it. */
+  #step(stepId: string, seq: number): StepRow {
+    let step = this.#steps.get(stepId);
+    if (!step) {
+      step = this.#statements.selectStep.get(this.#runId, stepId) ?? {
+        first_seq: seq,
+        status: 'pending',
+        attempt: 0,
+        tool: null,
+        execution_id: null,
+        started_at: null,
+        ended_at: null,
+        duration_ms: null,
+        tool_called: 0,
+        idempotent: null,
+        output: null,
+        output_sha256: null,
+        error: null,
+        usage: null,
+      };
+      this.#steps.set(stepId, step);
+    }
+    return step;
+  }
+
+  apply(event: RunEvent): void {
     const { seq, at } = event;
     switch (event.type) {
-      case 'run-start': {
-        const plan = this.#blobs.json(event.plan);
-        this.#updateRunStart.run(
-          scalar(event.planId),
-          scalar(event.planDigest),
-          plan.text,
-          plan.sha256,
-          scalar(event.engine),
-          scalar(event.plan.goal),
-          json(event.authorization),
-          scalar(event.parentRunId),
-          json(event.options),
-          at,
-          runId,
-        );
-        this.#clearDescriptions.run(runId);
-        const seen = new Set<string>();
-        event.plan.steps.forEach((step, index) => {
-          // `find` in the fold takes the first step with an id; later duplicates change nothing.
-          if (seen.has(step.id)) return;
-          seen.add(step.id);
-          this.#upsertPlanStep.run(runId, step.id, seq, index, scalar(step.tool), scalar(step.description));
+      case 'run-start':
+        this.#startRun(event);
+        break;
+      case 'run-resume':
+        this.#run.status = 'running';
+        this.#run.finishedAt = null;
+        this.#run.changed = true;
+        break;
+      case 'step-start': {
+        const step = this.#step(event.stepId, seq);
+        step.status = 'running';
+        step.attempt = scalar(event.attempt);
+        if (event.tool !== undefined) step.tool = scalar(event.tool);
+        step.execution_id = scalar(event.executionId);
+        step.started_at = at;
+        step.ended_at = null;
+        step.duration_ms = null;
+        step.tool_called = 0;
+        step.idempotent = null;
+        step.output = null;
+        step.output_sha256 = null;
+        step.error = null;
+        break;
+      }
+      case 'tool-call': {
+        const step = this.#step(event.stepId, seq);
+        step.tool_called = 1;
+        step.idempotent = step.idempotent === 0 ? 0 : scalar(event.idempotent);
+        this.#executions.set(event.executionId, {
+          step_id: event.stepId,
+          attempt: scalar(event.attempt),
+          turn: scalar(event.turn),
+          tool: scalar(event.tool),
+          effect: scalar(event.effect),
+          idempotent: scalar(event.idempotent),
+          args: this.#blobs.json(event.args),
+          call_seq: seq,
+          started_at: at,
+          result_seq: null,
+          finished_at: null,
+          status: 'running',
+          duration_ms: null,
+          exit_code: null,
+          error: null,
+          result: NO_VALUE,
+          artifacts: [],
         });
         break;
       }
-      case 'run-resume':
-        state.status = 'running';
-        state.finishedAt = null;
-        state.changed = true;
+      case 'tool-result':
+        this.#step(event.stepId, seq);
+        this.#recordResult(event);
         break;
-      case 'step-start':
-        this.#upsertStepStart.run(
-          runId,
-          event.stepId,
-          seq,
-          scalar(event.attempt),
-          scalar(event.tool),
-          scalar(event.executionId),
-          at,
-        );
-        break;
-      case 'tool-call': {
-        this.#upsertStepToolCall.run(runId, event.stepId, seq, scalar(event.idempotent));
-        const args = this.#blobs.json(event.args);
-        this.#upsertExecution.run(
-          event.executionId,
-          runId,
-          event.stepId,
-          scalar(event.attempt),
-          scalar(event.turn),
-          scalar(event.tool),
-          scalar(event.effect),
-          scalar(event.idempotent),
-          args.text,
-          args.sha256,
-          seq,
-          at,
-        );
-        this.#deleteArtifacts.run(event.executionId);
-        break;
-      }
-      case 'tool-result': {
-        this.#ensureStep.run(runId, event.stepId, seq);
-        const output = this.#blobs.json(event.output);
-        const changed = this.#updateExecutionResult.run(
-          seq,
-          at,
-          scalar(event.status),
-          scalar(event.durationMs),
-          scalar(exitCodeOf(event.output, event.error)),
-          json(event.error),
-          output.text,
-          output.sha256,
-          event.executionId,
-          runId,
-        ).changes;
-        if (changed > 0) {
-          this.#deleteArtifacts.run(event.executionId);
-          (event.artifacts ?? []).forEach((artifact, position) => {
-            const content = typeof artifact.content === 'string' ? artifact.content : (json(artifact.content) ?? '');
-            const stored = this.#blobs.text(content);
-            this.#insertArtifact.run(
-              event.executionId,
-              position,
-              runId,
-              scalar(artifact.kind),
-              scalar(artifact.name),
-              scalar(artifact.mediaType),
-              scalar(artifact.truncated),
-              Buffer.byteLength(content, 'utf8'),
-              stored.text,
-              stored.sha256,
-            );
-          });
-        }
-        break;
-      }
       case 'approval-decision':
-        this.#insertApproval.run(
-          runId,
+        this.#statements.insertApproval.run(
+          this.#runId,
           seq,
           event.executionId,
           event.stepId,
@@ -344,13 +316,13 @@ export class JournalWriter {
         );
         break;
       case 'step-retry':
-        this.#upsertStepRetry.run(runId, event.stepId, seq);
+        this.#step(event.stepId, seq).status = 'retrying';
         break;
       case 'model-call': {
         const request = this.#blobs.json(event.request);
         const response = this.#blobs.json(event.response);
-        this.#insertModelCall.run(
-          runId,
+        this.#statements.insertModelCall.run(
+          this.#runId,
           seq,
           event.stepId,
           scalar(event.turn),
@@ -364,46 +336,193 @@ export class JournalWriter {
           json(event.error),
           at,
         );
-        const stepUsageText = this.#selectStepUsage.get(runId, event.stepId);
-        const stepUsage = addUsage(stepUsageText ? (JSON.parse(stepUsageText) as TokenUsage) : undefined, event.usage);
-        this.#upsertStepUsage.run(runId, event.stepId, seq, json(stepUsage));
-        const usage = addUsage(state.usage, event.usage);
-        if (usage !== state.usage) {
-          state.usage = usage;
-          state.changed = true;
+        const step = this.#step(event.stepId, seq);
+        step.usage = json(addUsage(step.usage ? (JSON.parse(step.usage) as TokenUsage) : undefined, event.usage));
+        const usage = addUsage(this.#run.usage, event.usage);
+        if (usage !== this.#run.usage) {
+          this.#run.usage = usage;
+          this.#run.changed = true;
         }
         break;
       }
       case 'step-end': {
-        const result: StepResult = event.result;
+        const result = event.result;
+        const step = this.#step(event.stepId, seq);
         const output = this.#blobs.json(result.output);
-        this.#upsertStepEnd.run(
-          runId,
-          event.stepId,
-          seq,
-          scalar(result.status),
-          scalar(result.attempt),
-          scalar(result.tool),
-          scalar(result.executionId),
-          scalar(result.startedAt),
-          at,
-          scalar(result.durationMs),
-          output.text,
-          output.sha256,
-          json(result.error),
-        );
+        step.status = scalar(result.status);
+        step.attempt = scalar(result.attempt);
+        if (result.tool !== undefined) step.tool = scalar(result.tool);
+        step.execution_id = scalar(result.executionId);
+        step.started_at = scalar(result.startedAt);
+        step.ended_at = at;
+        step.duration_ms = scalar(result.durationMs);
+        step.output = output.text;
+        step.output_sha256 = output.sha256;
+        step.error = json(result.error);
         break;
       }
       case 'run-end':
-        state.status = event.status;
-        state.finishedAt = at;
-        state.durationMs = event.durationMs;
-        if (event.usage) state.usage = event.usage;
-        state.changed = true;
+        this.#run.status = event.status;
+        this.#run.finishedAt = at;
+        this.#run.durationMs = event.durationMs;
+        if (event.usage) this.#run.usage = event.usage;
+        this.#run.changed = true;
         break;
       default:
         // progress-report, approval-request, recovery-decision, limit-reach: the journal is their record.
         break;
+    }
+  }
+
+  #startRun(event: Extract<RunEvent, { type: 'run-start' }>): void {
+    // Plan steps are written directly; pending in-memory rows go first so nothing is overwritten.
+    this.#writeSteps();
+    const statements = this.#statements;
+    const plan = this.#blobs.json(event.plan);
+    statements.updateRunStart.run(
+      scalar(event.planId),
+      scalar(event.planDigest),
+      plan.text,
+      plan.sha256,
+      scalar(event.engine),
+      scalar(event.plan.goal),
+      json(event.authorization),
+      scalar(event.parentRunId),
+      json(event.options),
+      event.at,
+      this.#runId,
+    );
+    statements.clearDescriptions.run(this.#runId);
+    const seen = new Set<string>();
+    event.plan.steps.forEach((step, index) => {
+      // The fold's `find` takes the first step with an id; later duplicates change nothing.
+      if (seen.has(step.id)) return;
+      seen.add(step.id);
+      statements.upsertPlanStep.run(
+        this.#runId,
+        step.id,
+        event.seq,
+        index,
+        scalar(step.tool),
+        scalar(step.description),
+      );
+    });
+  }
+
+  #recordResult(event: ToolResultEvent): void {
+    const output = this.#blobs.json(event.output);
+    const pending = this.#executions.get(event.executionId);
+    if (pending) {
+      pending.result_seq = event.seq;
+      pending.finished_at = event.at;
+      pending.status = scalar(event.status);
+      pending.duration_ms = scalar(event.durationMs);
+      pending.exit_code = scalar(exitCodeOf(event.output, event.error));
+      pending.error = json(event.error);
+      pending.result = output;
+      pending.artifacts = event.artifacts ?? [];
+      return;
+    }
+    // The fold ignores a result whose call it never saw in this run: so does the update.
+    const changed = this.#statements.updateExecutionResult.run(
+      event.seq,
+      event.at,
+      scalar(event.status),
+      scalar(event.durationMs),
+      scalar(exitCodeOf(event.output, event.error)),
+      json(event.error),
+      output.text,
+      output.sha256,
+      event.executionId,
+      this.#runId,
+    ).changes;
+    if (changed > 0) this.#writeArtifacts(event.executionId, event.artifacts ?? []);
+  }
+
+  #writeArtifacts(executionId: string, artifacts: readonly Artifact[]): void {
+    artifacts.forEach((artifact, position) => {
+      const content = typeof artifact.content === 'string' ? artifact.content : (json(artifact.content) ?? '');
+      const stored = this.#blobs.text(content);
+      this.#statements.insertArtifact.run(
+        executionId,
+        position,
+        this.#runId,
+        scalar(artifact.kind),
+        scalar(artifact.name),
+        scalar(artifact.mediaType),
+        scalar(artifact.truncated),
+        Buffer.byteLength(content, 'utf8'),
+        stored.text,
+        stored.sha256,
+      );
+    });
+  }
+
+  #writeSteps(): void {
+    for (const [stepId, step] of this.#steps) {
+      this.#statements.upsertStep.run(
+        this.#runId,
+        stepId,
+        step.first_seq,
+        step.status,
+        step.attempt,
+        step.tool,
+        step.execution_id,
+        step.started_at,
+        step.ended_at,
+        step.duration_ms,
+        step.tool_called,
+        step.idempotent,
+        step.output,
+        step.output_sha256,
+        step.error,
+        step.usage,
+      );
+    }
+    this.#steps.clear();
+  }
+
+  /** Writes every row the batch changed, and the run's tail. */
+  finish(last: RunEvent): void {
+    this.#writeSteps();
+    for (const [executionId, execution] of this.#executions) {
+      this.#statements.upsertExecution.run(
+        executionId,
+        this.#runId,
+        execution.step_id,
+        execution.attempt,
+        execution.turn,
+        execution.tool,
+        execution.effect,
+        execution.idempotent,
+        execution.args.text,
+        execution.args.sha256,
+        execution.call_seq,
+        execution.result_seq,
+        execution.started_at,
+        execution.finished_at,
+        execution.status,
+        execution.duration_ms,
+        execution.exit_code,
+        execution.error,
+        execution.result.text,
+        execution.result.sha256,
+      );
+      this.#writeArtifacts(executionId, execution.artifacts);
+    }
+    const run = this.#run;
+    if (run.changed) {
+      this.#statements.updateRunState.run(
+        scalar(run.status),
+        run.finishedAt,
+        scalar(run.durationMs),
+        json(run.usage),
+        last.seq,
+        last.at,
+        this.#runId,
+      );
+    } else {
+      this.#statements.updateRunTail.run(last.seq, last.at, this.#runId);
     }
   }
 }

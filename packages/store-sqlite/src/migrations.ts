@@ -1,8 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
-/** Name of kysely's migration bookkeeping table in every Stepwise database. */
-export const MIGRATION_TABLE = 'kysely_migration';
-
 const usageColumns = (name: string) => ({
   prompt: sql`generated always as (json_extract(${sql.ref(name)}, '$.promptTokens')) virtual`,
   completion: sql`generated always as (json_extract(${sql.ref(name)}, '$.completionTokens')) virtual`,
@@ -97,7 +94,6 @@ const initial: Migration = {
       .addPrimaryKeyConstraint('steps_primary_key', ['run_id', 'step_id'])
       .modifyEnd(sql`without rowid`)
       .execute();
-    await db.schema.createIndex('steps_status').on('steps').columns(['status']).execute();
 
     await db.schema
       .createTable('executions')
@@ -151,6 +147,14 @@ const initial: Migration = {
       .addPrimaryKeyConstraint('artifacts_primary_key', ['execution_id', 'position'])
       .modifyEnd(sql`without rowid`)
       .execute();
+    // An execution's artifacts are those of its latest result. Artifacts exist only once a result
+    // was journaled, so the append path never deletes anything for a first call or first result.
+    await sql`create trigger executions_replace_artifacts
+      after update of call_seq, result_seq on executions
+      when old.result_seq is not null
+      begin
+        delete from artifacts where execution_id = old.execution_id;
+      end`.execute(db);
 
     await db.schema
       .createTable('approvals')
@@ -196,13 +200,10 @@ const initial: Migration = {
   },
 };
 
-/** Every migration, by name; names sort in the order they run. Forward-only: no `down`. */
+/** Every migration, by name (see MIGRATION_NAMES); names sort in the order they run. Forward-only: no `down`. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
 };
-
-/** The schema version this code writes (the number of migrations). */
-export const SCHEMA_VERSION = Object.keys(migrations).length;
 
 /** The in-code provider kysely's Migrator reads. */
 export const migrationProvider: MigrationProvider = {

@@ -1,8 +1,8 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import Database from 'better-sqlite3';
-import { MIGRATION_TABLE, migrations, SCHEMA_VERSION } from './migrations.js';
+import { MIGRATION_NAMES, MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
@@ -67,6 +67,17 @@ function checkExistingFile(path: string): void {
   }
 }
 
+/** A hint when SQLite could not create a new file: its directory is not writable. */
+function whyNotCreated(path: string): string {
+  if (isMemory(path) || existsSync(path)) return '';
+  try {
+    accessSync(dirname(path), constants.W_OK);
+    return '';
+  } catch {
+    return `; the directory ${dirname(path)} is read-only`;
+  }
+}
+
 /** Reads, never writes: which migrations the file has, and whether it is newer than this code. */
 function readSchemaState(sqlite: Database.Database, path: string): { pending: boolean } {
   const userVersion = sqlite.pragma('user_version', { simple: true }) as number;
@@ -77,7 +88,7 @@ function readSchemaState(sqlite: Database.Database, path: string): { pending: bo
   const applied = hasTable
     ? (sqlite.prepare(`select name from ${MIGRATION_TABLE} order by name`).pluck().all() as string[])
     : [];
-  const unknown = applied.filter((name) => !(name in migrations));
+  const unknown = applied.filter((name) => !MIGRATION_NAMES.includes(name));
   if (unknown.length > 0 || userVersion > SCHEMA_VERSION) {
     throw new StepwiseError(
       ErrorCodes.STORE_SCHEMA_NEWER,
@@ -87,7 +98,7 @@ function readSchemaState(sqlite: Database.Database, path: string): { pending: bo
       { location: path, details: { userVersion, unknownMigrations: unknown, supportedVersion: SCHEMA_VERSION } },
     );
   }
-  return { pending: Object.keys(migrations).some((name) => !applied.includes(name)) };
+  return { pending: MIGRATION_NAMES.some((name) => !applied.includes(name)) };
 }
 
 /**
@@ -111,7 +122,7 @@ export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
   try {
     sqlite = new Database(path, { timeout: options.busyTimeoutMs });
   } catch (error) {
-    throw unavailable(path, `cannot open the database (${(error as Error).message})`, error);
+    throw unavailable(path, `cannot open the database (${(error as Error).message}${whyNotCreated(path)})`, error);
   }
   try {
     const { pending } = readSchemaState(sqlite, path);

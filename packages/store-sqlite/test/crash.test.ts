@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { foldRun, readAll } from '@stepwise/core';
+import { seededRandom } from '@stepwise/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+import { expectProjectionsMatchFold } from './fold-expectations.js';
+import { fixture, spawnNode, temporaryDirectory } from './helpers.js';
+
+const ROUNDS = 50;
+// Two writers on different runs of the same file: each kill also lands while the other process
+// writes, and the rounds take half the time.
+const LANES = 2;
+const directory = temporaryDirectory('crash');
+
+interface Acknowledged {
+  readonly first: number;
+  readonly last: number;
+  readonly digest: string;
+}
+
+const parseAck = (line: string): Acknowledged => {
+  const [, first, last, digest] = line.split(' ');
+  return { first: Number(first), last: Number(last), digest: digest as string };
+};
+
+describe('SIGKILL at random moments', () => {
+  it(`loses no acknowledged batch and tears none, over ${ROUNDS} kills`, { timeout: 180_000 }, async () => {
+    const path = join(directory, 'crash.db');
+    const lanes = await Promise.all(
+      Array.from({ length: LANES }, (_, lane) => killRepeatedly(path, `run_crash_${lane}`, ROUNDS / LANES, lane)),
+    );
+    for (const lane of lanes) expect(lane.journalLength).toBeGreaterThan((ROUNDS / LANES) * 2);
+    console.info(
+      `crash test: ${ROUNDS} kills; ${lanes.map((lane) => `${lane.journalLength} events, ${lane.committedButUnacknowledged} kills between commit and acknowledgement`).join('; ')}`,
+    );
+  });
+});
+
+async function killRepeatedly(path: string, runId: string, rounds: number, lane: number) {
+  const random = seededRandom(20_240_601 + lane);
+  let journalLength = 0;
+  let committedButUnacknowledged = 0;
+  for (let round = 0; round < rounds; round++) {
+    const child = spawnNode(fixture('crash-writer.mjs'), [path, runId, String(lane * 1000 + round + 1)]);
+    // Kill at a random moment after the writer's first batch of this round: a slow machine can
+    // make starting a process take longer than any fixed delay.
+    await child.waitFor((line) => line === 'started');
+    const loopAcks = () => child.lines.slice(child.lines.indexOf('started')).filter((line) => line.startsWith('ack '));
+    await child.waitFor(() => loopAcks().length > 0);
+    await new Promise((resolve) => setTimeout(resolve, random() * 30));
+    child.process.kill('SIGKILL');
+    const exit = await child.exited;
+    expect(exit.signal, `the writer died on its own: ${exit.stderr}`).toBe('SIGKILL');
+    const acks = child.lines.filter((line) => line.startsWith('ack ')).map(parseAck);
+
+    const store = createSqliteStore({ path });
+    try {
+      const events = await readAll(store, runId);
+      // Gap-free from 1, and nothing acknowledged is missing.
+      expect(events.map((event) => event.seq)).toEqual(Array.from({ length: events.length }, (_, index) => index + 1));
+      const lastAcknowledged = acks.at(-1)?.last ?? journalLength;
+      expect(events.length).toBeGreaterThanOrEqual(lastAcknowledged);
+      if (events.length > lastAcknowledged) committedButUnacknowledged += 1;
+      // Every acknowledged batch reads back byte for byte (large values included).
+      for (const ack of acks) {
+        const batch = JSON.stringify(events.slice(ack.first - 1, ack.last));
+        expect(createHash('sha256').update(batch).digest('hex'), `batch ${ack.first}-${ack.last}`).toBe(ack.digest);
+      }
+      // No torn batch: the journal ends where some batch ended.
+      expect(['run-start', 'tool-call', 'step-end', 'step-retry']).toContain(events.at(-1)?.type);
+      // Projections agree with the fold: the summary, all steps, this round's executions and a sample.
+      const run = foldRun(events, runId);
+      const checked = new Set<string>();
+      for (const event of events.slice(journalLength)) {
+        if (event.type === 'tool-call' || event.type === 'tool-result') checked.add(event.executionId);
+      }
+      const all = [...run.executions.keys()];
+      for (let index = 0; index < 5 && all.length > 0; index++) {
+        checked.add(all[Math.floor(random() * all.length)] as string);
+      }
+      await expectProjectionsMatchFold(store, runId, events, checked);
+      journalLength = events.length;
+    } finally {
+      await store.close();
+    }
+  }
+  return { journalLength, committedButUnacknowledged };
+}
