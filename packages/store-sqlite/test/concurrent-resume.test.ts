@@ -51,7 +51,8 @@ describe('two processes resuming one run', () => {
       expect(losers[0].code).toBe(ErrorCodes.LEASE_CONFLICT);
       // The winner folded the journal as it was: run-start + step a's four events.
       expect(winners[0].foldedSeq).toBe(5);
-      for (const child of children) child.process.stdin?.end('exit\n');
+      // The loser has exited; the winner holds the lease until told to finish.
+      children[outcomes.indexOf(winners[0])]?.process.stdin?.end('exit\n');
       const exits = await Promise.all(children.map((child) => child.exited));
       expect(exits.map((exit) => exit.code)).toEqual([0, 0]);
 
@@ -63,6 +64,26 @@ describe('two processes resuming one run', () => {
       expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
       // The winner released its lease on close: the run can be taken again.
       expect(await store.acquireLease(runId, 'after', 1000)).toMatchObject({ token: winners[0].token + 1 });
+      await store.close();
+    }
+  });
+
+  it('creates and migrates one new file from three processes at once', { timeout: 60_000 }, async () => {
+    for (let round = 0; round < 3; round++) {
+      const path = join(directory, `fresh-${round}.db`);
+      const children = [0, 1, 2].map(() => spawnNode(fixture('open-store.mjs'), [path]));
+      const outcomes = await Promise.all(
+        children.map(async (child) => JSON.parse(await child.waitFor((line) => line.startsWith('{')))),
+      );
+      // Every process opened and migrated; the first append of seq 1 wins, the others are told why.
+      expect(outcomes.filter((outcome) => outcome.ok)).toHaveLength(1);
+      expect(outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.code)).toEqual([
+        ErrorCodes.JOURNAL_CONFLICT,
+        ErrorCodes.JOURNAL_CONFLICT,
+      ]);
+      await Promise.all(children.map((child) => child.exited));
+      const store = createSqliteStore({ path });
+      expect((await store.getRun('run_probe'))?.lastSeq).toBe(1);
       await store.close();
     }
   });

@@ -8,9 +8,9 @@ import { expectProjectionsMatchFold } from './fold-expectations.js';
 import { fixture, spawnNode, temporaryDirectory } from './helpers.js';
 
 const ROUNDS = 50;
-// Two writers on different runs of the same file: each kill also lands while the other process
-// writes, and the rounds take half the time.
-const LANES = 2;
+// Five writers on different runs of one file: every kill also lands while other processes are
+// writing (or waiting for the lock), and the rounds overlap, which keeps the test short.
+const LANES = 5;
 const directory = temporaryDirectory('crash');
 
 interface Acknowledged {

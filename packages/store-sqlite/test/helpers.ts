@@ -47,6 +47,8 @@ export function spawnNode(
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
   });
+  // A child that already exited closes its stdin: writing to it then is not the test's failure.
+  child.stdin.on('error', () => undefined);
   const lines: string[] = [];
   let partial = '';
   let stderr = '';

@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  approvePlan,
+  defineTool,
+  finishRun,
+  invokeStep,
+  type Plan,
+  type StepResult,
+  startRun,
+  ToolError,
+  ToolRegistry,
+} from '@stepwise/core';
+import { makePlan } from '@stepwise/core/testing';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+import { temporaryDirectory } from './helpers.js';
+
+const directory = temporaryDirectory('audit');
+
+/** The ```sql blocks of the README, in order. */
+function readmeQueries(): string[] {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  return [...readme.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+}
+
+const tools = new ToolRegistry([
+  defineTool({
+    name: 'run_command',
+    description: 'Pretends to run argv; `npm test` fails with exit code 1.',
+    input: {
+      type: 'object',
+      properties: { command: { type: 'array', items: { type: 'string' } } },
+      required: ['command'],
+    },
+    effect: 'exec',
+    execute: (input) => {
+      const { command } = input as { command: string[] };
+      if (command.join(' ') === 'npm test') {
+        throw new ToolError({ code: 'E304', message: 'npm test exited with code 1', details: { exitCode: 1 } });
+      }
+      return { exitCode: 0, stdout: `ran ${command.length} words` };
+    },
+  }),
+  defineTool({
+    name: 'note',
+    description: 'Writes a note.',
+    input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    effect: 'write',
+    execute: (input) => ({ written: (input as { text: string }).text.length }),
+  }),
+]);
+
+// Long enough that its arguments are stored in `blobs` (threshold below): the queries must see them anyway.
+const longCommand = ['node', ...Array.from({ length: 60 }, (_, index) => `--flag-number-${index}`)];
+
+const plan: Plan = makePlan(
+  [
+    { id: 'build', tool: 'run_command', args: { command: ['npm', 'run', 'build'] }, description: 'compile' },
+    { id: 'test', tool: 'run_command', args: { command: ['npm', 'test'] }, description: 'run the tests' },
+    { id: 'long', tool: 'run_command', args: { command: longCommand } },
+    { id: 'report', tool: 'note', args: { text: 'done' } },
+  ],
+  { id: 'plan_audit', goal: 'ship the release' },
+);
+
+async function executeRun(path: string, runId: string): Promise<void> {
+  const store = createSqliteStore({ path, artifactThresholdBytes: 256 });
+  const journal = await startRun({
+    store,
+    runId,
+    plan,
+    engine: 'test',
+    authorization: approvePlan(plan, { by: 'alice' }),
+  });
+  const context = {
+    runId,
+    journal,
+    registry: tools,
+    approvals: { policy: { effects: { exec: 'auto' as const, write: 'auto' as const } } },
+  };
+  const results: StepResult[] = [];
+  for (const step of plan.steps) results.push(await invokeStep(step, { attempt: 1, references: 'literal' }, context));
+  await finishRun(journal, { plan, engine: 'test', status: 'failed', steps: results, durationMs: 5 });
+  await store.close();
+}
+
+describe('the plain-SQL audit queries of the README', () => {
+  it('are three, and answer their questions on a real run', async () => {
+    const path = join(directory, 'audit.db');
+    await executeRun(path, 'run_audit');
+    const queries = readmeQueries();
+    expect(queries).toHaveLength(3);
+    const [whatRan, failedSteps, commands] = queries as [string, string, string];
+    const database = new Database(path, { readonly: true });
+    try {
+      // What did run X do?
+      const calls = database.prepare(whatRan).all({ run_id: 'run_audit' }) as Record<string, unknown>[];
+      expect(calls.map((call) => [call.step_id, call.tool, call.status, call.exit_code])).toEqual([
+        ['build', 'run_command', 'succeeded', 0],
+        ['test', 'run_command', 'failed', 1],
+        ['long', 'run_command', 'succeeded', 0],
+        ['report', 'note', 'succeeded', null],
+      ]);
+      expect(JSON.parse(calls[0]?.args as string)).toEqual({ command: ['npm', 'run', 'build'] });
+      expect(JSON.parse(calls[2]?.args as string)).toEqual({ command: longCommand });
+      expect(calls[1]?.error_code).toBe('E304');
+      expect(database.prepare(whatRan).all({ run_id: 'run_nobody' })).toEqual([]);
+
+      // Which steps failed, and why?
+      const failures = database.prepare(failedSteps).all() as Record<string, unknown>[];
+      expect(failures).toEqual([
+        expect.objectContaining({
+          run_id: 'run_audit',
+          plan_id: 'plan_audit',
+          goal: 'ship the release',
+          step_id: 'test',
+          description: 'run the tests',
+          tool: 'run_command',
+          attempt: 1,
+          error_code: 'E304',
+          error_message: 'npm test exited with code 1',
+        }),
+      ]);
+
+      // Every command ever run, with its exit code.
+      const ran = database.prepare(commands).all() as Record<string, unknown>[];
+      expect(ran.map((row) => [row.command, row.exit_code, row.status])).toEqual([
+        ['npm run build', 0, 'succeeded'],
+        ['npm test', 1, 'failed'],
+        [longCommand.join(' '), 0, 'succeeded'],
+      ]);
+      // The long arguments really were stored once, in `blobs`.
+      expect(
+        database.prepare("select count(*) from executions where step_id = 'long' and args is null").pluck().get(),
+      ).toBe(1);
+    } finally {
+      database.close();
+    }
+  });
+});
