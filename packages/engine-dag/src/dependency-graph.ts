@@ -18,20 +18,32 @@ export interface DependencyGraph {
 
 /** Builds the graph of an already validated plan (ids unique, dependencies known, no cycle). */
 export function buildDependencyGraph(plan: Plan): DependencyGraph {
-  const ids = plan.steps.map((step) => step.id);
-  const indexById = new Map(ids.map((id, index) => [id, index]));
-  const dependencies: number[][] = [];
-  const dependents: number[][] = ids.map(() => []);
-  const references: string[][] = [];
-  for (const [index, step] of plan.steps.entries()) {
-    const own = new Set<number>();
+  const steps = plan.steps;
+  const ids: string[] = new Array(steps.length);
+  const indexById = new Map<string, number>();
+  for (let index = 0; index < steps.length; index++) {
+    const id = (steps[index] as Plan['steps'][number]).id;
+    ids[index] = id;
+    indexById.set(id, index);
+  }
+  const dependencies: number[][] = new Array(steps.length);
+  const dependents: number[][] = new Array(steps.length);
+  const references: string[][] = new Array(steps.length);
+  for (let index = 0; index < steps.length; index++) dependents[index] = [];
+  const none: string[] = [];
+  for (let index = 0; index < steps.length; index++) {
+    const step = steps[index] as Plan['steps'][number];
+    const own: number[] = [];
     for (const dependency of step.dependsOn ?? []) {
       const at = indexById.get(dependency);
-      if (at !== undefined && at !== index) own.add(at);
+      // Lists are short: a linear duplicate check beats a Set per step.
+      if (at === undefined || at === index || own.includes(at)) continue;
+      own.push(at);
+      (dependents[at] as number[]).push(index);
     }
-    dependencies.push([...own]);
-    for (const at of own) dependents[at]?.push(index);
-    references.push(step.args ? [...new Set(findReferences(step.args).map((reference) => reference.stepId))] : []);
+    dependencies[index] = own;
+    const found = step.args ? findReferences(step.args) : [];
+    references[index] = found.length === 0 ? none : [...new Set(found.map((reference) => reference.stepId))];
   }
   return { ids, indexById, dependencies, dependents, references, order: topologicalOrder(dependencies, dependents) };
 }
