@@ -157,6 +157,8 @@ export interface ProgressReportEvent extends EventBase {
 export interface ModelCallEvent extends EventBase {
   readonly type: 'model-call';
   readonly stepId: string;
+  /** The step attempt this turn belongs to. */
+  readonly attempt?: number;
   readonly turn: number;
   readonly model: string;
   readonly request: unknown;
