@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
   type ApprovalOptions,
@@ -106,7 +106,7 @@ export interface Runner {
   readonly workspace: string;
   /** Starts a run. The sequential engine needs `authorization` (E002 without one). */
   run(plan: unknown, options?: RunOptions): RunHandle;
-  /** Continues a run after a crash or a cancel; takes its lease (E501 while another process holds it). */
+  /** Continues a run whose process died; takes its lease (E501 while another process holds it). A run that ended returns its recorded result. */
   resume(runId: string, options?: ResumeOptions): RunHandle;
   /** Every problem of a plan for this engine and these tools. */
   validate(plan: unknown): PlanValidation;
@@ -125,7 +125,15 @@ export function defaultDatabasePath(workspace: string): string {
 
 /** Opens the SQLite store at `file` (creating its directory). */
 export async function openSqliteStore(file: string): Promise<RunStore> {
-  await mkdir(path.dirname(file), { recursive: true });
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+  } catch (error) {
+    throw new StepwiseError(
+      ErrorCodes.STORE_UNAVAILABLE,
+      `cannot create the directory of the journal ${file}: ${(error as Error).message}`,
+      { location: file, cause: error },
+    );
+  }
   const { createSqliteStore } = await import('@stepwise/store-sqlite');
   const store = createSqliteStore({ path: file });
   try {
@@ -199,6 +207,20 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
   const engineName = options.engine ?? 'dag';
   const workspace = path.resolve(options.workspace ?? process.cwd());
   const baseDirectory = path.resolve(options.baseDirectory ?? workspace);
+
+  const isDirectory = await stat(workspace).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
+  if (!isDirectory) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `the workspace ${workspace} does not exist or is not a directory`,
+      {
+        location: '/workspace',
+      },
+    );
+  }
 
   const ownsRegistry = !(options.tools instanceof ToolRegistry);
   const tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry();

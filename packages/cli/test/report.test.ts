@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll } from '@stepwise/core';
+import { complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunner, type Runner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
@@ -37,6 +38,7 @@ const plan: Plan = {
       dependsOn: ['fetch'],
     },
     { id: 'after-broken', tool: 'sleep_ms', args: { ms: 10 }, dependsOn: ['broken'] },
+    { id: 'gate', tool: 'sleep_ms', args: { ms: 5 }, requiresApproval: true, dependsOn: ['fetch'] },
     { id: 'build', tool: 'sleep_ms', args: { ms: 100 }, dependsOn: ['parse', 'lint'] },
     { id: 'summary', tool: 'sleep_ms', args: { ms: 30 }, dependsOn: ['build', 'fetch'] },
   ],
@@ -55,6 +57,7 @@ beforeAll(async () => {
     tools: [await loadPluginModule(path.join(FIXTURES, 'test-plugin.mjs'), FIXTURES)],
     store: { path: path.join(directory, 'stepwise.db') },
     concurrency: 4,
+    approvals: { handler: async () => ({ decision: 'approve', by: 'reviewer', reason: 'looks safe' }) },
   });
   const handle = runner.run(plan);
   const result = await handle.result;
@@ -63,7 +66,24 @@ beforeAll(async () => {
   html = await generateReport(runner.store, result.runId);
   await mkdir(ARTIFACTS, { recursive: true });
   await writeFile(path.join(ARTIFACTS, 'report.html'), html);
-}, 30_000);
+
+  // An agentic run, for the model turns.
+  const agentic = await createRunner({
+    engine: 'agentic',
+    workspace: directory,
+    tools: [await loadPluginModule(path.join(FIXTURES, 'test-plugin.mjs'), FIXTURES)],
+    store: { path: path.join(directory, 'agentic.db') },
+    model: scriptedModel([toolCall('sleep_ms', { ms: 1, label: 'from-the-model' }), complete('napped')]),
+  });
+  try {
+    const result = await agentic.run({ id: 'agentic-report', steps: [{ id: 'nap', description: 'Nap briefly' }] })
+      .result;
+    expect(result.status).toBe('completed');
+    await writeFile(path.join(ARTIFACTS, 'report-agentic.html'), await generateReport(agentic.store, result.runId));
+  } finally {
+    await agentic.close();
+  }
+}, 60_000);
 
 afterAll(async () => {
   await runner?.close();
@@ -87,6 +107,11 @@ describe('report model', () => {
   it('finds the critical path through the dependencies that finished last', () => {
     const model = buildReportModel(events);
     expect(model.criticalPath).toEqual(['fetch', 'parse', 'build', 'summary']);
+    expect(model.steps.find((step) => step.id === 'gate')?.approvals[0]).toMatchObject({
+      decision: 'approved',
+      by: 'reviewer',
+      source: 'handler',
+    });
     expect(model.bars.filter((bar) => bar.critical).map((bar) => bar.stepId)).toEqual([
       'fetch',
       'parse',
@@ -156,6 +181,20 @@ describe.skipIf(!existsSync(CHROMIUM))('report in headless Chromium', () => {
       expect(await details.textContent()).toContain('</script><img src=x onerror=');
       expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
 
+      await page.click('#steps tr[data-step-id="gate"]');
+      await expect.poll(() => details.getAttribute('data-step-id')).toBe('gate');
+      expect(await details.textContent()).toMatch(/sleep_ms: approved.*by\s*reviewer/s);
+
+      await page.goto(pathToFileURL(path.join(ARTIFACTS, 'report-agentic.html')).href);
+      await page.click('#dag g.node[data-step-id="nap"]');
+      await expect.poll(() => details.getAttribute('data-step-id')).toBe('nap');
+      const agenticText = await details.textContent();
+      expect(agenticText).toContain('Model turns');
+      expect(agenticText).toMatch(/turn 1 · scripted/);
+      expect(agenticText).toContain('from-the-model');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'report-agentic.png'), fullPage: true });
+
+      await page.goto(pathToFileURL(file).href);
       await page.click('#dag g.node[data-step-id="parse"]');
       await page.screenshot({ path: path.join(ARTIFACTS, 'report.png'), fullPage: true });
       expect(errors).toEqual([]);

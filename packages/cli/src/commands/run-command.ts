@@ -6,6 +6,7 @@ import {
   type RunHandle,
   type RunResult,
   readAll,
+  resultFromFold,
   StepwiseError,
   serializeEvent,
   sleep,
@@ -87,7 +88,10 @@ async function follow(
       view?.stop();
       process.exit(130);
     }
+    // Printed above the live view, which is then redrawn below it.
+    view?.pause();
     printError(context, 'stepwise: cancelling the run (Ctrl-C again to quit at once)…');
+    view?.resume();
     controller.abort(new Error('interrupted (Ctrl-C)'));
     handle?.cancel('interrupted (Ctrl-C)');
   };
@@ -260,16 +264,18 @@ function withHandler(handler: ApprovalHandler | undefined): Pick<ConfigOverrides
 
 export const resumeCommand: CommandDefinition = {
   name: 'resume',
-  summary: 'continue a run after a crash or a cancel',
+  summary: 'continue a run whose process died (crash, kill)',
   positionals: { min: 1, max: 1, names: '<runId>' },
   options: sharedOptions,
   help: `Usage: stepwise resume <runId> [--config F] [--workspace DIR] [--db F]
                        [--approve auto|prompt|deny] [--json]
 
-Continues a run from its journal with the engine that started it: steps that succeeded are not
+Continues a run that stopped without ending (its process crashed or was killed) from its journal,
+with the engine that started it: steps that succeeded are not
 run again; a step that was in flight runs again if its tool is idempotent, else it fails as
 interrupted (E309) unless allowRerunInterrupted is configured. If the process that ran it died,
-its lease expires after leaseTtlMs (default 30 s); resume waits for that.
+its lease expires after leaseTtlMs (default 30 s); resume waits for that. A run that ended
+(completed, failed, cancelled) is not run again: resume says so and exits with its code.
 
 Options:
 ${APPROVE_HELP}
@@ -296,6 +302,14 @@ Examples:
         throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in ${base.database}`, {
           location: runId,
         });
+      }
+      const ended = resultFromFold(folded);
+      if (ended) {
+        printError(
+          context,
+          `stepwise: run ${runId} already ended (${ended.status}); resume continues runs that stopped without ending (a crash or a kill). Start a new run with stepwise run.`,
+        );
+        return exitCodeForResult(ended);
       }
       const plan = folded.plan;
       const engine = (ENGINES as readonly string[]).includes(folded.engine)

@@ -19,7 +19,12 @@ const options = {
   json: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
-function compact(value: unknown, length = 160): string {
+/** Room for one value on a line: the terminal's width, or 160 columns when piped. */
+function valueWidth(context: CommandContext): number {
+  return (context.io.stdout.isTTY ? Math.max(60, context.io.stdout.columns ?? 120) : 160) - 16;
+}
+
+function compact(value: unknown, length: number): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   const line = text.replace(/\s+/g, ' ');
   return line.length > length ? `${line.slice(0, length - 1)}…` : line;
@@ -31,18 +36,20 @@ function tail(text: string, lines: number): string[] {
 
 function printExecutionSummary(context: CommandContext, record: ExecutionRecord): void {
   const { palette } = context;
+  const width = valueWidth(context);
   const exit = record.exitCode === undefined ? '' : ` exit ${record.exitCode}`;
   print(
     context,
     `  ${palette.gray(record.executionId)}  ${record.stepId}${record.turn === undefined ? '' : ` turn ${record.turn}`}  attempt ${record.attempt}  ${palette.cyan(record.tool)} (${record.effect})  ${statusColour(context, record.status)}${exit}  ${record.durationMs === undefined ? '' : formatElapsed(record.durationMs)}`,
   );
-  print(context, `      args    ${compact(record.args)}`);
+  print(context, `      args    ${compact(record.args, width)}`);
   if (record.error)
-    print(context, `      ${palette.red('error')}   ${record.error.code} ${compact(record.error.message)}`);
-  if (record.output !== undefined) print(context, `      output  ${compact(record.output)}`);
+    print(context, `      ${palette.red('error')}   ${record.error.code} ${compact(record.error.message, width)}`);
+  if (record.output !== undefined) print(context, `      output  ${compact(record.output, width)}`);
   for (const artifact of record.artifacts) {
     if (artifact.kind !== 'stderr' || artifact.content.trim() === '') continue;
-    for (const line of tail(artifact.content, 3)) print(context, `      ${palette.gray('stderr')}  ${compact(line)}`);
+    for (const line of tail(artifact.content, 3))
+      print(context, `      ${palette.gray('stderr')}  ${compact(line, width)}`);
   }
   for (const approval of record.why.approvals.filter((entry) => entry.executionId === record.executionId)) {
     print(

@@ -136,6 +136,16 @@ function renderTimeline(model: ReportModel): string {
       parts.push(`<text class="attempt-label" x="${(x + 4).toFixed(1)}" y="${y + 12}">#${bar.attempt}</text>`);
     }
   }
+  for (const call of model.calls) {
+    const row = rows.get(call.stepId);
+    if (row === undefined) continue;
+    const x = LABEL_WIDTH + call.start * scale;
+    const callWidth = Math.max(2, (call.end - call.start) * scale);
+    const y = top + (row + 1) * ROW_HEIGHT - 4;
+    parts.push(
+      `<rect class="call status-${escapeHtml(call.status)}" data-step-id="${escapeHtml(call.stepId)}" x="${x.toFixed(1)}" y="${y}" width="${callWidth.toFixed(1)}" height="3"><title>${escapeHtml(`${call.tool}${call.turn === undefined ? '' : ` (turn ${call.turn})`}: ${call.status}, ${formatDuration(call.end - call.start)}`)}</title></rect>`,
+    );
+  }
   return `<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="timeline of executions">${parts.join('')}</svg>`;
 }
 

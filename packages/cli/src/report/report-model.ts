@@ -22,6 +22,17 @@ export interface ExecutionBar {
   readonly critical: boolean;
 }
 
+/** A tool call inside an agentic step (its own execution id): a thin mark under the step's bar. */
+export interface CallMark {
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly tool: string;
+  readonly turn: number | undefined;
+  readonly start: number;
+  readonly end: number;
+  readonly status: string;
+}
+
 export interface ToolCallDetail {
   readonly executionId: string;
   readonly tool: string;
@@ -74,6 +85,8 @@ export interface ReportModel {
   > & { readonly authorization: FoldedRun['authorization'] };
   readonly steps: readonly StepDetail[];
   readonly bars: readonly ExecutionBar[];
+  /** Tool calls the model made inside agentic steps. */
+  readonly calls: readonly CallMark[];
   /** Step ids on the critical path, from the first to the last. */
   readonly criticalPath: readonly string[];
   /** Wall-clock span of the run in ms. */
@@ -296,6 +309,22 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     callsByStep.set(execution.stepId, list);
   }
 
+  const attemptIds = new Set(bars.map((bar) => bar.executionId));
+  const calls: CallMark[] = [...run.executions.values()]
+    .filter((execution) => !attemptIds.has(execution.executionId))
+    .map((execution) => {
+      const start = time(execution.startedAt);
+      return {
+        stepId: execution.stepId,
+        executionId: execution.executionId,
+        tool: execution.tool,
+        turn: execution.turn,
+        start,
+        end: execution.finishedAt ? time(execution.finishedAt) : start + (execution.durationMs ?? 0),
+        status: execution.status,
+      };
+    });
+
   const steps: StepDetail[] = (plan?.steps ?? []).map((step) => {
     const state = run.steps.get(step.id);
     const extra = perStep.get(step.id);
@@ -333,6 +362,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     },
     steps,
     bars,
+    calls,
     criticalPath: path,
     span: Math.max(1, last - origin),
     eventCount: events.length,

@@ -48,7 +48,8 @@ svg text { font-family: system-ui, sans-serif; }
 .status-cancelled { --status: var(--cancelled); } .status-pending { --status: var(--pending); }
 .status-running { --status: var(--running); } .status-retrying { --status: var(--retrying); }
 .status-interrupted { --status: var(--interrupted); }
-.node .status-strip, .bar { fill: var(--status, var(--pending)); }
+.node .status-strip, .bar, .call { fill: var(--status, var(--pending)); }
+.call { cursor: pointer; }
 .node.status-pending rect.box { stroke-dasharray: 4 3; }
 .bar { cursor: pointer; }
 .bar.critical { stroke: var(--critical); stroke-width: 2; }
