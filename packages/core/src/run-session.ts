@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { RunResult, RunStatus, StepResult } from './events.js';
+import type { RunEvent, RunResult, RunStatus, StepResult } from './events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from './fold-run.js';
-import { RunJournal } from './journal.js';
+import { type EventListener, RunJournal } from './journal.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import { planDigest } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
@@ -26,6 +26,8 @@ export interface StartRunOptions extends SessionOptions {
   readonly authorization?: PlanAuthorization;
   readonly parentRunId?: string;
   readonly options?: Record<string, unknown>;
+  /** Subscribed before `run-start` is journaled, so it hears every event of the run. */
+  readonly listener?: EventListener;
 }
 
 async function lease(options: SessionOptions, runId: string) {
@@ -51,6 +53,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
   });
+  if (options.listener) journal.subscribe(options.listener);
   try {
     await journal.record({
       type: 'run-start',
@@ -73,13 +76,16 @@ export interface ResumedRun {
   readonly journal: RunJournal;
   readonly run: FoldedRun;
   readonly plan: Plan;
+  /** The journal as it was read (the fold's input), for engines that need more than the fold keeps. */
+  readonly events: readonly RunEvent[];
 }
 
 /** Takes the lease of an existing run and folds its journal. The caller journals `run-resume`. */
 export async function reopenRun(options: SessionOptions & { readonly runId: string }): Promise<ResumedRun> {
   const held = await lease(options, options.runId);
   try {
-    const run = foldRun(await readAll(options.store, options.runId), options.runId);
+    const events = await readAll(options.store, options.runId);
+    const run = foldRun(events, options.runId);
     if (!run.plan) {
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${options.runId} has no journal`, {
         location: options.runId,
@@ -93,7 +99,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       planDigest: run.planDigest,
       ...(options.redactor ? { redactor: options.redactor } : {}),
     });
-    return { journal, run, plan: run.plan };
+    return { journal, run, plan: run.plan, events };
   } catch (error) {
     await options.store.releaseLease(held).catch(() => undefined);
     throw error;
