@@ -36,8 +36,11 @@ export function planToDot(plan: Plan): string {
     const label = step.tool ? `${step.id}\n${step.tool}` : step.id;
     lines.push(`  ${quoteDot(step.id)} [label=${quoteDot(label)}];`);
   }
+  const known = new Set(plan.steps.map((step) => step.id));
   for (const step of plan.steps) {
-    for (const dependency of step.dependsOn ?? []) lines.push(`  ${quoteDot(dependency)} -> ${quoteDot(step.id)};`);
+    for (const dependency of step.dependsOn ?? []) {
+      if (known.has(dependency)) lines.push(`  ${quoteDot(dependency)} -> ${quoteDot(step.id)};`);
+    }
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;

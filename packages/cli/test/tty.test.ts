@@ -64,7 +64,7 @@ beforeAll(async () => {
     goal: 'Fix add() while someone watches',
     steps: [
       { id: 'read', tool: 'file_read', args: { path: 'src/math.js' } },
-      { id: 'think', tool: 'sleep_ms', args: { ms: 1500 }, dependsOn: ['read'] },
+      { id: 'think', tool: 'sleep_ms', args: { ms: 2000 }, dependsOn: ['read'] },
       {
         id: 'edit',
         tool: 'file_edit',
