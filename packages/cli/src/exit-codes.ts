@@ -43,10 +43,20 @@ const INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   ErrorCodes.PLUGIN_INVALID,
 ]);
 
-/** The step whose failure decides the exit code: the first to fail, in the order the steps started. */
+/**
+ * The step whose failure decides the exit code: the first to fail, in the order the steps started.
+ * A step someone skipped at an approval prompt counts (as not approved); steps skipped because a
+ * dependency failed, and steps cancelled, do not.
+ */
 function decisiveFailure(steps: readonly StepResult[]): StepResult | undefined {
   return steps
-    .filter((step) => (step.status === 'failed' || step.status === 'denied') && step.error)
+    .filter(
+      (step) =>
+        step.status === 'failed' ||
+        step.status === 'denied' ||
+        (step.status === 'skipped' && step.error?.code === ErrorCodes.APPROVAL_DENIED),
+    )
+    .filter((step) => step.error)
     .filter(
       (step) => step.error?.code !== ErrorCodes.STEP_CANCELLED && step.error?.code !== ErrorCodes.DEPENDENCY_FAILED,
     )
