@@ -115,6 +115,16 @@ function prepareLeaseStatements(sqlite: Database.Database): LeaseStatements {
   };
 }
 
+function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
+  if (typeof runId !== 'string' || typeof owner !== 'string' || typeof ttlMs !== 'number' || !(ttlMs >= 0)) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
+      { location: typeof runId === 'string' ? runId : 'lease' },
+    );
+  }
+}
+
 class SqliteRunStore implements SqliteStore {
   readonly path: string;
   readonly ready: Promise<void>;
@@ -161,7 +171,8 @@ class SqliteRunStore implements SqliteStore {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('rollback');
       this.#closed = true;
       this.#sqlite.close();
-      throw unavailable(this.path, `migrating the schema failed (${(error as Error).message})`, error);
+      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY');
+      throw unavailable(this.path, `migrating the schema failed (${(error as Error).message})`, error, busy);
     }
   }
 
@@ -340,6 +351,7 @@ class SqliteRunStore implements SqliteStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     await this.#open();
+    checkLeaseRequest(runId, owner, ttlMs);
     try {
       return this.#sqlite
         .transaction(() => {
@@ -365,6 +377,7 @@ class SqliteRunStore implements SqliteStore {
 
   async renewLease(lease: Lease): Promise<Lease> {
     await this.#open();
+    checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
     try {
       return this.#sqlite
         .transaction(() => {

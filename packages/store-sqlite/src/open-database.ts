@@ -102,6 +102,19 @@ function readSchemaState(sqlite: Database.Database, path: string): { pending: bo
 }
 
 /**
+ * Proves the file and its directory are writable now rather than at the first append. Another
+ * process holding the write lock proves it too: that is not a reason to refuse the file.
+ */
+function probeWritable(sqlite: Database.Database): void {
+  try {
+    sqlite.exec('begin immediate');
+    sqlite.exec('rollback');
+  } catch (error) {
+    if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw error;
+  }
+}
+
+/**
  * Opens (or creates) the database synchronously and checks it: E503 when it cannot be opened,
  * is not SQLite, is corrupt or is read-only; E504 when a newer schema wrote it. Nothing is
  * written before every check passed.
@@ -132,9 +145,7 @@ export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
     }
     sqlite.pragma(`synchronous = ${options.synchronous}`);
     sqlite.pragma('foreign_keys = ON');
-    // Proves the file and its directory are writable now rather than at the first append.
-    sqlite.exec('begin immediate');
-    sqlite.exec('rollback');
+    probeWritable(sqlite);
     return { sqlite, path, pendingMigrations: pending };
   } catch (error) {
     try {

@@ -266,6 +266,34 @@ describe('bad events', () => {
   });
 });
 
+describe('a database another connection keeps locked', () => {
+  it('gives a retryable E503 after busyTimeoutMs and writes nothing', async () => {
+    const path = join(directory, 'locked.db');
+    await databaseWithARun(path);
+    const blocker = new Database(path);
+    blocker.exec('begin immediate');
+    const store = createSqliteStore({ path, busyTimeoutMs: 50 });
+    try {
+      const error = await rejected(store.append('run_locked', [runStart('run_locked')]));
+      expect(error).toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE, retryable: true, location: path });
+    } finally {
+      blocker.exec('rollback');
+      blocker.close();
+    }
+    // Once the lock is gone the same call goes through.
+    await store.append('run_locked', [runStart('run_locked')]);
+    expect((await readAll(store, 'run_locked')).length).toBe(1);
+    await store.close();
+  });
+
+  it('refuses a lease request without a time-to-live with E004', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    expect((await rejected(store.acquireLease('run_x', 'me', Number.NaN))).code).toBe(ErrorCodes.INPUT_INVALID);
+    expect((await rejected(store.acquireLease('run_x', 'me', -5))).code).toBe(ErrorCodes.INPUT_INVALID);
+    await store.close();
+  });
+});
+
 describe('a closed store', () => {
   it('answers every call with E503 and releases nothing it cannot', async () => {
     const store = createSqliteStore({ path: ':memory:' });
