@@ -1,4 +1,5 @@
 import {
+  checkLease,
   ErrorCodes,
   type ExecutionRecord,
   type Lease,
@@ -11,11 +12,18 @@ import {
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
+import { checkEvents } from './check-events.js';
 import type { StoreDatabase } from './database-schema.js';
 import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
-import { heldLease, type LeaseColumns } from './lease-columns.js';
 import { openDatabase, unavailable } from './open-database.js';
+import {
+  checkLeaseRequest,
+  heldLease,
+  type LeaseColumns,
+  type LeaseStatements,
+  prepareLeaseStatements,
+} from './run-leases.js';
 import { MIGRATION_TABLE } from './schema-version.js';
 import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
@@ -35,95 +43,6 @@ export interface SqliteStore extends RunStore {
 }
 
 const READ_PAGE = 500;
-
-const STEP_EVENTS = new Set([
-  'step-start',
-  'tool-call',
-  'tool-result',
-  'approval-decision',
-  'step-retry',
-  'model-call',
-  'step-end',
-]);
-const EXECUTION_EVENTS = new Set(['tool-call', 'tool-result', 'approval-decision']);
-
-function badEvent(runId: string, index: number, seq: unknown, message: string): StepwiseError {
-  return new StepwiseError(ErrorCodes.INPUT_INVALID, `event ${index} of the batch for run ${runId} ${message}`, {
-    location: `${runId}#${String(seq)}`,
-  });
-}
-
-/** What the projections read from an event must be there; the journal takes anything else as is. */
-function checkEvents(runId: unknown, events: unknown): asserts events is readonly RunEvent[] {
-  if (typeof runId !== 'string' || runId.length === 0) {
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, 'append needs a run id (a non-empty string)', {
-      location: 'runId',
-    });
-  }
-  if (!Array.isArray(events)) {
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `append for run ${runId} needs an array of events`, {
-      location: runId,
-    });
-  }
-  events.forEach((event: unknown, index) => {
-    if (typeof event !== 'object' || event === null) throw badEvent(runId, index, '?', 'is not an object');
-    const record = event as Record<string, unknown>;
-    const { type, seq } = record;
-    if (typeof type !== 'string' || type.length === 0) throw badEvent(runId, index, seq, 'has no type');
-    if (typeof record.at !== 'string') throw badEvent(runId, index, seq, 'has no `at` time');
-    if (STEP_EVENTS.has(type) && typeof record.stepId !== 'string') {
-      throw badEvent(runId, index, seq, `(${type}) has no stepId`);
-    }
-    if (EXECUTION_EVENTS.has(type) && typeof record.executionId !== 'string') {
-      throw badEvent(runId, index, seq, `(${type}) has no executionId`);
-    }
-    if (type === 'run-start') {
-      const steps = (record.plan as { steps?: unknown } | undefined)?.steps;
-      if (
-        !Array.isArray(steps) ||
-        !steps.every((step) => typeof step === 'object' && step !== null && typeof step.id === 'string')
-      ) {
-        throw badEvent(runId, index, seq, '(run-start) has no plan with steps');
-      }
-    }
-    if (type === 'step-end' && (typeof record.result !== 'object' || record.result === null)) {
-      throw badEvent(runId, index, seq, '(step-end) has no result');
-    }
-  });
-}
-
-interface LeaseStatements {
-  readonly select: Database.Statement<[string], LeaseColumns>;
-  readonly take: Database.Statement<[string, string, number, number, string]>;
-  readonly renew: Database.Statement<[string, string, number]>;
-  readonly release: Database.Statement<[string, number]>;
-}
-
-function prepareLeaseStatements(sqlite: Database.Database): LeaseStatements {
-  return {
-    select: sqlite.prepare('select lease_owner, lease_token, lease_ttl_ms, lease_expires_at from runs where id = ?'),
-    take: sqlite.prepare(
-      `insert into runs (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at) values (?, ?, ?, ?, ?)
-       on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = excluded.lease_token,
-         lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at`,
-    ),
-    renew: sqlite.prepare('update runs set lease_expires_at = ? where id = ? and lease_token = ?'),
-    release: sqlite.prepare(
-      `update runs set lease_owner = null, lease_ttl_ms = null, lease_expires_at = null
-       where id = ? and lease_token = ? and lease_owner is not null`,
-    ),
-  };
-}
-
-function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
-  if (typeof runId !== 'string' || typeof owner !== 'string' || typeof ttlMs !== 'number' || !(ttlMs >= 0)) {
-    throw new StepwiseError(
-      ErrorCodes.INPUT_INVALID,
-      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
-      { location: typeof runId === 'string' ? runId : 'lease' },
-    );
-  }
-}
 
 class SqliteRunStore implements SqliteStore {
   readonly path: string;
@@ -382,16 +301,8 @@ class SqliteRunStore implements SqliteStore {
       return this.#sqlite
         .transaction(() => {
           const now = Date.now();
-          const held = heldLease(lease.runId, this.#leaseRow(lease.runId));
-          if (!held || held.token !== lease.token) {
-            throw new StepwiseError(
-              ErrorCodes.LEASE_CONFLICT,
-              `lease token ${lease.token} on run ${lease.runId} is stale${
-                held ? ` (held by ${held.owner}, token ${held.token})` : ''
-              }`,
-              { location: lease.runId },
-            );
-          }
+          // Core's rule: only the current token may renew (expiry alone does not void a lease nobody took).
+          checkLease(lease.runId, heldLease(lease.runId, this.#leaseRow(lease.runId)), lease, now);
           const renewed: Lease = { ...lease, expiresAt: new Date(now + lease.ttlMs).toISOString() };
           this.#leaseStatements?.renew.run(renewed.expiresAt, lease.runId, lease.token);
           return renewed;

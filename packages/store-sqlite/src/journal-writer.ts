@@ -12,7 +12,7 @@ import {
 import type Database from 'better-sqlite3';
 import { type Bindable, json, scalar } from './bind-values.js';
 import { type BlobWriter, type Encoded, encodeEvent } from './blob-codec.js';
-import { heldLease, type LeaseColumns } from './lease-columns.js';
+import { heldLease, type LeaseColumns } from './run-leases.js';
 
 interface RunRow extends LeaseColumns {
   readonly last_seq: number;
