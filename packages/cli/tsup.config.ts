@@ -8,6 +8,7 @@ export default defineConfig([
     clean: ['!bin.*'],
     sourcemap: true,
     target: 'node20',
+    removeNodeProtocol: false,
   },
   {
     // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
@@ -17,6 +18,7 @@ export default defineConfig([
     clean: false,
     sourcemap: true,
     target: 'node20',
+    removeNodeProtocol: false,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

@@ -1,6 +1,12 @@
 import { defineConfig, type Options } from 'tsup';
 
-const shared: Options = { dts: true, sourcemap: true, target: 'node20', external: ['vitest'] };
+const shared: Options = {
+  dts: true,
+  sourcemap: true,
+  target: 'node20',
+  removeNodeProtocol: false,
+  external: ['vitest'],
+};
 
 export default defineConfig([
   { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, format: ['esm'] },

@@ -243,3 +243,33 @@ describe('invokeStep', () => {
     expect(foldRun(await readAll(store, 'run_secret')).steps.get('a')?.status).toBe('succeeded');
   });
 });
+
+describe('invokeStep with an already aborted run', () => {
+  it('cancels without leaving an unhandled rejection behind', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const controller = new AbortController();
+      controller.abort(new Error('stopped before the call'));
+      const store = new MemoryStore();
+      const { registry } = createTestTools();
+      const journal = await startRun({
+        store,
+        runId: 'run_aborted',
+        plan: makePlan([{ id: 'a', tool: 'fail' }]),
+        engine: 't',
+      });
+      const result = await invokeStep(
+        { id: 'a', tool: 'fail', args: {} },
+        { attempt: 1, references: 'literal' },
+        { runId: 'run_aborted', journal, registry, signal: controller.signal },
+      );
+      expect(result.status).toBe('cancelled');
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -172,6 +172,9 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     }
   }
 
+  // A run cancelled while this call waited (approval, preconditions) never starts the tool.
+  if (signal.aborted) return failure(request, 'cancelled', cancelledError(request.stepId, signal.reason), started);
+
   const startedAt = isoNow();
   journal.emit({
     type: 'tool-call',
@@ -304,7 +307,11 @@ async function raceAbort<T>(
   running: Promise<T>,
   signal: AbortSignal,
 ): Promise<{ kind: 'done'; value: T } | { kind: 'interrupted' }> {
-  if (signal.aborted) return { kind: 'interrupted' };
+  if (signal.aborted) {
+    // The abandoned call may still reject later; that must not become an unhandled rejection.
+    running.catch(() => undefined);
+    return { kind: 'interrupted' };
+  }
   let onAbort: (() => void) | undefined;
   const interrupted = new Promise<{ kind: 'interrupted' }>((resolve) => {
     onAbort = () => resolve({ kind: 'interrupted' });
