@@ -126,13 +126,13 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
           `step "${step.id}" depends on "${dependency}", which is not a step of this plan`,
         );
       } else {
-        if (engine === 'sequential' && slot >= graph.dependencies.length) {
+        if (engine === 'sequential' && slot > graph.dependencies.length) {
           // Strict runs steps in array order: a dependency listed later would run after its dependent.
           add(
             ErrorCodes.PLAN_INVALID,
             'dependency-order',
             `/steps/${step.index}/dependsOn/${position}`,
-            `step "${step.id}" depends on "${dependency}", which comes later in the plan; the sequential engine runs steps in order`,
+            `step "${step.id}" depends on "${dependency}", which comes later in the plan; the sequential engine runs steps in array order, so move "${dependency}" above it`,
           );
         }
         if (!own.includes(slot)) own.push(slot);

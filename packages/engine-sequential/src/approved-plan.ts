@@ -6,9 +6,9 @@ import {
   planInvalidError,
   StepwiseError,
   type ToolRegistry,
+  validatePlan,
   verifyAuthorization,
 } from '@stepwise/core';
-import { validateSequentialPlan } from './validate-sequential-plan.js';
 
 /** A plan that passed every check the strict engine makes before anything runs. */
 export interface ApprovedPlan {
@@ -30,7 +30,7 @@ export function checkApprovedPlan(
   tools: ToolRegistry,
   runId?: string,
 ): ApprovedPlan {
-  const validation = validateSequentialPlan(plan, tools);
+  const validation = validatePlan(plan, { tools: tools, engine: 'sequential' });
   if (!validation.ok) throw planInvalidError(validation.problems);
   verifyAuthorization(validation.plan, authorization);
   const approved = authorization as PlanAuthorization;

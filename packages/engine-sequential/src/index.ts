@@ -17,4 +17,3 @@ export type {
   StepCallbacks,
   StepPosition,
 } from './sequential-options.js';
-export { validateSequentialPlan } from './validate-sequential-plan.js';

@@ -6,10 +6,10 @@ import {
   type RunHandle,
   type RunOptions,
   type RunStore,
+  validatePlan,
 } from '@stepwise/core';
 import { createSequentialExecutor, ENGINE_NAME, type SequentialExecutor } from './sequential-executor.js';
 import type { SequentialEngineOptions } from './sequential-options.js';
-import { validateSequentialPlan } from './validate-sequential-plan.js';
 
 /** The strict engine. `store` is the one it journals to (a new MemoryStore when none was given). */
 export interface SequentialEngine extends Engine {
@@ -41,7 +41,7 @@ export function sequentialEngine(options: SequentialEngineOptions): SequentialEn
     store,
     createExecutor,
     validate(plan: unknown): PlanValidation {
-      return validateSequentialPlan(plan, options.tools);
+      return validatePlan(plan, { tools: options.tools, engine: 'sequential' });
     },
     run(plan, runOptions = {}): RunHandle {
       const executor = createExecutor(runOptions);

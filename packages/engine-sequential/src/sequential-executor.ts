@@ -22,6 +22,7 @@ import {
   type StepResult,
   StepwiseError,
   startRun,
+  validatePlan,
   verifyAuthorization,
 } from '@stepwise/core';
 import { checkApprovedPlan } from './approved-plan.js';
@@ -30,7 +31,6 @@ import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './exe
 import { createLazyRunHandle } from './lazy-run-handle.js';
 import { endInterruptedStep, runProgress } from './recover-run.js';
 import type { SequentialExecutorOptions, StepPosition } from './sequential-options.js';
-import { validateSequentialPlan } from './validate-sequential-plan.js';
 
 export const ENGINE_NAME = 'sequential';
 
@@ -218,7 +218,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
         return;
       }
       // The registry may have changed since the crash: the plan must still pass, and its approval hold.
-      const validation = validateSequentialPlan(reopened.plan, options.tools);
+      const validation = validatePlan(reopened.plan, { tools: options.tools, engine: 'sequential' });
       if (!validation.ok) throw planInvalidError(validation.problems);
       verifyAuthorization(validation.plan, run.authorization);
       authorization = run.authorization;
