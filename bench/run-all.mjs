@@ -10,7 +10,9 @@ for (const area of readdirSync(root).sort()) {
   const dir = join(root, area);
   if (!statSync(dir).isDirectory() || area === 'node_modules' || area === 'results') continue;
   if (only.length > 0 && !only.includes(area)) continue;
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.mjs') && !name.startsWith('_')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.mjs') && !name.startsWith('_'))
+    .sort()) {
     console.log(`\n=== bench/${area}/${file}`);
     const result = spawnSync(process.execPath, ['--expose-gc', join(dir, file)], { stdio: 'inherit', cwd: dir });
     if (result.status !== 0) failed++;

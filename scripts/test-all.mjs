@@ -1,0 +1,35 @@
+// `npm test`: biome, then turbo's build/typecheck/lint/test pipeline, streamed as it runs,
+// ending with one line that totals every package's vitest results.
+import { spawn } from 'node:child_process';
+
+function run(command, args) {
+  return new Promise((resolve) => {
+    let output = '';
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0' },
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on('data', (chunk) => {
+        output += chunk;
+        (stream === child.stdout ? process.stdout : process.stderr).write(chunk);
+      });
+    }
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+const biome = await run('npx', ['biome', 'check', '.']);
+if (biome.code !== 0) process.exit(biome.code);
+const turbo = await run('npx', ['turbo', 'run', 'build', 'typecheck', 'lint', 'test', '--output-logs=full']);
+const totals = { passed: 0, failed: 0, skipped: 0 };
+// vitest's summary line per package: "Tests  12 failed | 40 passed | 2 skipped (54)".
+for (const line of turbo.output.split('\n')) {
+  const match = /\bTests\s+(.*)\(\d+\)\s*$/.exec(line);
+  if (!match) continue;
+  for (const [, count, kind] of match[1].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
+    if (kind in totals) totals[kind] += Number(count);
+  }
+}
+console.log(`\nAll packages: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(turbo.code);
