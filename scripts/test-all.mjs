@@ -31,5 +31,5 @@ for (const line of turbo.output.split('\n')) {
     if (kind in totals) totals[kind] += Number(count);
   }
 }
-console.log(`\nAll packages: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+console.log(`\nTests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(turbo.code);
