@@ -1,24 +1,11 @@
 import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.package';
 
 export default defineConfig([
-  {
-    entry: { index: 'src/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: true,
-    clean: ['!bin.*'],
-    sourcemap: true,
-    target: 'node20',
-    removeNodeProtocol: false,
-  },
-  {
-    // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
-    entry: { bin: 'src/bin.ts' },
-    format: ['esm'],
-    dts: false,
-    clean: false,
-    sourcemap: true,
-    target: 'node20',
-    removeNodeProtocol: false,
-    banner: { js: '#!/usr/bin/env node' },
-  },
+  packageBuild({ index: 'src/index.ts' }, { clean: ['!bin.*'] }),
+  // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
+  packageBuild(
+    { bin: 'src/bin.ts' },
+    { format: ['esm'], dts: false, clean: false, banner: { js: '#!/usr/bin/env node' } },
+  ),
 ]);

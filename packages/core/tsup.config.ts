@@ -1,15 +1,10 @@
-import { defineConfig, type Options } from 'tsup';
+import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.package';
 
-const shared: Options = {
-  dts: true,
-  sourcemap: true,
-  target: 'node20',
-  removeNodeProtocol: false,
-  external: ['vitest'],
-};
+const entries = (testing: string) => ({ index: 'src/index.ts', 'testing/index': testing });
 
 export default defineConfig([
-  { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, format: ['esm'] },
+  packageBuild(entries('src/testing/index.ts'), { format: ['esm'], clean: false, external: ['vitest'] }),
   // CJS: the testing entry comes from index-cjs.ts, which leaves out the vitest-based suite.
-  { ...shared, entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index-cjs.ts' }, format: ['cjs'] },
+  packageBuild(entries('src/testing/index-cjs.ts'), { format: ['cjs'], clean: false, external: ['vitest'] }),
 ]);

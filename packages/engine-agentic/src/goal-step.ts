@@ -1,6 +1,7 @@
 import {
   type ApprovalRecord,
   type Artifact,
+  addUsage,
   callTool,
   deriveExecutionId,
   ErrorCodes,
@@ -117,16 +118,6 @@ type Outcome = Pick<ToolCallOutcome, 'status' | 'output' | 'error'>;
 
 class StepEnd {
   constructor(readonly outcome: Outcome) {}
-}
-
-function addUsage(a: TokenUsage | undefined, b: TokenUsage | undefined): TokenUsage | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-  };
 }
 
 function render(value: unknown): string {
