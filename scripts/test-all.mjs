@@ -24,7 +24,8 @@ if (biome.code !== 0) process.exit(biome.code);
 const turbo = await run('npx', ['turbo', 'run', 'build', 'typecheck', 'lint', 'test', '--output-logs=full']);
 const totals = { passed: 0, failed: 0, skipped: 0 };
 // vitest's summary line per package: "Tests  12 failed | 40 passed | 2 skipped (54)".
-for (const line of turbo.output.split('\n')) {
+const plain = turbo.output.replace(/\u001b\[[0-9;]*m/g, '');
+for (const line of plain.split('\n')) {
   const match = /\bTests\s+(.*)\(\d+\)\s*$/.exec(line);
   if (!match) continue;
   for (const [, count, kind] of match[1].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
