@@ -15,6 +15,50 @@ export function isoNow(): string {
   return lastIso;
 }
 
+/**
+ * Fields Stepwise itself writes (ids, enums, times, counts): never secrets, and ids must stay
+ * intact for the fold. Everything else (args, output, errors, plans, model traffic) is redacted.
+ */
+const ENVELOPE_KEYS = new Set([
+  'type',
+  'runId',
+  'at',
+  'stepId',
+  'executionId',
+  'tool',
+  'effect',
+  'status',
+  'startedAt',
+  'planId',
+  'planDigest',
+  'engine',
+  'decision',
+  'source',
+  'limit',
+]);
+
+function redactFields<T extends object>(redactor: Redactor, value: T): T {
+  let copy: Record<string, unknown> | undefined;
+  for (const key in value) {
+    if (ENVELOPE_KEYS.has(key)) continue;
+    const field = (value as Record<string, unknown>)[key];
+    const redacted =
+      key === 'result' && typeof field === 'object' && field !== null
+        ? redactFields(redactor, field)
+        : redactor.redact(field);
+    if (redacted !== field) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      copy[key] = redacted;
+    }
+  }
+  return (copy ?? value) as T;
+}
+
+/** Redacts an event's payload; the envelope (ids, enums, times) is left as written. */
+export function redactEvent<E extends RunEvent>(redactor: Redactor, event: E): E {
+  return redactFields(redactor, event);
+}
+
 export type EventListener = (event: RunEvent) => void;
 
 export interface RunJournalOptions {
@@ -80,7 +124,7 @@ export class RunJournal {
 
   /** Stamps, redacts and queues an event; returns it as it will be stored. */
   emit<E extends RunEventInput>(input: E): RunEvent {
-    const event = this.redactor.redact({
+    const event = redactEvent(this.redactor, {
       ...input,
       runId: this.runId,
       seq: this.#nextSeq++,

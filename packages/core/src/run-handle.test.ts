@@ -113,3 +113,44 @@ describe('RunJournal and run handles', () => {
     await expect(reopenRun({ store, runId: 'run_missing' })).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
   });
 });
+
+describe('journal redaction', () => {
+  it('redacts payloads but keeps the envelope ids the fold relies on', async () => {
+    const { createRedactor } = await import('./redact.js');
+    const store = new MemoryStore();
+    const redactor = createRedactor({ secrets: ['s3cret-value'] });
+    const journal = new RunJournal({ runId: 'run_env', store, redactor });
+    const plan = chainPlan(1);
+    journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+    journal.emit({ type: 'step-start', stepId: 's0', tool: 'echo', attempt: 1, executionId: 'e0' });
+    journal.emit({
+      type: 'tool-call',
+      stepId: 's0',
+      executionId: 'e0',
+      attempt: 1,
+      tool: 'echo',
+      effect: 'read',
+      idempotent: true,
+      args: { value: 'pass s3cret-value', token: 'abc' },
+    });
+    journal.emit({
+      type: 'step-end',
+      stepId: 's0',
+      result: {
+        stepId: 's0',
+        tool: 'echo',
+        status: 'failed',
+        error: { code: 'E300', message: 'leaked s3cret-value', retryable: false },
+        executionId: 'e0',
+        attempt: 1,
+        startedAt: 'now',
+        durationMs: 1,
+      },
+    });
+    await journal.flush();
+    const events = await readAll(store, 'run_env');
+    expect(JSON.stringify(events)).not.toContain('s3cret-value');
+    expect(events[2]).toMatchObject({ stepId: 's0', executionId: 'e0', args: { token: '[REDACTED]' } });
+    expect(events[3]).toMatchObject({ result: { stepId: 's0', error: { message: 'leaked [REDACTED]' } } });
+  });
+});
