@@ -5,7 +5,15 @@ import type { ExecutionRecord, Lease, RunFilter, RunStore, RunSummary } from './
 
 interface StoredRun {
   readonly events: RunEvent[];
+  /** Folded lazily, on the first read after appends: appends stay cheap. */
   readonly fold: FoldedRun;
+}
+
+function folded(run: StoredRun): FoldedRun {
+  for (let index = run.fold.lastSeq; index < run.events.length; index++) {
+    applyEvent(run.fold, run.events[index] as RunEvent);
+  }
+  return run.fold;
 }
 
 /** Checks a batch against the journal's tail: seq continues without gaps, one run only. */
@@ -59,11 +67,10 @@ export class MemoryStore implements RunStore {
     const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
     // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
     checkLease(runId, this.#leases.get(runId), lease, Date.now());
-    checkBatch(runId, run.fold.lastSeq, events);
+    checkBatch(runId, run.events.length, events);
     if (!this.#runs.has(runId)) this.#runs.set(runId, run);
     for (const event of events) {
       run.events.push(event);
-      applyEvent(run.fold, event);
       if (event.type === 'tool-call') this.#executions.set(event.executionId, runId);
     }
   }
@@ -78,14 +85,14 @@ export class MemoryStore implements RunStore {
   async getRun(runId: string): Promise<RunSummary | undefined> {
     this.#assertOpen();
     const run = this.#runs.get(runId);
-    return run ? summarizeRun(run.fold) : undefined;
+    return run ? summarizeRun(folded(run)) : undefined;
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
     this.#assertOpen();
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     const matching = [...this.#runs.values()]
-      .map((run) => summarizeRun(run.fold))
+      .map((run) => summarizeRun(folded(run)))
       .filter(
         (run) =>
           (!statuses || statuses.includes(run.status)) &&
@@ -102,7 +109,7 @@ export class MemoryStore implements RunStore {
     this.#assertOpen();
     const runId = this.#executions.get(executionId);
     const run = runId === undefined ? undefined : this.#runs.get(runId);
-    return run ? executionRecord(run.fold, executionId) : undefined;
+    return run ? executionRecord(folded(run), executionId) : undefined;
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {

@@ -28,6 +28,11 @@ export interface StartRunOptions extends SessionOptions {
   readonly options?: Record<string, unknown>;
   /** Subscribed before `run-start` is journaled, so it hears every event of the run. */
   readonly listener?: EventListener;
+  /**
+   * `planDigest(plan)`, when the caller already computed it (e.g. while verifying an
+   * authorization): hashing a 10,000-step plan costs milliseconds. Must be the plan's digest.
+   */
+  readonly planDigest?: string;
 }
 
 async function lease(options: SessionOptions, runId: string) {
@@ -44,7 +49,7 @@ async function lease(options: SessionOptions, runId: string) {
 /** Takes the run's lease and journals `run-start`. */
 export async function startRun(options: StartRunOptions): Promise<RunJournal> {
   const held = await lease(options, options.runId);
-  const digest = planDigest(options.plan);
+  const digest = options.planDigest ?? planDigest(options.plan);
   const journal = new RunJournal({
     runId: options.runId,
     store: options.store,

@@ -82,10 +82,12 @@ export function compileSchema<T = unknown>(schema: ToolSchema<T>): CompiledSchem
     };
   } else {
     const validator: ValidateFunction = ajv().compile(schema);
+    // ajv applies defaults in place: when the schema has any, validate a copy so the caller's
+    // args stay as written. Most schemas have none, and the copy is the costly part.
+    const hasDefaults = JSON.stringify(schema).includes('"default"');
     compiled = {
       validate(value) {
-        // ajv applies defaults in place: validate a copy so the caller's args stay as written.
-        const copy = structuredClone(value);
+        const copy = hasDefaults ? structuredClone(value) : value;
         if (validator(copy)) return { ok: true, value: copy as T };
         return {
           ok: false,

@@ -255,7 +255,8 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
         runId: id,
         plan: plan as Plan,
         engine: ENGINE_NAME,
-        ...(authorization ? { authorization } : {}),
+        // Verified against the plan when it was loaded: the digest need not be hashed again.
+        ...(authorization ? { authorization, planDigest: authorization.planDigest } : {}),
         owner: owner(),
       });
     } catch (error) {
