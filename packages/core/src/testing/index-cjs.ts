@@ -1,15 +1,6 @@
 // The CommonJS build of @stepwise/core/testing: vitest cannot be require()d, so the conformance
 // suite is ESM-only; everything else is the same as the ESM entry.
-export { MemoryStore } from '../memory-store.js';
-export {
-  type CallLog,
-  chainPlan,
-  createCallLog,
-  createTestTools,
-  makePlan,
-  randomDagPlan,
-  seededRandom,
-} from './fixtures.js';
+export * from './common.js';
 export type { StoreHarness } from './store-conformance.js';
 
 export function runStoreConformance(): never {
