@@ -227,11 +227,13 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     location: request.stepId,
   });
   try {
-    const running = Promise.resolve().then(() => tool.execute(validated.value, toolContext));
-    const raced =
-      toolSignal === neverAborted
-        ? { kind: 'done' as const, value: await running }
-        : await raceAbort(running, toolSignal);
+    const returned: unknown = tool.execute(validated.value, toolContext);
+    // A synchronous tool has finished already: nothing to race, nothing to interrupt.
+    const raced = !isThenable(returned)
+      ? { kind: 'done' as const, value: returned }
+      : toolSignal === neverAborted
+        ? { kind: 'done' as const, value: await returned }
+        : await raceAbort(Promise.resolve(returned), toolSignal);
     if (raced.kind === 'done') {
       output = raced.value;
       status = 'succeeded';
@@ -294,6 +296,14 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     durationMs,
     called: true,
   };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /** A signal that never aborts, shared by calls that have no run signal. */
@@ -462,10 +472,10 @@ export async function invokeStep(step: Step, invocation: StepInvocation, context
         args,
         attempt: invocation.attempt,
         executionId,
-        ...(step.preconditions ? { preconditions: step.preconditions } : {}),
-        ...(step.requiresApproval ? { requiresApproval: true } : {}),
-        ...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}),
-        ...(step.description ? { description: step.description } : {}),
+        preconditions: step.preconditions,
+        requiresApproval: step.requiresApproval,
+        timeoutMs: step.timeoutMs,
+        description: step.description,
       },
       context,
     );

@@ -122,14 +122,16 @@ export class RunJournal {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Stamps, redacts and queues an event; returns it as it will be stored. */
+  /** Stamps (in place: pass a fresh object), redacts and queues an event; returns it as it will be stored. */
   emit<E extends RunEventInput>(input: E): RunEvent {
-    const event = redactEvent(this.redactor, {
-      ...input,
-      runId: this.runId,
-      seq: this.#nextSeq++,
-      at: isoNow(),
-    } as RunEvent);
+    // The journal takes ownership of `input` (callers pass fresh literals): stamping it in place
+    // saves a copy of every event on the hot path. An object that was stamped before (an event
+    // re-emitted) is copied, so a stored event is never changed.
+    const stamped = ('seq' in input ? { ...input } : input) as unknown as { runId: string; seq: number; at: string };
+    stamped.runId = this.runId;
+    stamped.seq = this.#nextSeq++;
+    stamped.at = isoNow();
+    const event = redactEvent(this.redactor, stamped as unknown as RunEvent);
     this.#pending.push(event);
     return event;
   }

@@ -154,3 +154,18 @@ describe('journal redaction', () => {
     expect(events[3]).toMatchObject({ result: { stepId: 's0', error: { message: 'leaked [REDACTED]' } } });
   });
 });
+
+describe('RunJournal.emit', () => {
+  it('never changes an event that is already in the journal when it is emitted again', async () => {
+    const store = new MemoryStore();
+    const journal = new RunJournal({ runId: 'run_reemit', store });
+    const plan = chainPlan(1);
+    const first = journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+    const again = journal.emit(first as never);
+    await journal.flush();
+    const events = await readAll(store, 'run_reemit');
+    expect(events.map((event) => event.seq)).toEqual([1, 2]);
+    expect(first.seq).toBe(1);
+    expect(again.seq).toBe(2);
+  });
+});
