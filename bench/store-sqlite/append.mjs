@@ -179,7 +179,7 @@ async function bytesPerStep(steps) {
   } catch {
     // dbstat is optional in SQLite builds; the total is what the target is about.
   }
-  const events = database.prepare('select count(*) from events where run_id = ?').pluck().get(runId);
+  const events = database.prepare('select count(*) from journal where run_id = ?').pluck().get(runId);
   database.close();
   const bytes = statSync(path).size;
   return { bytes, perStep: bytes / steps, tables, events };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RunEvent } from '@stepwise/core';
 import type Database from 'better-sqlite3';
+import { decodeTime } from './time-codec.js';
 
 /** A value as a column stores it: inline JSON/text, or the SHA-256 of its row in `blobs`. */
 export interface Encoded {
@@ -146,7 +147,7 @@ export function encodeEvent(event: RunEvent, blobs: BlobWriter): EncodedEvent {
 export interface EventRow {
   readonly seq: number;
   readonly type: string;
-  readonly at: string;
+  readonly at: string | number;
   readonly payload: string;
   readonly blob_refs: string | null;
 }
@@ -160,7 +161,7 @@ export function decodeEvent(runId: string, row: EventRow, readBlob: (sha256: str
       setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
     }
   }
-  return { type: row.type, ...rest, runId, seq: row.seq, at: row.at } as RunEvent;
+  return { type: row.type, ...rest, runId, seq: row.seq, at: decodeTime(row.at) } as RunEvent;
 }
 
 /** Reads a column pair written from an `Encoded`. */

@@ -226,7 +226,6 @@ class SqliteRunStore implements SqliteStore {
       const rows = await db
         .selectFrom('steps')
         .select([
-          'run_id',
           'step_id',
           'status',
           'attempt',
@@ -243,11 +242,11 @@ class SqliteRunStore implements SqliteStore {
           'error',
           'usage',
         ])
-        .where('run_id', '=', runId)
+        .where('run_key', '=', (query) => query.selectFrom('runs').select('key').where('id', '=', runId))
         .orderBy('first_seq')
         .orderBy('plan_index')
         .execute();
-      return rows.map((row: StepRow) => reader.step(row));
+      return rows.map((row: StepRow) => reader.step(runId, row));
     } catch (error) {
       throw this.#translate(error, `listing the steps of run ${runId}`);
     }
@@ -257,7 +256,10 @@ class SqliteRunStore implements SqliteStore {
     const reader = await this.#open();
     try {
       const db = await this.#queries();
-      let query = db.selectFrom('executions').select('execution_id').where('run_id', '=', runId);
+      let query = db
+        .selectFrom('executions')
+        .select('execution_id')
+        .where('run_key', '=', (runs) => runs.selectFrom('runs').select('key').where('id', '=', runId));
       if (stepId !== undefined) query = query.where('step_id', '=', stepId);
       const rows = await query.orderBy('call_seq').execute();
       return rows

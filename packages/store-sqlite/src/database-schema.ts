@@ -4,6 +4,11 @@ import type { Generated } from 'kysely';
  * The tables of a Stepwise SQLite database, as kysely sees them. `events` is the journal (the
  * source of truth); every other table is a projection written in the same transaction.
  *
+ * Other tables refer to a run by `run_key` (`runs.key`), and time columns hold epoch milliseconds
+ * (or the ISO text when it is not exactly what `Date#toISOString` writes). The views `journal`,
+ * `steps_view`, `executions_view`, `artifacts_view`, `approvals_view` and `model_calls_view` show
+ * them with the run's id and ISO times.
+ *
  * Columns ending in `_sha256` point into `blobs`: a value larger than the store's
  * `artifactThresholdBytes` is stored there once, and the column beside it is `NULL`.
  */
@@ -18,13 +23,17 @@ export interface StoreDatabase {
   readonly model_calls: ModelCallsTable;
 }
 
-/** The journal: one row per event, primary key (run_id, seq). */
+/** Epoch milliseconds, or ISO 8601 text when that would not round-trip exactly. */
+export type StoredTime = number | string;
+
+/** The journal: one row per event, primary key (run_key, seq). */
 export interface EventsTable {
-  run_id: string;
+  /** `runs.key` of the run. */
+  run_key: number;
   seq: number;
   type: string;
-  /** ISO 8601 time the event was journaled. */
-  at: string;
+  /** When the event was journaled. */
+  at: StoredTime;
   /** JSON of the event without run_id, seq, type and at (the columns). */
   payload: string;
   /** JSON `[[path, sha256, "json" | "text"], …]` of values moved to `blobs`; `NULL` for most events. */
@@ -32,6 +41,8 @@ export interface EventsTable {
 }
 
 export interface RunsTable {
+  /** The run's integer key, which the other tables hold instead of its id. */
+  key: Generated<number>;
   id: string;
   plan_id: string;
   plan_digest: string;
@@ -65,7 +76,7 @@ export interface RunsTable {
 }
 
 export interface StepsTable {
-  run_id: string;
+  run_key: number;
   step_id: string;
   /** Seq of the event that introduced the step (run-start for planned steps). */
   first_seq: number;
@@ -77,8 +88,8 @@ export interface StepsTable {
   tool: string | null;
   description: string | null;
   execution_id: string | null;
-  started_at: string | null;
-  ended_at: string | null;
+  started_at: StoredTime | null;
+  ended_at: StoredTime | null;
   duration_ms: number | null;
   /** 1 once the current attempt journaled a tool-call. */
   tool_called: number;
@@ -96,7 +107,7 @@ export interface StepsTable {
 
 export interface ExecutionsTable {
   execution_id: string;
-  run_id: string;
+  run_key: number;
   step_id: string;
   attempt: number;
   turn: number | null;
@@ -108,8 +119,8 @@ export interface ExecutionsTable {
   args_sha256: string | null;
   call_seq: number;
   result_seq: number | null;
-  started_at: string;
-  finished_at: string | null;
+  started_at: StoredTime;
+  finished_at: StoredTime | null;
   /** running | succeeded | failed | cancelled */
   status: string;
   /** 1 succeeded, 0 failed or cancelled, `NULL` while running. */
@@ -127,7 +138,7 @@ export interface ExecutionsTable {
 export interface ArtifactsTable {
   execution_id: string;
   position: number;
-  run_id: string;
+  run_key: number;
   /** stdout | stderr | diagnostics | result | step_context | … */
   kind: string;
   name: string | null;
@@ -147,7 +158,7 @@ export interface BlobsTable {
 }
 
 export interface ApprovalsTable {
-  run_id: string;
+  run_key: number;
   seq: number;
   execution_id: string;
   step_id: string;
@@ -156,11 +167,11 @@ export interface ApprovalsTable {
   source: string;
   decided_by: string | null;
   reason: string | null;
-  at: string;
+  at: StoredTime;
 }
 
 export interface ModelCallsTable {
-  run_id: string;
+  run_key: number;
   seq: number;
   step_id: string;
   turn: number;
@@ -175,5 +186,5 @@ export interface ModelCallsTable {
   total_tokens: Generated<number | null>;
   latency_ms: number | null;
   error: string | null;
-  at: string;
+  at: StoredTime;
 }

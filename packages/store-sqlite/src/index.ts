@@ -12,6 +12,7 @@ export type {
   RunsTable,
   StepsTable,
   StoreDatabase,
+  StoredTime,
 } from './database-schema.js';
 export { SCHEMA_VERSION } from './schema-version.js';
 export type { SqliteStoreOptions } from './sqlite-store-options.js';

@@ -13,9 +13,11 @@ import {
 import type Database from 'better-sqlite3';
 import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
 import type { StepRecord } from './step-record.js';
+import { decodeOptionalTime, decodeTime } from './time-codec.js';
 
 /** The `runs` columns a RunSummary is made of. */
 export interface RunSummaryRow {
+  readonly key: number;
   readonly id: string;
   readonly plan_id: string;
   readonly plan_digest: string;
@@ -31,6 +33,7 @@ export interface RunSummaryRow {
 }
 
 export const SUMMARY_COLUMNS = [
+  'key',
   'id',
   'plan_id',
   'plan_digest',
@@ -46,6 +49,7 @@ export const SUMMARY_COLUMNS = [
 ] as const;
 
 interface ExecutionRow {
+  readonly run_key: number;
   readonly run_id: string;
   readonly call_seq: number;
   readonly result_seq: number | null;
@@ -63,19 +67,18 @@ interface ApprovalRow {
   readonly source: ApprovalRecord['source'];
   readonly decided_by: string | null;
   readonly reason: string | null;
-  readonly at: string;
+  readonly at: string | number;
 }
 
 export interface StepRow {
-  readonly run_id: string;
   readonly step_id: string;
   readonly status: string;
   readonly attempt: number;
   readonly tool: string | null;
   readonly description: string | null;
   readonly execution_id: string | null;
-  readonly started_at: string | null;
-  readonly ended_at: string | null;
+  readonly started_at: string | number | null;
+  readonly ended_at: string | number | null;
   readonly duration_ms: number | null;
   readonly tool_called: number;
   readonly idempotent: number | null;
@@ -94,38 +97,40 @@ const orUndefined = <T>(value: T | null): T | undefined => (value === null ? und
 export class JournalReader {
   readonly #path: string;
   readonly #readPage: Database.Statement<[string, number, number], EventRow>;
-  readonly #readEvent: Database.Statement<[string, number], EventRow>;
+  readonly #readEvent: Database.Statement<[number, number], EventRow>;
   readonly #readBlob: Database.Statement<[string], string>;
   readonly #selectSummary: Database.Statement<[string], RunSummaryRow>;
-  readonly #selectStepCounts: Database.Statement<[string], { status: string; count: number }>;
+  readonly #selectStepCounts: Database.Statement<[number], { status: string; count: number }>;
   readonly #selectExecution: Database.Statement<[string], ExecutionRow>;
-  readonly #selectApprovals: Database.Statement<[string, string, string], ApprovalRow>;
+  readonly #selectApprovals: Database.Statement<[number, string, string], ApprovalRow>;
 
   constructor(sqlite: Database.Database, path: string) {
     this.#path = path;
     this.#readPage = sqlite.prepare(
-      'select seq, type, at, payload, blob_refs from events where run_id = ? and seq > ? order by seq limit ?',
+      `select seq, type, at, payload, blob_refs from events
+       where run_key = (select key from runs where id = ?) and seq > ? order by seq limit ?`,
     );
     this.#readEvent = sqlite.prepare(
-      'select seq, type, at, payload, blob_refs from events where run_id = ? and seq = ?',
+      'select seq, type, at, payload, blob_refs from events where run_key = ? and seq = ?',
     );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
     this.#selectSummary = sqlite.prepare(
       `select ${SUMMARY_COLUMNS.join(', ')} from runs where id = ? and last_seq > 0`,
     );
     this.#selectStepCounts = sqlite.prepare(
-      'select status, count(*) as count from steps where run_id = ? group by status',
+      'select status, count(*) as count from steps where run_key = ? group by status',
     );
     this.#selectExecution = sqlite.prepare(
-      `select x.run_id, x.call_seq, x.result_seq, r.plan_id, r.plan_digest, r.goal, r.authorization, s.description
+      `select x.run_key, r.id as run_id, x.call_seq, x.result_seq, r.plan_id, r.plan_digest, r.goal, r.authorization,
+         s.description
        from executions x
-       join runs r on r.id = x.run_id
-       left join steps s on s.run_id = x.run_id and s.step_id = x.step_id
+       join runs r on r.key = x.run_key
+       left join steps s on s.run_key = x.run_key and s.step_id = x.step_id
        where x.execution_id = ?`,
     );
     this.#selectApprovals = sqlite.prepare(
       `select execution_id, step_id, decision, source, decided_by, reason, at from approvals
-       where run_id = ? and (execution_id = ? or step_id = ?) order by seq`,
+       where run_key = ? and (execution_id = ? or step_id = ?) order by seq`,
     );
   }
 
@@ -145,8 +150,8 @@ export class JournalReader {
     return this.#readPage.all(runId, afterSeq, limit).map((row) => decodeEvent(runId, row, this.readBlob));
   }
 
-  event(runId: string, seq: number): RunEvent | undefined {
-    const row = this.#readEvent.get(runId, seq);
+  event(runId: string, runKey: number, seq: number): RunEvent | undefined {
+    const row = this.#readEvent.get(runKey, seq);
     return row ? decodeEvent(runId, row, this.readBlob) : undefined;
   }
 
@@ -158,7 +163,7 @@ export class JournalReader {
   summarize(row: RunSummaryRow): RunSummary {
     const stepCounts: Record<string, number> = {};
     let stepCount = 0;
-    for (const { status, count } of this.#selectStepCounts.all(row.id)) {
+    for (const { status, count } of this.#selectStepCounts.all(row.key)) {
       stepCounts[status] = count;
       stepCount += count;
     }
@@ -183,11 +188,13 @@ export class JournalReader {
   execution(executionId: string): ExecutionRecord | undefined {
     const row = this.#selectExecution.get(executionId);
     if (!row) return undefined;
-    const call = this.event(row.run_id, row.call_seq) as ToolCallEvent | undefined;
+    const call = this.event(row.run_id, row.run_key, row.call_seq) as ToolCallEvent | undefined;
     if (call?.type !== 'tool-call') return undefined;
     const result =
-      row.result_seq === null ? undefined : (this.event(row.run_id, row.result_seq) as ToolResultEvent | undefined);
-    const approvals = this.#selectApprovals.all(row.run_id, executionId, call.stepId).map(
+      row.result_seq === null
+        ? undefined
+        : (this.event(row.run_id, row.run_key, row.result_seq) as ToolResultEvent | undefined);
+    const approvals = this.#selectApprovals.all(row.run_key, executionId, call.stepId).map(
       (approval): ApprovalRecord => ({
         executionId: approval.execution_id,
         stepId: approval.step_id,
@@ -195,7 +202,7 @@ export class JournalReader {
         source: approval.source,
         by: orUndefined(approval.decided_by),
         reason: orUndefined(approval.reason),
-        at: approval.at,
+        at: decodeTime(approval.at),
       }),
     );
     return {
@@ -226,17 +233,17 @@ export class JournalReader {
     };
   }
 
-  step(row: StepRow): StepRecord {
+  step(runId: string, row: StepRow): StepRecord {
     return {
-      runId: row.run_id,
+      runId,
       stepId: row.step_id,
       status: row.status as StepRecord['status'],
       attempt: row.attempt,
       tool: orUndefined(row.tool),
       description: orUndefined(row.description),
       executionId: orUndefined(row.execution_id),
-      startedAt: orUndefined(row.started_at),
-      endedAt: orUndefined(row.ended_at),
+      startedAt: orUndefined(decodeOptionalTime(row.started_at)),
+      endedAt: orUndefined(decodeOptionalTime(row.ended_at)),
       durationMs: orUndefined(row.duration_ms),
       toolCalled: row.tool_called === 1,
       idempotent: row.idempotent === null ? undefined : row.idempotent === 1,

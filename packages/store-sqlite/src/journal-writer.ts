@@ -13,8 +13,10 @@ import type Database from 'better-sqlite3';
 import { type Bindable, json, scalar } from './bind-values.js';
 import { type BlobWriter, type Encoded, encodeEvent } from './blob-codec.js';
 import { heldLease, type LeaseColumns } from './run-leases.js';
+import { encodeOptionalTime, encodeTime } from './time-codec.js';
 
 interface RunRow extends LeaseColumns {
+  readonly key: number;
   readonly last_seq: number;
   readonly status: string;
   readonly finished_at: string | null;
@@ -76,9 +78,9 @@ interface ExecutionRow {
   idempotent: Bindable;
   args: Encoded;
   call_seq: number;
-  started_at: string;
+  started_at: Bindable;
   result_seq: number | null;
-  finished_at: string | null;
+  finished_at: Bindable;
   status: Bindable;
   duration_ms: Bindable;
   exit_code: Bindable;
@@ -111,8 +113,8 @@ export class JournalWriter {
     const row = statements.selectRun.get(runId);
     checkBatch(runId, row?.last_seq ?? 0, events);
     checkLease(runId, heldLease(runId, row), lease, now);
-    if (!row) statements.insertRun.run(runId);
-    const batch = new Batch(runId, statements, this.#blobs, {
+    const runKey = row ? row.key : Number(statements.insertRun.run(runId).lastInsertRowid);
+    const batch = new Batch(runKey, statements, this.#blobs, {
       status: row?.status ?? 'running',
       finishedAt: row?.finished_at ?? null,
       durationMs: row?.duration_ms ?? null,
@@ -121,7 +123,14 @@ export class JournalWriter {
     });
     for (const event of events) {
       const encoded = encodeEvent(event, this.#blobs);
-      statements.insertEvent.run(runId, event.seq, event.type, event.at, encoded.payload, encoded.blobRefs);
+      statements.insertEvent.run(
+        runKey,
+        event.seq,
+        event.type,
+        encodeTime(event.at),
+        encoded.payload,
+        encoded.blobRefs,
+      );
       batch.apply(event);
     }
     batch.finish(events[events.length - 1] as RunEvent);
@@ -134,45 +143,45 @@ function prepareStatements(sqlite: Database.Database) {
     .join(', ');
   return {
     selectRun: sqlite.prepare<[string], RunRow>(
-      `select last_seq, status, finished_at, duration_ms, usage, lease_owner, lease_token, lease_ttl_ms,
+      `select key, last_seq, status, finished_at, duration_ms, usage, lease_owner, lease_token, lease_ttl_ms,
          lease_expires_at
        from runs where id = ?`,
     ),
     insertRun: sqlite.prepare('insert into runs (id) values (?)'),
     updateRunStart: sqlite.prepare(
       `update runs set plan_id = ?, plan_digest = ?, plan = ?, plan_sha256 = ?, engine = ?, goal = ?, authorization = ?,
-       parent_run_id = ?, options = ?, created_at = ? where id = ?`,
+       parent_run_id = ?, options = ?, created_at = ? where key = ?`,
     ),
     updateRunState: sqlite.prepare(
       `update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ?, last_seq = ?, updated_at = ?
-       where id = ?`,
+       where key = ?`,
     ),
-    updateRunTail: sqlite.prepare('update runs set last_seq = ?, updated_at = ? where id = ?'),
+    updateRunTail: sqlite.prepare('update runs set last_seq = ?, updated_at = ? where key = ?'),
     insertEvent: sqlite.prepare(
-      'insert into events (run_id, seq, type, at, payload, blob_refs) values (?, ?, ?, ?, ?, ?)',
+      'insert into events (run_key, seq, type, at, payload, blob_refs) values (?, ?, ?, ?, ?, ?)',
     ),
     clearDescriptions: sqlite.prepare(
-      'update steps set description = null where run_id = ? and description is not null',
+      'update steps set description = null where run_key = ? and description is not null',
     ),
     upsertPlanStep: sqlite.prepare(
-      `insert into steps (run_id, step_id, first_seq, plan_index, status, attempt, tool, description)
+      `insert into steps (run_key, step_id, first_seq, plan_index, status, attempt, tool, description)
        values (?, ?, ?, ?, 'pending', 0, ?, ?)
-       on conflict (run_id, step_id) do update set description = excluded.description`,
+       on conflict (run_key, step_id) do update set description = excluded.description`,
     ),
-    selectStep: sqlite.prepare<[string, string], StepRow>(
-      `select ${STEP_COLUMNS.join(', ')} from steps where run_id = ? and step_id = ?`,
+    selectStep: sqlite.prepare<[number, string], StepRow>(
+      `select ${STEP_COLUMNS.join(', ')} from steps where run_key = ? and step_id = ?`,
     ),
     upsertStep: sqlite.prepare(
-      `insert into steps (run_id, step_id, ${STEP_COLUMNS.join(', ')})
+      `insert into steps (run_key, step_id, ${STEP_COLUMNS.join(', ')})
        values (?, ?, ${STEP_COLUMNS.map(() => '?').join(', ')})
-       on conflict (run_id, step_id) do update set ${stepAssignments}`,
+       on conflict (run_key, step_id) do update set ${stepAssignments}`,
     ),
     upsertExecution: sqlite.prepare(
-      `insert into executions (execution_id, run_id, step_id, attempt, turn, tool, effect, idempotent, args,
+      `insert into executions (execution_id, run_key, step_id, attempt, turn, tool, effect, idempotent, args,
          args_sha256, call_seq, result_seq, started_at, finished_at, status, duration_ms, exit_code, error, result,
          result_sha256)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (execution_id) do update set run_id = excluded.run_id, step_id = excluded.step_id,
+       on conflict (execution_id) do update set run_key = excluded.run_key, step_id = excluded.step_id,
          attempt = excluded.attempt, turn = excluded.turn, tool = excluded.tool, effect = excluded.effect,
          idempotent = excluded.idempotent, args = excluded.args, args_sha256 = excluded.args_sha256,
          call_seq = excluded.call_seq, result_seq = excluded.result_seq, started_at = excluded.started_at,
@@ -183,19 +192,19 @@ function prepareStatements(sqlite: Database.Database) {
     updateExecutionResult: sqlite.prepare(
       `update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?,
          result = ?, result_sha256 = ?
-       where execution_id = ? and run_id = ?`,
+       where execution_id = ? and run_key = ?`,
     ),
     insertArtifact: sqlite.prepare(
-      `insert into artifacts (execution_id, position, run_id, kind, name, media_type, truncated, size, content,
+      `insert into artifacts (execution_id, position, run_key, kind, name, media_type, truncated, size, content,
          content_sha256)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertApproval: sqlite.prepare(
-      `insert into approvals (run_id, seq, execution_id, step_id, tool, decision, source, decided_by, reason, at)
+      `insert into approvals (run_key, seq, execution_id, step_id, tool, decision, source, decided_by, reason, at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertModelCall: sqlite.prepare(
-      `insert into model_calls (run_id, seq, step_id, turn, model, request, request_sha256, response, response_sha256,
+      `insert into model_calls (run_key, seq, step_id, turn, model, request, request_sha256, response, response_sha256,
          usage, latency_ms, error, at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
@@ -206,15 +215,15 @@ type Statements = ReturnType<typeof prepareStatements>;
 
 /** One batch's projection changes, mirroring `applyEvent`. */
 class Batch {
-  readonly #runId: string;
+  readonly #runKey: number;
   readonly #statements: Statements;
   readonly #blobs: BlobWriter;
   readonly #run: RunState;
   readonly #steps = new Map<string, StepRow>();
   readonly #executions = new Map<string, ExecutionRow>();
 
-  constructor(runId: string, statements: Statements, blobs: BlobWriter, run: RunState) {
-    this.#runId = runId;
+  constructor(runKey: number, statements: Statements, blobs: BlobWriter, run: RunState) {
+    this.#runKey = runKey;
     this.#statements = statements;
     this.#blobs = blobs;
     this.#run = run;
@@ -224,7 +233,7 @@ class Batch {
   #step(stepId: string, seq: number): StepRow {
     let step = this.#steps.get(stepId);
     if (!step) {
-      step = this.#statements.selectStep.get(this.#runId, stepId) ?? {
+      step = this.#statements.selectStep.get(this.#runKey, stepId) ?? {
         first_seq: seq,
         status: 'pending',
         attempt: 0,
@@ -262,7 +271,7 @@ class Batch {
         step.attempt = scalar(event.attempt);
         if (event.tool !== undefined) step.tool = scalar(event.tool);
         step.execution_id = scalar(event.executionId);
-        step.started_at = at;
+        step.started_at = encodeTime(at);
         step.ended_at = null;
         step.duration_ms = null;
         step.tool_called = 0;
@@ -285,7 +294,7 @@ class Batch {
           idempotent: scalar(event.idempotent),
           args: this.#blobs.json(event.args),
           call_seq: seq,
-          started_at: at,
+          started_at: encodeTime(at),
           result_seq: null,
           finished_at: null,
           status: 'running',
@@ -303,7 +312,7 @@ class Batch {
         break;
       case 'approval-decision':
         this.#statements.insertApproval.run(
-          this.#runId,
+          this.#runKey,
           seq,
           event.executionId,
           event.stepId,
@@ -312,7 +321,7 @@ class Batch {
           scalar(event.source),
           scalar(event.by),
           scalar(event.reason),
-          at,
+          encodeTime(at),
         );
         break;
       case 'step-retry':
@@ -322,7 +331,7 @@ class Batch {
         const request = this.#blobs.json(event.request);
         const response = this.#blobs.json(event.response);
         this.#statements.insertModelCall.run(
-          this.#runId,
+          this.#runKey,
           seq,
           event.stepId,
           scalar(event.turn),
@@ -334,7 +343,7 @@ class Batch {
           json(event.usage),
           scalar(event.latencyMs),
           json(event.error),
-          at,
+          encodeTime(at),
         );
         const step = this.#step(event.stepId, seq);
         step.usage = json(addUsage(step.usage ? (JSON.parse(step.usage) as TokenUsage) : undefined, event.usage));
@@ -353,8 +362,8 @@ class Batch {
         step.attempt = scalar(result.attempt);
         if (result.tool !== undefined) step.tool = scalar(result.tool);
         step.execution_id = scalar(result.executionId);
-        step.started_at = scalar(result.startedAt);
-        step.ended_at = at;
+        step.started_at = encodeOptionalTime(scalar(result.startedAt));
+        step.ended_at = encodeTime(at);
         step.duration_ms = scalar(result.durationMs);
         step.output = output.text;
         step.output_sha256 = output.sha256;
@@ -390,16 +399,16 @@ class Batch {
       scalar(event.parentRunId),
       json(event.options),
       event.at,
-      this.#runId,
+      this.#runKey,
     );
-    statements.clearDescriptions.run(this.#runId);
+    statements.clearDescriptions.run(this.#runKey);
     const seen = new Set<string>();
     event.plan.steps.forEach((step, index) => {
       // The fold's `find` takes the first step with an id; later duplicates change nothing.
       if (seen.has(step.id)) return;
       seen.add(step.id);
       statements.upsertPlanStep.run(
-        this.#runId,
+        this.#runKey,
         step.id,
         event.seq,
         index,
@@ -414,7 +423,7 @@ class Batch {
     const pending = this.#executions.get(event.executionId);
     if (pending) {
       pending.result_seq = event.seq;
-      pending.finished_at = event.at;
+      pending.finished_at = encodeTime(event.at);
       pending.status = scalar(event.status);
       pending.duration_ms = scalar(event.durationMs);
       pending.exit_code = scalar(exitCodeOf(event.output, event.error));
@@ -426,7 +435,7 @@ class Batch {
     // The fold ignores a result whose call it never saw in this run: so does the update.
     const changed = this.#statements.updateExecutionResult.run(
       event.seq,
-      event.at,
+      encodeTime(event.at),
       scalar(event.status),
       scalar(event.durationMs),
       scalar(exitCodeOf(event.output, event.error)),
@@ -434,7 +443,7 @@ class Batch {
       output.text,
       output.sha256,
       event.executionId,
-      this.#runId,
+      this.#runKey,
     ).changes;
     if (changed > 0) this.#writeArtifacts(event.executionId, event.artifacts ?? []);
   }
@@ -446,7 +455,7 @@ class Batch {
       this.#statements.insertArtifact.run(
         executionId,
         position,
-        this.#runId,
+        this.#runKey,
         scalar(artifact.kind),
         scalar(artifact.name),
         scalar(artifact.mediaType),
@@ -461,7 +470,7 @@ class Batch {
   #writeSteps(): void {
     for (const [stepId, step] of this.#steps) {
       this.#statements.upsertStep.run(
-        this.#runId,
+        this.#runKey,
         stepId,
         step.first_seq,
         step.status,
@@ -488,7 +497,7 @@ class Batch {
     for (const [executionId, execution] of this.#executions) {
       this.#statements.upsertExecution.run(
         executionId,
-        this.#runId,
+        this.#runKey,
         execution.step_id,
         execution.attempt,
         execution.turn,
@@ -519,10 +528,10 @@ class Batch {
         json(run.usage),
         last.seq,
         last.at,
-        this.#runId,
+        this.#runKey,
       );
     } else {
-      this.#statements.updateRunTail.run(last.seq, last.at, this.#runId);
+      this.#statements.updateRunTail.run(last.seq, last.at, this.#runKey);
     }
   }
 }

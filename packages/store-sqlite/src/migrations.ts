@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { isoTimeSql } from './time-codec.js';
 
 const usageColumns = (name: string) => ({
   prompt: sql`generated always as (json_extract(${sql.ref(name)}, '$.promptTokens')) virtual`,
@@ -8,6 +9,9 @@ const usageColumns = (name: string) => ({
 
 const errorCode = sql`generated always as (json_extract(error, '$.code')) virtual`;
 const errorMessage = sql`generated always as (json_extract(error, '$.message')) virtual`;
+
+/** Time columns have no declared type (no affinity): epoch milliseconds or, rarely, ISO text (see time-codec). */
+const time = sql``;
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as it is.
 type AnyDatabase = Kysely<any>;
@@ -24,7 +28,9 @@ const initial: Migration = {
     const runUsage = usageColumns('usage');
     await db.schema
       .createTable('runs')
-      .addColumn('id', 'text', (column) => column.primaryKey())
+      // The integer every other table refers to the run by: 1–3 bytes per row instead of the 28-character id.
+      .addColumn('key', 'integer', (column) => column.primaryKey())
+      .addColumn('id', 'text', (column) => column.notNull().unique())
       .addColumn('plan_id', 'text', (column) => column.notNull().defaultTo(''))
       .addColumn('plan_digest', 'text', (column) => column.notNull().defaultTo(''))
       .addColumn('plan', 'text')
@@ -52,23 +58,23 @@ const initial: Migration = {
     await db.schema.createIndex('runs_created_at').on('runs').columns(['created_at']).execute();
     await db.schema.createIndex('runs_status_created_at').on('runs').columns(['status', 'created_at']).execute();
 
-    // WITHOUT ROWID: the primary key is the table, so (run_id, seq) is not stored twice.
+    // WITHOUT ROWID: the primary key is the table, so (run_key, seq) is not stored twice.
     await db.schema
       .createTable('events')
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('seq', 'integer', (column) => column.notNull())
       .addColumn('type', 'text', (column) => column.notNull())
-      .addColumn('at', 'text', (column) => column.notNull())
+      .addColumn('at', time, (column) => column.notNull())
       .addColumn('payload', 'text', (column) => column.notNull())
       .addColumn('blob_refs', 'text')
-      .addPrimaryKeyConstraint('events_primary_key', ['run_id', 'seq'])
+      .addPrimaryKeyConstraint('events_primary_key', ['run_key', 'seq'])
       .modifyEnd(sql`without rowid`)
       .execute();
 
     const stepUsage = usageColumns('usage');
     await db.schema
       .createTable('steps')
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('step_id', 'text', (column) => column.notNull())
       .addColumn('first_seq', 'integer', (column) => column.notNull())
       .addColumn('plan_index', 'integer')
@@ -77,8 +83,8 @@ const initial: Migration = {
       .addColumn('tool', 'text')
       .addColumn('description', 'text')
       .addColumn('execution_id', 'text')
-      .addColumn('started_at', 'text')
-      .addColumn('ended_at', 'text')
+      .addColumn('started_at', time)
+      .addColumn('ended_at', time)
       .addColumn('duration_ms', 'integer')
       .addColumn('tool_called', 'integer', (column) => column.notNull().defaultTo(0))
       .addColumn('idempotent', 'integer')
@@ -91,14 +97,14 @@ const initial: Migration = {
       .addColumn('prompt_tokens', 'integer', (column) => column.modifyEnd(stepUsage.prompt))
       .addColumn('completion_tokens', 'integer', (column) => column.modifyEnd(stepUsage.completion))
       .addColumn('total_tokens', 'integer', (column) => column.modifyEnd(stepUsage.total))
-      .addPrimaryKeyConstraint('steps_primary_key', ['run_id', 'step_id'])
+      .addPrimaryKeyConstraint('steps_primary_key', ['run_key', 'step_id'])
       .modifyEnd(sql`without rowid`)
       .execute();
 
     await db.schema
       .createTable('executions')
       .addColumn('execution_id', 'text', (column) => column.primaryKey())
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('step_id', 'text', (column) => column.notNull())
       .addColumn('attempt', 'integer', (column) => column.notNull())
       .addColumn('turn', 'integer')
@@ -109,8 +115,8 @@ const initial: Migration = {
       .addColumn('args_sha256', 'text', (column) => column.references('blobs.sha256'))
       .addColumn('call_seq', 'integer', (column) => column.notNull())
       .addColumn('result_seq', 'integer')
-      .addColumn('started_at', 'text', (column) => column.notNull())
-      .addColumn('finished_at', 'text')
+      .addColumn('started_at', time, (column) => column.notNull())
+      .addColumn('finished_at', time)
       .addColumn('status', 'text', (column) => column.notNull())
       .addColumn('success', 'integer', (column) =>
         column.modifyEnd(
@@ -129,14 +135,14 @@ const initial: Migration = {
     await db.schema
       .createIndex('executions_run_step')
       .on('executions')
-      .columns(['run_id', 'step_id', 'call_seq'])
+      .columns(['run_key', 'step_id', 'call_seq'])
       .execute();
 
     await db.schema
       .createTable('artifacts')
       .addColumn('execution_id', 'text', (column) => column.notNull().references('executions.execution_id'))
       .addColumn('position', 'integer', (column) => column.notNull())
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('kind', 'text', (column) => column.notNull())
       .addColumn('name', 'text')
       .addColumn('media_type', 'text')
@@ -158,7 +164,7 @@ const initial: Migration = {
 
     await db.schema
       .createTable('approvals')
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('seq', 'integer', (column) => column.notNull())
       .addColumn('execution_id', 'text', (column) => column.notNull())
       .addColumn('step_id', 'text', (column) => column.notNull())
@@ -167,15 +173,15 @@ const initial: Migration = {
       .addColumn('source', 'text', (column) => column.notNull())
       .addColumn('decided_by', 'text')
       .addColumn('reason', 'text')
-      .addColumn('at', 'text', (column) => column.notNull())
-      .addPrimaryKeyConstraint('approvals_primary_key', ['run_id', 'seq'])
+      .addColumn('at', time, (column) => column.notNull())
+      .addPrimaryKeyConstraint('approvals_primary_key', ['run_key', 'seq'])
       .modifyEnd(sql`without rowid`)
       .execute();
 
     const callUsage = usageColumns('usage');
     await db.schema
       .createTable('model_calls')
-      .addColumn('run_id', 'text', (column) => column.notNull().references('runs.id'))
+      .addColumn('run_key', 'integer', (column) => column.notNull().references('runs.key'))
       .addColumn('seq', 'integer', (column) => column.notNull())
       .addColumn('step_id', 'text', (column) => column.notNull())
       .addColumn('turn', 'integer', (column) => column.notNull())
@@ -190,15 +196,50 @@ const initial: Migration = {
       .addColumn('total_tokens', 'integer', (column) => column.modifyEnd(callUsage.total))
       .addColumn('latency_ms', 'integer')
       .addColumn('error', 'text')
-      .addColumn('at', 'text', (column) => column.notNull())
-      .addPrimaryKeyConstraint('model_calls_primary_key', ['run_id', 'seq'])
+      .addColumn('at', time, (column) => column.notNull())
+      .addPrimaryKeyConstraint('model_calls_primary_key', ['run_key', 'seq'])
       .modifyEnd(sql`without rowid`)
       .execute();
+
+    await createViews(db);
 
     // For tools without kysely: `PRAGMA user_version` tells the schema version too.
     await sql`pragma user_version = 1`.execute(db);
   },
 };
+
+/**
+ * Tables refer to runs by `run_key` and hold times as epoch milliseconds (both save bytes in every
+ * row); each has a view with the run's id and ISO times, for people and tools reading the file.
+ */
+async function createViews(db: AnyDatabase): Promise<void> {
+  const iso = isoTimeSql;
+  const views: Record<string, string> = {
+    journal: `select r.id as run_id, e.seq, e.type, ${iso('e.at')} as at, e.payload, e.blob_refs, e.run_key
+      from events e join runs r on r.key = e.run_key`,
+    steps_view: `select r.id as run_id, s.step_id, s.first_seq, s.plan_index, s.status, s.attempt, s.tool,
+        s.description, s.execution_id, ${iso('s.started_at')} as started_at, ${iso('s.ended_at')} as ended_at,
+        s.duration_ms, s.tool_called, s.idempotent, s.output, s.output_sha256, s.error, s.error_code,
+        s.error_message, s.usage, s.prompt_tokens, s.completion_tokens, s.total_tokens, s.run_key
+      from steps s join runs r on r.key = s.run_key`,
+    executions_view: `select x.execution_id, r.id as run_id, x.step_id, x.attempt, x.turn, x.tool, x.effect,
+        x.idempotent, x.args, x.args_sha256, x.call_seq, x.result_seq, ${iso('x.started_at')} as started_at,
+        ${iso('x.finished_at')} as finished_at, x.status, x.success, x.duration_ms, x.exit_code, x.error,
+        x.error_code, x.error_message, x.result, x.result_sha256, x.run_key
+      from executions x join runs r on r.key = x.run_key`,
+    artifacts_view: `select a.execution_id, a.position, r.id as run_id, a.kind, a.name, a.media_type, a.truncated,
+        a.size, a.content, a.content_sha256, a.run_key
+      from artifacts a join runs r on r.key = a.run_key`,
+    approvals_view: `select r.id as run_id, a.seq, a.execution_id, a.step_id, a.tool, a.decision, a.source,
+        a.decided_by, a.reason, ${iso('a.at')} as at, a.run_key
+      from approvals a join runs r on r.key = a.run_key`,
+    model_calls_view: `select r.id as run_id, m.seq, m.step_id, m.turn, m.model, m.request, m.request_sha256,
+        m.response, m.response_sha256, m.usage, m.prompt_tokens, m.completion_tokens, m.total_tokens, m.latency_ms,
+        m.error, ${iso('m.at')} as at, m.run_key
+      from model_calls m join runs r on r.key = m.run_key`,
+  };
+  for (const [name, query] of Object.entries(views)) await sql.raw(`create view ${name} as ${query}`).execute(db);
+}
 
 /** Every migration, by name (see MIGRATION_NAMES); names sort in the order they run. Forward-only: no `down`. */
 export const migrations: Readonly<Record<string, Migration>> = {

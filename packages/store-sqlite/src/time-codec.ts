@@ -1,0 +1,38 @@
+import type { Bindable } from './bind-values.js';
+
+/** Exactly what `toISOString` writes for years 0000–9999: the only texts stored as numbers. */
+const ISO_TIME_LENGTH = 24;
+
+/**
+ * A time as its column stores it: epoch milliseconds (6 bytes) when the ISO text is exactly what
+ * `new Date(ms).toISOString()` gives back, else the text itself (24+ bytes). Time columns have no
+ * type affinity, so SQLite keeps each value as it was bound.
+ */
+export function encodeTime(value: string): string | number {
+  if (value.length !== ISO_TIME_LENGTH) return value;
+  const milliseconds = Date.parse(value);
+  return Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value ? milliseconds : value;
+}
+
+/** The time text as it was appended. */
+export function decodeTime(value: string | number): string {
+  return typeof value === 'number' ? new Date(value).toISOString() : value;
+}
+
+/**
+ * `encodeTime` for a projection column, which takes whatever the event held: a non-string is kept
+ * as the text a text column would have made of it, so reading it back gives the same string.
+ */
+export function encodeOptionalTime(value: Bindable): Bindable {
+  if (typeof value === 'string') return encodeTime(value);
+  return value === null ? null : String(value);
+}
+
+/** `decodeTime` for a nullable column. */
+export function decodeOptionalTime(value: string | number | null): string | null {
+  return value === null ? null : decodeTime(value);
+}
+
+/** SQL giving the ISO text of a time column (what the views show). */
+export const isoTimeSql = (column: string): string =>
+  `case when typeof(${column}) = 'integer' then strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch') else ${column} end`;
