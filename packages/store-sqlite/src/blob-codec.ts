@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RunEvent } from '@stepwise/core';
 import type Database from 'better-sqlite3';
+import { packPayload, unpackPayload } from './payload-packing.js';
 import { decodeTime } from './time-codec.js';
 
 /** A value as a column stores it: inline JSON/text, or the SHA-256 of its row in `blobs`. */
@@ -122,13 +123,15 @@ function setValueAt(root: unknown, path: readonly (string | number)[], value: un
 export interface EncodedEvent {
   readonly payload: string;
   readonly blobRefs: string | null;
+  readonly packing: number;
 }
 
 /** The event's row: the columns are left out of the payload, large values go to `blobs`. */
-export function encodeEvent(event: RunEvent, blobs: BlobWriter): EncodedEvent {
-  const { runId: _runId, seq: _seq, type, at: _at, ...rest } = event as RunEvent & Record<string, unknown>;
+export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter): EncodedEvent {
+  const { runId: _runId, seq: _seq, type, at: _at, ...unpacked } = event as RunEvent & Record<string, unknown>;
+  const { payload: rest, packing } = packPayload(runId, type, unpacked);
   const payload = JSON.stringify(rest);
-  if (!blobs.isLarge(payload)) return { payload, blobRefs: null };
+  if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing };
   const refs: BlobRef[] = [];
   let stored: unknown = rest;
   for (const candidate of candidates(type, rest)) {
@@ -140,8 +143,8 @@ export function encodeEvent(event: RunEvent, blobs: BlobWriter): EncodedEvent {
     stored = withValueAt(stored, candidate.path, null);
     refs.push([candidate.path, encoded.sha256, candidate.kind]);
   }
-  if (refs.length === 0) return { payload, blobRefs: null };
-  return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs) };
+  if (refs.length === 0) return { payload, blobRefs: null, packing };
+  return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs), packing };
 }
 
 export interface EventRow {
@@ -150,17 +153,19 @@ export interface EventRow {
   readonly at: string | number;
   readonly payload: string;
   readonly blob_refs: string | null;
+  readonly packing: number;
 }
 
 /** Rebuilds the event exactly as it was appended (key order included: type first, run/seq/at last). */
 export function decodeEvent(runId: string, row: EventRow, readBlob: (sha256: string) => string): RunEvent {
-  const rest = JSON.parse(row.payload) as Record<string, unknown>;
+  let rest = JSON.parse(row.payload) as Record<string, unknown>;
   if (row.blob_refs !== null) {
     for (const [path, sha256, kind] of JSON.parse(row.blob_refs) as BlobRef[]) {
       const content = readBlob(sha256);
       setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
     }
   }
+  rest = unpackPayload(runId, rest, row.packing);
   return { type: row.type, ...rest, runId, seq: row.seq, at: decodeTime(row.at) } as RunEvent;
 }
 

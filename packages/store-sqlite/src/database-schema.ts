@@ -38,6 +38,12 @@ export interface EventsTable {
   payload: string;
   /** JSON `[[path, sha256, "json" | "text"], …]` of values moved to `blobs`; `NULL` for most events. */
   blob_refs: string | null;
+  /**
+   * 0, or which ids the payload leaves out because they follow from the row (a step-start's,
+   * tool-call's or step-end's execution id derived from run, step and attempt; a step-end result's
+   * step id): 4 bits each for `executionId`, `result.stepId`, `result.executionId`, their key index + 1.
+   */
+  packing: number;
 }
 
 export interface RunsTable {

@@ -107,11 +107,11 @@ export class JournalReader {
   constructor(sqlite: Database.Database, path: string) {
     this.#path = path;
     this.#readPage = sqlite.prepare(
-      `select seq, type, at, payload, blob_refs from events
+      `select seq, type, at, payload, blob_refs, packing from events
        where run_key = (select key from runs where id = ?) and seq > ? order by seq limit ?`,
     );
     this.#readEvent = sqlite.prepare(
-      'select seq, type, at, payload, blob_refs from events where run_key = ? and seq = ?',
+      'select seq, type, at, payload, blob_refs, packing from events where run_key = ? and seq = ?',
     );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
     this.#selectSummary = sqlite.prepare(

@@ -122,7 +122,7 @@ export class JournalWriter {
       changed: false,
     });
     for (const event of events) {
-      const encoded = encodeEvent(event, this.#blobs);
+      const encoded = encodeEvent(runId, event, this.#blobs);
       statements.insertEvent.run(
         runKey,
         event.seq,
@@ -130,6 +130,7 @@ export class JournalWriter {
         encodeTime(event.at),
         encoded.payload,
         encoded.blobRefs,
+        encoded.packing,
       );
       batch.apply(event);
     }
@@ -158,7 +159,7 @@ function prepareStatements(sqlite: Database.Database) {
     ),
     updateRunTail: sqlite.prepare('update runs set last_seq = ?, updated_at = ? where key = ?'),
     insertEvent: sqlite.prepare(
-      'insert into events (run_key, seq, type, at, payload, blob_refs) values (?, ?, ?, ?, ?, ?)',
+      'insert into events (run_key, seq, type, at, payload, blob_refs, packing) values (?, ?, ?, ?, ?, ?, ?)',
     ),
     clearDescriptions: sqlite.prepare(
       'update steps set description = null where run_key = ? and description is not null',

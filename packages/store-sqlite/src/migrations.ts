@@ -67,6 +67,8 @@ const initial: Migration = {
       .addColumn('at', time, (column) => column.notNull())
       .addColumn('payload', 'text', (column) => column.notNull())
       .addColumn('blob_refs', 'text')
+      // Which derivable ids the payload leaves out (see payload-packing); 0 for most events.
+      .addColumn('packing', 'integer', (column) => column.notNull().defaultTo(0))
       .addPrimaryKeyConstraint('events_primary_key', ['run_key', 'seq'])
       .modifyEnd(sql`without rowid`)
       .execute();
@@ -215,7 +217,7 @@ const initial: Migration = {
 async function createViews(db: AnyDatabase): Promise<void> {
   const iso = isoTimeSql;
   const views: Record<string, string> = {
-    journal: `select r.id as run_id, e.seq, e.type, ${iso('e.at')} as at, e.payload, e.blob_refs, e.run_key
+    journal: `select r.id as run_id, e.seq, e.type, ${iso('e.at')} as at, e.payload, e.blob_refs, e.packing, e.run_key
       from events e join runs r on r.key = e.run_key`,
     steps_view: `select r.id as run_id, s.step_id, s.first_seq, s.plan_index, s.status, s.attempt, s.tool,
         s.description, s.execution_id, ${iso('s.started_at')} as started_at, ${iso('s.ended_at')} as ended_at,

@@ -8,10 +8,11 @@ const ISO_TIME_LENGTH = 24;
  * `new Date(ms).toISOString()` gives back, else the text itself (24+ bytes). Time columns have no
  * type affinity, so SQLite keeps each value as it was bound.
  */
-export function encodeTime(value: string): string | number {
+export function encodeTime(value: string): string | bigint {
   if (value.length !== ISO_TIME_LENGTH) return value;
   const milliseconds = Date.parse(value);
-  return Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value ? milliseconds : value;
+  // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
+  return Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value ? BigInt(milliseconds) : value;
 }
 
 /** The time text as it was appended. */
@@ -35,4 +36,4 @@ export function decodeOptionalTime(value: string | number | null): string | null
 
 /** SQL giving the ISO text of a time column (what the views show). */
 export const isoTimeSql = (column: string): string =>
-  `case when typeof(${column}) = 'integer' then strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch') else ${column} end`;
+  `case when typeof(${column}) in ('integer', 'real') then strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch') else ${column} end`;
