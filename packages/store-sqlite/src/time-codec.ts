@@ -9,16 +9,36 @@ const ISO_TIME_LENGTH = 24;
  * type affinity, so SQLite keeps each value as it was bound.
  */
 export function encodeTime(value: string): string | bigint {
-  if (value.length !== ISO_TIME_LENGTH) return value;
-  const milliseconds = Date.parse(value);
-  // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
-  return Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value ? BigInt(milliseconds) : value;
+  // The events of a batch and the rows they change mostly share one time: parse it once.
+  if (value === lastText) return lastEncoded;
+  let encoded: string | bigint = value;
+  if (value.length === ISO_TIME_LENGTH) {
+    const milliseconds = Date.parse(value);
+    // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
+    if (Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value) {
+      encoded = BigInt(milliseconds);
+    }
+  }
+  lastText = value;
+  lastEncoded = encoded;
+  return encoded;
 }
+
+let lastText = '';
+let lastEncoded: string | bigint = '';
 
 /** The time text as it was appended. */
 export function decodeTime(value: string | number): string {
-  return typeof value === 'number' ? new Date(value).toISOString() : value;
+  if (typeof value !== 'number') return value;
+  if (value !== lastMilliseconds) {
+    lastMilliseconds = value;
+    lastDecoded = new Date(value).toISOString();
+  }
+  return lastDecoded;
 }
+
+let lastMilliseconds = Number.NaN;
+let lastDecoded = '';
 
 /**
  * `encodeTime` for a projection column, which takes whatever the event held: a non-string is kept
