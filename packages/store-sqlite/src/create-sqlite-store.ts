@@ -24,7 +24,7 @@ import {
   type LeaseStatements,
   prepareLeaseStatements,
 } from './run-leases.js';
-import { MIGRATION_TABLE } from './schema-version.js';
+import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
 
@@ -108,6 +108,22 @@ class SqliteRunStore implements SqliteStore {
   }
 
   #prepare(): void {
+    try {
+      this.#prepareStatements();
+    } catch (error) {
+      // Only a file whose tables differ from what its recorded version promises gets here (a
+      // pre-release build of this package wrote it, or a tool changed it): refuse it, untouched.
+      this.#closed = true;
+      this.#sqlite.close();
+      throw unavailable(
+        this.path,
+        `its tables do not match schema version ${SCHEMA_VERSION} (${(error as Error).message}); it was written by a pre-release build or changed by hand`,
+        error,
+      );
+    }
+  }
+
+  #prepareStatements(): void {
     const writer = new JournalWriter(this.#sqlite, new BlobWriter(this.#sqlite, this.#threshold));
     this.#reader = new JournalReader(this.#sqlite, this.path);
     this.#leaseStatements = prepareLeaseStatements(this.#sqlite);

@@ -147,6 +147,25 @@ describe('a database from a newer version', () => {
   });
 });
 
+describe('a database whose tables differ from its recorded version', () => {
+  it('is refused with E503 naming the file, its journal untouched', async () => {
+    const path = join(directory, 'pre-release.db');
+    await databaseWithARun(path);
+    const database = new Database(path);
+    // What a pre-release build wrote: the journal keyed by the text run id.
+    database.exec('alter table events rename column run_key to run_id');
+    const rows = database.prepare('select count(*) from events').pluck().get();
+    database.close();
+    const error = thrown(() => createSqliteStore({ path }));
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.message).toContain(path);
+    expect(error.message).toContain('schema version');
+    const after = new Database(path, { readonly: true });
+    expect(after.prepare('select count(*) from events').pluck().get()).toBe(rows);
+    after.close();
+  });
+});
+
 describe('a read-only directory', () => {
   // Root ignores permission bits: the probe then runs as `nobody`, for whom they hold.
   const asAnotherUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
