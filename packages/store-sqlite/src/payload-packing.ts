@@ -6,8 +6,17 @@ import { createHash } from 'node:crypto';
  * decode the same way whatever core derives later (a different rule only stops the packing).
  */
 export function derivedExecutionId(runId: string, stepId: string, attempt: number): string {
-  return `ex_${createHash('sha256').update(`${runId}\u0000${stepId}\u0000${attempt}`).digest('hex').slice(0, 24)}`;
+  const source = `${runId}\u0000${stepId}\u0000${attempt}`;
+  // A step's start, call and end derive the same id, one after the other: hash it once.
+  if (source !== lastSource) {
+    lastSource = source;
+    lastId = `ex_${createHash('sha256').update(source).digest('hex').slice(0, 24)}`;
+  }
+  return lastId;
 }
+
+let lastSource = '';
+let lastId = '';
 
 type Json = Record<string, unknown>;
 
