@@ -159,8 +159,7 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
 
   for (let slot = 0; slot < steps.length; slot++) {
     const step = steps[slot] as StepShape;
-    // Paths are only built for problems: at 100,000 steps the strings add up.
-    const base = { toString: () => `/steps/${step.index}` };
+    const base = `/steps/${step.index}`;
     if (step.tool === undefined) {
       if (engine !== 'agentic') {
         add(ErrorCodes.PLAN_INVALID, 'missing-tool', `${base}/tool`, `step "${step.id}" names no tool`);
@@ -214,13 +213,13 @@ interface Graph {
 function checkReference(
   slot: number,
   reference: Reference,
-  base: { toString(): string },
+  base: string,
   engine: string,
   graph: Graph,
   acyclic: boolean,
   add: (code: string, kind: ProblemKind, path: string, message: string) => void,
 ): void {
-  const path = () => `${base}/args${reference.path}`;
+  const path = `${base}/args${reference.path}`;
   const target = graph.slotById.get(reference.stepId);
   if (engine === 'sequential') {
     // Strict passes arguments as written; a "$word" that names no step is just text.
@@ -228,7 +227,7 @@ function checkReference(
       add(
         ErrorCodes.PLAN_INVALID,
         'reference-forbidden',
-        path(),
+        path,
         `the sequential engine passes arguments exactly as written; remove the reference to "${reference.stepId}"`,
       );
     }
@@ -238,7 +237,7 @@ function checkReference(
     add(
       ErrorCodes.PLAN_INVALID,
       'reference-unknown-step',
-      path(),
+      path,
       reference.form === 'string'
         ? `"$${reference.stepId}" references no step; write "$$${reference.stepId}" for a literal dollar`
         : `reference to unknown step "${reference.stepId}"`,
@@ -250,7 +249,7 @@ function checkReference(
     add(
       ErrorCodes.PLAN_INVALID,
       'reference-not-dependency',
-      path(),
+      path,
       `step "${graph.steps[slot]?.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
     );
   }
