@@ -4,10 +4,16 @@
 // same loop written directly against the core kernel (startRun + invokeStep + finishRun), so
 // the engine's own share is visible, and next to a replay of the finished run. A diagnostic row
 // runs the memory case with a redactor that does nothing (not a supported setting: it shows how
-// much of the per-step cost is core's redaction pass over every event).
+// much of the per-step cost is core's redaction pass over every event). A floor row writes the
+// least any SQLite journal with the design's projections must write per step straight through
+// better-sqlite3: the kernel's two durable points (before the tool runs, when the step ends), each
+// one IMMEDIATE transaction of two journal rows plus the step's and the execution's row, with the
+// run row read for the lease check. No engine, no kernel, no encoding: what this disk and CPU
+// charge for the transactions alone.
 //
 //   node bench/engine-sequential/overhead.mjs [steps]
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { approvePlan, defineTool, finishRun, invokeStep, MemoryStore, startRun, ToolRegistry } from '@stepwise/core';
@@ -15,7 +21,7 @@ import { sequentialEngine } from '@stepwise/engine-sequential';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 
 const STEPS = Number(process.argv[2] ?? 10_000);
-const ROUNDS = 3;
+const ROUNDS = 5;
 const TARGETS = { memory: 15, sqlite: 60 };
 
 let toolNanoseconds = 0n;
@@ -82,6 +88,65 @@ async function kernelRound(kind, steps) {
   return ((elapsed - Number(toolNanoseconds) / 1e6) * 1000) / steps;
 }
 
+const Database = createRequire(import.meta.resolve('@stepwise/store-sqlite'))('better-sqlite3');
+
+/** µs per step of the bare transactions (see the header), on a fresh file in the same directory. */
+function sqliteFloor(steps) {
+  const database = new Database(join(directory, `floor-${databases++}.db`));
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.exec(`
+    create table runs (key integer primary key, id text not null unique, last_seq integer not null);
+    create table events (run_key integer not null, seq integer not null, type text not null, at integer not null,
+      payload text not null, primary key (run_key, seq)) without rowid;
+    create table steps (run_key integer not null, step_id text not null, status text not null, execution_id text,
+      started_at integer, ended_at integer, output text, primary key (run_key, step_id)) without rowid;
+    create table executions (execution_id text primary key, run_key integer not null, step_id text not null,
+      call_seq integer not null, status text not null, args text, result text) without rowid;
+    create index executions_run_step on executions (run_key, step_id, call_seq);`);
+  const runId = 'run_floor';
+  database.prepare('insert into runs values (1, ?, 0)').run(runId);
+  const readRun = database.prepare('select key, last_seq from runs where id = ?');
+  const insertEvent = database.prepare('insert into events values (1, ?, ?, ?, ?)');
+  const writeStep = database.prepare(
+    `insert into steps values (1, ?, ?, ?, ?, ?, ?) on conflict (run_key, step_id) do update set
+     status = excluded.status, ended_at = excluded.ended_at, output = excluded.output`,
+  );
+  const startExecution = database.prepare('insert into executions values (?, 1, ?, ?, ?, ?, null)');
+  const endExecution = database.prepare('update executions set status = ?, result = ? where execution_id = ?');
+  const updateRun = database.prepare('update runs set last_seq = ? where key = 1');
+  const beforeTool = database.transaction((index, executionId, at) => {
+    readRun.get(runId);
+    insertEvent.run(index * 4 + 1, 'step-start', at, '{"stepId":"s","tool":"noop","attempt":1}');
+    insertEvent.run(index * 4 + 2, 'tool-call', at, `{"stepId":"s","tool":"noop","args":{"index":${index}}}`);
+    writeStep.run(`s${index}`, 'running', executionId, at, null, null);
+    startExecution.run(executionId, `s${index}`, index * 4 + 2, 'running', `{"index":${index}}`);
+    updateRun.run(index * 4 + 2);
+  });
+  const stepEnd = database.transaction((index, executionId, at) => {
+    readRun.get(runId);
+    insertEvent.run(index * 4 + 3, 'tool-result', at, '{"status":"succeeded","output":{"ok":true}}');
+    insertEvent.run(index * 4 + 4, 'step-end', at, '{"result":{"status":"succeeded","output":{"ok":true}}}');
+    writeStep.run(`s${index}`, 'succeeded', executionId, at, at, '{"ok":true}');
+    endExecution.run('succeeded', '{"ok":true}', executionId);
+    updateRun.run(index * 4 + 4);
+  });
+  const run = (from, count) => {
+    for (let index = from; index < from + count; index++) {
+      const executionId = `ex_${((index * 2654435761) % 2 ** 32).toString(16).padStart(24, '0')}`;
+      const at = Date.now();
+      beforeTool.immediate(index, executionId, at);
+      stepEnd.immediate(index, executionId, at);
+    }
+  };
+  run(0, steps); // warm-up, as the engine rounds have
+  const started = performance.now();
+  run(steps, steps);
+  const perStep = ((performance.now() - started) * 1000) / steps;
+  database.close();
+  return perStep;
+}
+
 const noRedaction = { redact: (value) => value, redactText: (text) => text, addSecret: () => undefined };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const format = (value) => value.toFixed(1).padStart(8);
@@ -94,8 +159,10 @@ console.log(
 );
 const rows = [];
 for (const kind of ['memory', 'sqlite']) {
-  await engineRound(kind, 1_000); // warm-up: JIT and the store's prepared statements
-  await kernelRound(kind, 1_000);
+  // Warm-up at full size: V8 reaches steady-state code (and the heap its steady size) only after
+  // some 10,000 steps; a short warm-up measured the optimizing compiler, not the engine.
+  await engineRound(kind, STEPS);
+  await kernelRound(kind, STEPS);
   const engine = [];
   const replay = [];
   const kernel = [];
@@ -118,7 +185,16 @@ for (const row of rows) {
   );
 }
 const [memory, sqlite] = rows;
+const floor = [];
+for (let round = 0; round < ROUNDS; round++) floor.push(sqliteFloor(STEPS));
+const sqliteFloorPerStep = median(floor);
 console.log('');
+console.log(
+  `floor: bare better-sqlite3, the two transactions a step needs, ${sqliteFloorPerStep.toFixed(1)} µs/step ` +
+    `(${sqliteFloorPerStep <= TARGETS.sqlite ? 'within' : `${(sqliteFloorPerStep / TARGETS.sqlite).toFixed(1)}× over`} ` +
+    `the ${TARGETS.sqlite} µs SQLite target before any engine work); engine with SQLite = ` +
+    `${(sqlite.engine / sqliteFloorPerStep).toFixed(2)}× the floor`,
+);
 console.log(
   `ratio engine/kernel: memory ${(memory.engine / memory.kernel).toFixed(2)}, sqlite ${(sqlite.engine / sqlite.kernel).toFixed(2)}`,
 );

@@ -1,7 +1,7 @@
 import { type ApprovalOptions, approvalModeFor } from './approval.js';
 import type { Artifact, Effect, ToolContext, ToolLogger } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from './errors.js';
-import type { StepResult, ToolResultEvent } from './events.js';
+import type { StepResult, ToolCallEvent, ToolResultEvent } from './events.js';
 import { isoNow, type RunJournal } from './journal.js';
 import { deriveExecutionId } from './plan-digest.js';
 import type { Precondition, Step } from './plan-schema.js';
@@ -60,6 +60,9 @@ export interface ToolCallRequest {
 }
 
 const noopLog: ToolLogger = () => undefined;
+
+/** Optional keys of hot-path objects are assigned after the literal: no conditional spreads. */
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 function failure(
   request: ToolCallRequest,
@@ -176,7 +179,7 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
   if (signal.aborted) return failure(request, 'cancelled', cancelledError(request.stepId, signal.reason), started);
 
   const startedAt = isoNow();
-  journal.emit({
+  const call: Writable<Omit<ToolCallEvent, 'runId' | 'seq' | 'at'>> = {
     type: 'tool-call',
     stepId: request.stepId,
     executionId: request.executionId,
@@ -185,8 +188,9 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
     effect: tool.effect,
     idempotent: tool.idempotent,
     args: validated.value as Record<string, unknown>,
-    ...(request.turn === undefined ? {} : { turn: request.turn }),
-  });
+  };
+  if (request.turn !== undefined) call.turn = request.turn;
+  journal.emit(call);
   // Durable before the tool runs: a crash from here on leaves evidence for resume.
   await journal.flush();
 
@@ -273,29 +277,30 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
   }
 
   const durationMs = performance.now() - started;
-  const resultEvent = journal.emit({
+  const input: Writable<Omit<ToolResultEvent, 'runId' | 'seq' | 'at'>> = {
     type: 'tool-result',
     stepId: request.stepId,
     executionId: request.executionId,
     tool: tool.name,
     status: status === 'cancelled' ? 'cancelled' : status === 'succeeded' ? 'succeeded' : 'failed',
-    ...(status === 'succeeded' ? { output } : {}),
-    ...(error ? { error } : {}),
-    ...(artifacts.length > 0 ? { artifacts } : {}),
     startedAt,
     durationMs,
-  });
+  };
+  if (status === 'succeeded') input.output = output;
+  if (error) input.error = error;
+  if (artifacts.length > 0) input.artifacts = artifacts;
   // Hand back what was journaled: redacted, so no secret reaches a model or a later step.
-  const journaled = resultEvent as ToolResultEvent;
-  return {
+  const journaled = journal.emit(input) as ToolResultEvent;
+  const outcome: Writable<ToolCallOutcome> = {
     status,
     output: journaled.output,
-    ...(journaled.error ? { error: journaled.error } : {}),
     artifacts: journaled.artifacts ?? [],
     executionId: request.executionId,
     durationMs,
     called: true,
   };
+  if (journaled.error) outcome.error = journaled.error;
+  return outcome;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -506,19 +511,21 @@ export async function endStep(
   },
   context: Pick<KernelContext, 'journal'>,
 ): Promise<StepResult> {
-  const result: StepResult = {
+  // Optional keys are assigned, not spread from conditional literals: this runs once per step,
+  // and a spread allocates a throw-away object per key.
+  const result: Writable<StepResult> = {
     stepId: step.id,
     tool: step.tool,
     status: outcome.status,
-    ...(outcome.status === 'succeeded' ? { output: outcome.output } : {}),
-    ...(outcome.error ? { error: outcome.error } : {}),
     executionId,
     attempt,
     startedAt,
     durationMs: performance.now() - started,
-    ...(outcome.artifacts.length > 0 ? { artifacts: outcome.artifacts } : {}),
-    ...(outcome.usage ? { usage: outcome.usage } : {}),
   };
+  if (outcome.status === 'succeeded') result.output = outcome.output;
+  if (outcome.error) result.error = outcome.error;
+  if (outcome.artifacts.length > 0) result.artifacts = outcome.artifacts;
+  if (outcome.usage) result.usage = outcome.usage;
   const event = context.journal.emit({
     type: 'step-end',
     stepId: step.id,

@@ -89,6 +89,8 @@ export class RunJournal {
   #nextSeq: number;
   #pending: RunEvent[] = [];
   #chain: Promise<void> = Promise.resolve();
+  /** Batches queued or being appended; each waits for the one before. */
+  #writing = 0;
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
   #renewTimer: NodeJS.Timeout | undefined;
@@ -141,26 +143,33 @@ export class RunJournal {
     if (this.#pending.length > 0) {
       const batch = this.#pending;
       this.#pending = [];
-      this.#chain = this.#chain.then(async () => {
-        if (this.#failure) throw this.#failure;
-        try {
-          await this.#store.append(this.runId, batch, this.#lease);
-        } catch (error) {
-          this.#failure = error;
-          throw error;
-        }
-        for (const event of batch) {
-          for (const listener of this.#listeners) {
-            try {
-              listener(event);
-            } catch {
-              // A listener's bug must not break the run or the journal.
-            }
-          }
-        }
-      });
+      // With no batch queued or in flight there is nothing to wait for: append now, without a `then` hop.
+      const idle = this.#writing === 0;
+      this.#writing++;
+      this.#chain = idle ? this.#write(batch) : this.#chain.then(() => this.#write(batch));
     }
     return this.#chain;
+  }
+
+  async #write(batch: RunEvent[]): Promise<void> {
+    try {
+      if (this.#failure) throw this.#failure;
+      await this.#store.append(this.runId, batch, this.#lease);
+    } catch (error) {
+      this.#failure = error;
+      throw error;
+    } finally {
+      this.#writing--;
+    }
+    for (const event of batch) {
+      for (const listener of this.#listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A listener's bug must not break the run or the journal.
+        }
+      }
+    }
   }
 
   /** `emit` then `flush`. */

@@ -169,3 +169,60 @@ describe('RunJournal.emit', () => {
     expect(again.seq).toBe(2);
   });
 });
+
+describe('RunJournal.flush', () => {
+  /** A MemoryStore whose appends settle only when the test says so. */
+  function gatedStore() {
+    const store = new MemoryStore();
+    const gates: (() => void)[] = [];
+    const batches: number[][] = [];
+    const append = store.append.bind(store);
+    store.append = async (runId, events, lease) => {
+      batches.push(events.map((event) => event.seq));
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return append(runId, events, lease);
+    };
+    return { store, gates, batches };
+  }
+  const note = (index: number) =>
+    ({ type: 'progress-report', stepId: 's0', executionId: 'e0', percent: index }) as const;
+
+  it('appends batches in seq order when flushes overlap, also from a listener', async () => {
+    const { store, gates, batches } = gatedStore();
+    const journal = new RunJournal({ runId: 'run_order', store });
+    const plan = chainPlan(1);
+    journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+    const first = journal.flush(); // idle: appended at once
+    journal.emit(note(1));
+    const second = journal.flush(); // queued behind the first
+    let fromListener: Promise<void> | undefined;
+    journal.subscribe((event) => {
+      if (event.seq !== 1) return;
+      // The first batch is durable and the second is still queued: this one must wait its turn.
+      journal.emit(note(2));
+      fromListener = journal.flush();
+    });
+    expect(batches).toEqual([[1]]);
+    gates.shift()?.();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(batches).toEqual([[1], [2]]);
+    gates.shift()?.();
+    await second;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gates.shift()?.();
+    await fromListener;
+    expect(batches).toEqual([[1], [2], [3]]);
+    expect((await readAll(store, 'run_order')).map((event) => event.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('refuses every later flush once the store refused a batch, idle or queued', async () => {
+    const store = new MemoryStore();
+    const journal = new RunJournal({ runId: 'run_refused', store, lastSeq: 5 }); // the store expects seq 1
+    journal.emit(note(1));
+    await expect(journal.flush()).rejects.toMatchObject({ code: ErrorCodes.JOURNAL_CONFLICT });
+    journal.emit(note(2));
+    await expect(journal.flush()).rejects.toMatchObject({ code: ErrorCodes.JOURNAL_CONFLICT });
+    expect(await readAll(store, 'run_refused')).toEqual([]);
+  });
+});

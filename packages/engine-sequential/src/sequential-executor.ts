@@ -99,6 +99,7 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
   let queue: Promise<unknown> = Promise.resolve();
   const completed: StepResult[] = [];
   const attempts = new Map<string, number>();
+  let kernel: KernelContext | undefined;
 
   const transition = (next: Phase) => {
     phase = next;
@@ -296,7 +297,8 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
     }
     transition({ status: 'step-running', running: true });
     safely('onStepStart', () => options.onStepStart?.(step, position(index)));
-    const kernel: KernelContext = {
+    // The journal is fixed once the run started or resumed: one context serves every step.
+    kernel ??= {
       runId: runId as string,
       journal: journal as RunJournal,
       registry: options.tools,

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { RunEvent } from '@stepwise/core';
+import { type RunEvent, sha256 } from '@stepwise/core';
 import type Database from 'better-sqlite3';
 import { packPayload, unpackPayload } from './payload-packing.js';
 import { decodeTime } from './time-codec.js';
@@ -44,13 +43,13 @@ export class BlobWriter {
 
   text(text: string): Encoded {
     if (!this.isLarge(text)) return { text, sha256: null };
-    let sha256 = this.#known.get(text);
-    if (sha256 === undefined) {
-      sha256 = createHash('sha256').update(text).digest('hex');
-      this.#insert.run(sha256, Buffer.byteLength(text, 'utf8'), text);
-      this.#known.set(text, sha256);
+    let digest = this.#known.get(text);
+    if (digest === undefined) {
+      digest = sha256(text);
+      this.#insert.run(digest, Buffer.byteLength(text, 'utf8'), text);
+      this.#known.set(text, digest);
     }
-    return { text: null, sha256 };
+    return { text: null, sha256: digest };
   }
 
   /** Forgets the batch's hashes (a rolled-back batch must not leave believed-stored blobs). */

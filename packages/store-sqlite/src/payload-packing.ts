@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '@stepwise/core';
 
 /**
  * Execution ids as core derives them today (`deriveExecutionId`): `ex_` and 24 hex digits of the
@@ -10,7 +10,7 @@ export function derivedExecutionId(runId: string, stepId: string, attempt: numbe
   // A step's start, call and end derive the same id, one after the other: hash it once.
   if (source !== lastSource) {
     lastSource = source;
-    lastId = `ex_${createHash('sha256').update(source).digest('hex').slice(0, 24)}`;
+    lastId = `ex_${sha256(source).slice(0, 24)}`;
   }
   return lastId;
 }
