@@ -172,7 +172,7 @@ for (const kind of ['memory', 'sqlite']) {
     replay.push(measured.replayPerStep);
     kernel.push(await kernelRound(kind, STEPS));
   }
-  rows.push({ kind, engine: median(engine), kernel: median(kernel), replay: median(replay) });
+  rows.push({ kind, engine: median(engine), kernel: median(kernel), replay: median(replay), rounds: engine });
 }
 
 console.log('');
@@ -183,6 +183,9 @@ for (const row of rows) {
   console.log(
     `${row.kind.padEnd(8)} ${format(row.engine)}        ${format(row.kernel)}                 ${format(row.engine - row.kernel)}     ${format(row.replay)}      ≤${String(target).padEnd(4)} ${verdict}`,
   );
+}
+for (const row of rows) {
+  console.log(`  ${row.kind} engine rounds, µs/step: ${row.rounds.map((value) => value.toFixed(1)).join(', ')}`);
 }
 const [memory, sqlite] = rows;
 const floor = [];
@@ -202,8 +205,13 @@ console.log(`ratio sqlite/memory (engine): ${(sqlite.engine / memory.engine).toF
 
 const bare = [];
 for (let round = 0; round < ROUNDS; round++) bare.push((await engineRound('memory', STEPS, noRedaction)).perStep);
+const share = 1 - median(bare) / memory.engine;
 console.log(
-  `diagnostic: memory with redaction off ${median(bare).toFixed(1)} µs/step (${((1 - median(bare) / memory.engine) * 100).toFixed(0)}% of the memory cost is core's redaction)`,
+  `diagnostic: memory with redaction off ${median(bare).toFixed(1)} µs/step (${
+    share > 0
+      ? `${(share * 100).toFixed(0)}% of the memory cost is core's redaction`
+      : 'redaction cost is below the noise'
+  }; measured after the rows above, so machine drift shows here too)`,
 );
 console.log(
   `load average at end: ${loadavg()

@@ -40,8 +40,10 @@ const ENVELOPE_KEYS = new Set([
 function redactFields<T extends object>(redactor: Redactor, value: T): T {
   let copy: Record<string, unknown> | undefined;
   for (const key in value) {
-    if (ENVELOPE_KEYS.has(key)) continue;
     const field = (value as Record<string, unknown>)[key];
+    // Numbers, booleans and absent values carry no secret: most of an event's fields end here.
+    if (typeof field !== 'string' && (typeof field !== 'object' || field === null)) continue;
+    if (ENVELOPE_KEYS.has(key)) continue;
     const redacted =
       key === 'result' && typeof field === 'object' && field !== null
         ? redactFields(redactor, field)
