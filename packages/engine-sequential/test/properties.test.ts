@@ -37,6 +37,17 @@ function planFrom(kinds: readonly string[]): Plan {
 const succeeds = (kind: string) => kind === 'echo' || kind === 'note' || kind === 'approved';
 
 describe.each(storeVariants)('properties on $name', (variant) => {
+  /** The seed tools in a fresh workspace; approval is granted when the step's value says `approve`. */
+  const seedEngine = (store: RunStore) => {
+    const tools = createSeedTools(tempDirectory());
+    const engine = sequentialEngine({
+      tools: tools.registry,
+      store,
+      approvals: { handler: async (request) => request.args.value === 'approve' },
+    });
+    return { tools, engine };
+  };
+
   // SQLite opens a file per case: fewer cases keep the suite fast.
   const numRuns = variant.durable ? 15 : 60;
 
@@ -45,12 +56,7 @@ describe.each(storeVariants)('properties on $name', (variant) => {
       fc.asyncProperty(fc.array(stepKind, { minLength: 1, maxLength: 12 }), async (kinds) => {
         const store: RunStore = await variant.open();
         try {
-          const tools = createSeedTools(tempDirectory());
-          const engine = sequentialEngine({
-            tools: tools.registry,
-            store,
-            approvals: { handler: async (request) => request.args.value === 'approve' },
-          });
+          const { tools, engine } = seedEngine(store);
           const plan = planFrom(kinds);
           const handle = engine.run(plan, { authorization: approve(plan) });
           const result = await handle.result;
@@ -109,12 +115,7 @@ describe.each(storeVariants)('properties on $name', (variant) => {
       fc.asyncProperty(fc.array(stepKind, { minLength: 1, maxLength: 8 }), async (kinds) => {
         const store: RunStore = await variant.open();
         try {
-          const tools = createSeedTools(tempDirectory());
-          const engine = sequentialEngine({
-            tools: tools.registry,
-            store,
-            approvals: { handler: async (request) => request.args.value === 'approve' },
-          });
+          const { tools, engine } = seedEngine(store);
           const plan = planFrom(kinds);
           const authorization = approve(plan);
           const first = await engine.run(plan, { authorization }).result;
