@@ -1,10 +1,4 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.package';
 
-export default defineConfig(
-  packageBuild(
-    { index: 'src/index.ts' },
-    // p-queue 9 (and p-timeout) ship ESM only: bundled, so `require()` gets a working PQueue class too.
-    { noExternal: ['p-queue', 'p-timeout', 'eventemitter3'] },
-  ),
-);
+export default defineConfig(packageBuild({ index: 'src/index.ts' }));

@@ -112,7 +112,7 @@ export {
   resolveReferences,
   toJsonPath,
 } from './references.js';
-export { createRunHandle, type RunHandle } from './run-handle.js';
+export { createLazyRunHandle, createRunHandle, type RunHandle } from './run-handle.js';
 export {
   finishRun,
   type InterruptedAction,
@@ -136,6 +136,43 @@ export {
   type RunSummary,
   readAll,
 } from './run-store.js';
+export { buildDependencyGraph, type DependencyGraph } from './scheduler/dependency-graph.js';
+export type {
+  EnginePolicy,
+  GoalStepExecutor,
+  GoalStepRequest,
+  ProgressRunHandle,
+  RecoveryContext,
+  RecoveryDecision,
+  RecoveryHook,
+  RunProgress,
+  SchedulerObserver,
+  SchedulerStepStatus,
+} from './scheduler/engine-policy.js';
+export {
+  journaledPolicy,
+  type PermissivePolicy,
+  type PermissivePolicyOptions,
+  permissivePolicy,
+  policyFromJournal,
+} from './scheduler/permissive-policy.js';
+export {
+  createPolicyEngine,
+  type PolicyEngine,
+  type PolicyEngineSetup,
+  type SessionHooks,
+  type SessionOpened,
+} from './scheduler/policy-engine.js';
+export { normalizeDecision } from './scheduler/recovery-decision.js';
+export { type RestoredStep, type ResumeState, restoreSteps } from './scheduler/resume-state.js';
+export { RunScheduler, type RunSchedulerInit } from './scheduler/run-scheduler.js';
+export {
+  blocksDependents,
+  cancelledError,
+  dependencyError,
+  describeOutcome,
+  letsDependentsRun,
+} from './scheduler/step-outcome.js';
 export {
   type CompiledSchema,
   compileSchema,

@@ -75,3 +75,40 @@ export function createRunHandle(options: {
     },
   };
 }
+
+/**
+ * A handle returned before the run's journal exists: `run()` returns at once, while taking the
+ * lease and journaling `run-start` are asynchronous. Iterators wait for the journal, then behave
+ * as `createRunHandle`'s; a run that never started (rejected journal) rejects iteration with the
+ * same error as `result`, and one with no live session (`undefined`: it had already ended) reads the recorded journal.
+ */
+export function createLazyRunHandle<Extra extends object = object>(
+  options: {
+    readonly runId: string;
+    readonly store: RunStore;
+    readonly journal: Promise<RunJournal | undefined>;
+    readonly result: Promise<RunResult>;
+    readonly cancel: (reason?: string) => void;
+  },
+  extra?: Extra,
+): RunHandle & Extra {
+  const { runId, store, result, cancel } = options;
+  // Marked handled here; callers awaiting `result` still see the rejection.
+  result.catch(() => undefined);
+  options.journal.catch(() => undefined);
+  return {
+    ...(extra as Extra),
+    runId,
+    result,
+    cancel,
+    async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
+      // A run that never started (lease held elsewhere, store refused) throws its typed error here too.
+      const journal = await options.journal;
+      if (!journal) {
+        yield* store.read(runId);
+        return;
+      }
+      yield* createRunHandle({ runId, journal, store, result, cancel });
+    },
+  };
+}

@@ -35,6 +35,8 @@ export interface ValidatePlanOptions {
   readonly tools?: ToolRegistry;
   /** `sequential` forbids references; `agentic` allows goal steps without a tool. Default `dag`. */
   readonly engine?: EngineKind | (string & {});
+  /** Goal steps (no `tool`) are admitted: the engine has a goal-step executor. Default: only under `agentic`. */
+  readonly goalSteps?: boolean;
 }
 
 export type PlanValidation =
@@ -161,7 +163,7 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
     const step = steps[slot] as StepShape;
     const base = `/steps/${step.index}`;
     if (step.tool === undefined) {
-      if (engine !== 'agentic') {
+      if (!(options.goalSteps ?? engine === 'agentic')) {
         add(ErrorCodes.PLAN_INVALID, 'missing-tool', `${base}/tool`, `step "${step.id}" names no tool`);
       }
     } else if (typeof step.tool === 'string' && options.tools && !options.tools.has(step.tool)) {

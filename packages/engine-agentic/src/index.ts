@@ -1,9 +1,4 @@
-export {
-  type AgenticEngineOptions,
-  type AgenticLimits,
-  agenticEngine,
-  DEFAULT_LIMITS,
-} from './agentic-engine.js';
+export { type AgenticEngine, type AgenticEngineOptions, agenticEngine } from './agentic-engine.js';
 export {
   builtInToolDefinitions,
   COMPLETE_STEP,
@@ -33,6 +28,12 @@ export type { ExpectationChecker, ExpectationContext, ExpectationOutcome } from 
 export { type AISDKLanguageModel, type FromAISDKOptions, fromAISDK } from './from-ai-sdk.js';
 export { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';
 export type { CommandToolOptions } from './goal-step.js';
+export {
+  type AgenticLimits,
+  DEFAULT_LIMITS,
+  type GoalStepExecutorOptions,
+  goalStepExecutor,
+} from './goal-step-executor.js';
 export { isTransientStatus, ModelError, type ModelErrorOptions, parseRetryAfter } from './model-error.js';
 export {
   type OpenAICompatibleOptions,

@@ -60,7 +60,11 @@ describe('agenticEngine across steps', () => {
       ]),
     ).result;
     expect(result.status).toBe('failed');
-    expect(result.steps.map((step) => step.stepId)).toEqual(['first']);
+    // The dag rule: a step the stop kept from starting ends `cancelled`, its tool never called.
+    expect(result.steps.map((step) => [step.stepId, step.status])).toEqual([
+      ['first', 'failed'],
+      ['second', 'cancelled'],
+    ]);
     expect(tools.log.count('echo')).toBe(0);
   });
 
@@ -102,9 +106,12 @@ describe('agenticEngine across steps', () => {
     setTimeout(() => handle.cancel('user pressed ctrl-c'), 30);
     const result = await handle.result;
     expect(result.status).toBe('cancelled');
-    expect(result.steps).toHaveLength(1);
+    expect(result.steps).toHaveLength(2);
     expect(result.steps[0]).toMatchObject({ status: 'cancelled', error: { code: ErrorCodes.STEP_CANCELLED } });
     expect(result.steps[0]?.error?.message).toContain('user pressed ctrl-c');
+    // Its dependent never started: skipped behind the cancelled step, or cancelled with the run.
+    expect(result.steps[1]).toMatchObject({ stepId: 'after', attempt: 0 });
+    expect(['skipped', 'cancelled']).toContain(result.steps[1]?.status);
   });
 
   it('fails a goal step that exceeds its timeout with E306', async () => {
@@ -116,18 +123,19 @@ describe('agenticEngine across steps', () => {
 
   it('rejects an invalid plan with E001 and every problem, before journaling anything', async () => {
     const { engine, store } = testEngine({ model: scriptedModel([]), tools: testTools().registry });
-    const handle = engine.run(
-      goalPlan([
-        { id: 'a', tool: 'nope', args: {} },
-        { id: 'b', dependsOn: ['ghost'] },
-      ]),
-    );
-    const error = await handle.result.catch((caught: unknown) => caught);
+    let error: unknown;
+    try {
+      engine.run(
+        goalPlan([
+          { id: 'a', tool: 'nope', args: {} },
+          { id: 'b', dependsOn: ['ghost'] },
+        ]),
+      );
+    } catch (thrown) {
+      error = thrown;
+    }
     expect(StepwiseError.isInstance(error)).toBe(true);
     expect((error as StepwiseError).details?.problems).toHaveLength(2);
-    const events = [];
-    for await (const event of handle) events.push(event);
-    expect(events).toEqual([]);
     expect(await store.listRuns()).toEqual([]);
     expect(engine.validate({ id: 'x', steps: [{ id: 'goal-only' }] }).ok).toBe(true);
   });

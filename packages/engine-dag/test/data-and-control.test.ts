@@ -282,34 +282,32 @@ describe('events, progress and bad input', () => {
     expect(handle.progress()).toEqual({ done: 3, total: 3, running: 0 });
   });
 
-  it('rejects an invalid plan through result with every problem (nothing journaled)', async () => {
+  it('rejects an invalid plan synchronously with every problem (nothing journaled)', async () => {
     const harness = createHarness();
     const store = new MemoryStore();
     const engine = dagEngine({ tools: harness.registry, store });
-    const handle = engine.run(
-      makePlan([
-        { id: 'a', tool: 'no_such_tool', args: {}, dependsOn: ['b'] },
-        { id: 'b', tool: 'echo', args: {}, dependsOn: ['a'] },
-      ]),
-      { runId: 'run_invalid' },
-    );
-    const error = await handle.result.catch((thrown: unknown) => thrown);
+    let error: unknown;
+    try {
+      engine.run(
+        makePlan([
+          { id: 'a', tool: 'no_such_tool', args: {}, dependsOn: ['b'] },
+          { id: 'b', tool: 'echo', args: {}, dependsOn: ['a'] },
+        ]),
+        { runId: 'run_invalid' },
+      );
+    } catch (thrown) {
+      error = thrown;
+    }
     expect(StepwiseError.isInstance(error)).toBe(true);
     expect((error as StepwiseError).code).toBe(ErrorCodes.PLAN_INVALID);
     const kinds = (((error as StepwiseError).details?.problems ?? []) as { kind: string }[]).map(
       (problem) => problem.kind,
     );
     expect(kinds).toEqual(expect.arrayContaining(['dependency-cycle', 'unknown-tool']));
-    const iterated: RunEvent[] = [];
-    for await (const event of handle) iterated.push(event);
-    expect(iterated).toEqual([]);
     expect(await store.getRun('run_invalid')).toBeUndefined();
     expect(engine.validate({ id: 'x', steps: [] }).ok).toBe(false);
-    // Garbage instead of a plan does not throw either.
-    const garbage = engine.run(null as never);
-    expect(((await garbage.result.catch((thrown: unknown) => thrown)) as StepwiseError).code).toBe(
-      ErrorCodes.PLAN_INVALID,
-    );
+    // Garbage instead of a plan is a typed error too, not a crash.
+    expect(() => engine.run(null as never)).toThrow(expect.objectContaining({ code: ErrorCodes.PLAN_INVALID }));
   });
 
   it('refuses bad options with E601 naming the option', () => {

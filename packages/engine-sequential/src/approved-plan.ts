@@ -32,9 +32,21 @@ export function checkApprovedPlan(
 ): ApprovedPlan {
   const validation = validatePlan(plan, { tools: tools, engine: 'sequential' });
   if (!validation.ok) throw planInvalidError(validation.problems);
-  verifyAuthorization(validation.plan, authorization);
-  const approved = authorization as PlanAuthorization;
-  const derived = deriveRunId(approved);
+  return {
+    plan: validation.plan,
+    authorization: authorization as PlanAuthorization,
+    runId: authorizedRunId(validation.plan, authorization, runId),
+  };
+}
+
+/** The run id a valid plan's authorization derives, after checking it (E002 / E003). */
+export function authorizedRunId(
+  plan: Plan,
+  authorization: PlanAuthorization | undefined,
+  runId: string | undefined,
+): string {
+  verifyAuthorization(plan, authorization);
+  const derived = deriveRunId(authorization as PlanAuthorization);
   if (runId !== undefined && runId !== derived) {
     throw new StepwiseError(
       ErrorCodes.PLAN_MISMATCH,
@@ -42,5 +54,5 @@ export function checkApprovedPlan(
       { location: '/runId', details: { expected: derived, actual: runId } },
     );
   }
-  return { plan: validation.plan, authorization: approved, runId: derived };
+  return derived;
 }

@@ -8,7 +8,6 @@ export type {
   PlanLoadedState,
   StepRunningState,
 } from './executor-state.js';
-export { type InFlightStep, type RunProgress, runProgress } from './recover-run.js';
 export { type SequentialEngine, sequentialEngine } from './sequential-engine.js';
 export { createSequentialExecutor, type SequentialExecutor } from './sequential-executor.js';
 export type {
@@ -17,3 +16,4 @@ export type {
   StepCallbacks,
   StepPosition,
 } from './sequential-options.js';
+export { STRICT_POLICY, strictEngine } from './strict-engine.js';

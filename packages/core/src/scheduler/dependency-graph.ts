@@ -1,4 +1,5 @@
-import { findReferences, type Plan } from '@stepwise/core';
+import type { Plan } from '../plan-schema.js';
+import { findReferences } from '../references.js';
 
 /**
  * The plan as the scheduler sees it: steps by plan index, each with its dependencies and
@@ -33,19 +34,36 @@ export function buildDependencyGraph(plan: Plan): DependencyGraph {
   const none: string[] = [];
   for (let index = 0; index < steps.length; index++) {
     const step = steps[index] as Plan['steps'][number];
-    const own: number[] = [];
-    for (const dependency of step.dependsOn ?? []) {
-      const at = indexById.get(dependency);
-      // Lists are short: a linear duplicate check beats a Set per step.
-      if (at === undefined || at === index || own.includes(at)) continue;
-      own.push(at);
-      (dependents[at] as number[]).push(index);
-    }
+    const own = uniqueDependencies(step.dependsOn, indexById, index);
+    for (const at of own) (dependents[at] as number[]).push(index);
     dependencies[index] = own;
     const found = step.args ? findReferences(step.args) : [];
     references[index] = found.length === 0 ? none : [...new Set(found.map((reference) => reference.stepId))];
   }
   return { ids, indexById, dependencies, dependents, references, order: topologicalOrder(dependencies, dependents) };
+}
+
+/**
+ * Indices of a step's known dependencies, each once. Short lists (the common case) are checked
+ * linearly; a long one (a join over thousands of steps) uses a Set, so the graph stays linear in
+ * the number of edges.
+ */
+function uniqueDependencies(
+  dependsOn: readonly string[] | undefined,
+  indexById: ReadonlyMap<string, number>,
+  self: number,
+): number[] {
+  const own: number[] = [];
+  if (!dependsOn) return own;
+  const seen = dependsOn.length > 16 ? new Set<number>() : undefined;
+  for (const dependency of dependsOn) {
+    const at = indexById.get(dependency);
+    if (at === undefined || at === self) continue;
+    if (seen ? seen.has(at) : own.includes(at)) continue;
+    seen?.add(at);
+    own.push(at);
+  }
+  return own;
 }
 
 function topologicalOrder(

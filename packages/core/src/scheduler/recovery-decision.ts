@@ -1,4 +1,4 @@
-import type { RecoveryDecision } from './dag-options.js';
+import type { RecoveryDecision } from './engine-policy.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,12 +1,6 @@
-import {
-  type FoldedRun,
-  type InterruptedAction,
-  interruptedAction,
-  type RecoveryDecisionEvent,
-  type RunEvent,
-  type StepResult,
-  type StepState,
-} from '@stepwise/core';
+import type { RecoveryDecisionEvent, RunEvent, StepResult } from '../events.js';
+import type { FoldedRun, StepState } from '../fold-run.js';
+import { type InterruptedAction, interruptedAction } from '../run-session.js';
 
 /** What the journal says about one step, turned into what the resumed session does with it. */
 export interface RestoredStep {
@@ -26,6 +20,8 @@ export interface RestoredStep {
   readonly toolResult?: StepState['toolResult'];
   /** The recovery hook aborted the run at this step. */
   readonly aborted?: boolean;
+  /** A goal step's attempt continues (same attempt, its journaled turns replayed) instead of a new one. */
+  readonly continueAttempt?: boolean;
   /** For `skip`: the failed result the hook decided on. */
   readonly failure?: StepResult;
   readonly reason?: string;
@@ -54,15 +50,20 @@ export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowR
     if (!state || state.status === 'pending') {
       steps.set(step.id, base);
     } else if (state.status === 'running') {
+      // A goal step continues its attempt after its last journaled turn: nothing that finished runs again.
+      const goal = step.tool === undefined;
       // A tool that was aborted left a `cancelled` result, which is no result to finish with.
-      const action = interruptedAction(
-        state.toolResult?.status === 'cancelled' ? { ...state, toolResult: undefined } : state,
-        allowRerun,
-      );
+      const action = goal
+        ? 'rerun'
+        : interruptedAction(
+            state.toolResult?.status === 'cancelled' ? { ...state, toolResult: undefined } : state,
+            allowRerun,
+          );
       interrupted.push({ stepId: step.id, action });
       steps.set(step.id, {
         ...base,
         action,
+        ...(goal ? { continueAttempt: true } : {}),
         ...(state.executionId ? { executionId: state.executionId } : {}),
         ...(state.startedAt ? { startedAt: state.startedAt } : {}),
         ...(state.toolResult ? { toolResult: state.toolResult } : {}),

@@ -1,0 +1,465 @@
+import { setMaxListeners } from 'node:events';
+import PQueue from 'p-queue';
+import { backoffDelay, DEFAULT_RETRY, sleep } from '../backoff.js';
+import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
+import type { RunResult, RunStatus, StepResult } from '../events.js';
+import type { FoldedRun } from '../fold-run.js';
+import { invokeStep, type KernelContext } from '../invoke-step.js';
+import type { RunJournal } from '../journal.js';
+import type { Plan } from '../plan-schema.js';
+import { findReferences } from '../references.js';
+import { finishRun } from '../run-session.js';
+import type { DependencyGraph } from './dependency-graph.js';
+import { endUnstarted } from './end-unstarted.js';
+import type {
+  EnginePolicy,
+  RecoveryDecision,
+  RunProgress,
+  SchedulerObserver,
+  SchedulerStepStatus,
+} from './engine-policy.js';
+import { normalizeDecision } from './recovery-decision.js';
+import { restoreSession } from './restore-session.js';
+import type { RestoredStep } from './resume-state.js';
+import { type Slot, StepBoard } from './step-board.js';
+import { dependencyError, describeOutcome } from './step-outcome.js';
+
+/** A hook may keep asking for retries; past this many attempts the failure policy decides (the schema's own cap). */
+const MAX_ATTEMPTS = 100;
+
+export interface RunSchedulerInit {
+  readonly plan: Plan;
+  readonly graph: DependencyGraph;
+  readonly journal: RunJournal;
+  readonly kernel: Omit<KernelContext, 'signal' | 'journal' | 'runId'>;
+  readonly policy: EnginePolicy;
+  /** Epoch ms the run started (the first session's start for a resumed run). */
+  readonly startedAt: number;
+  readonly observer?: SchedulerObserver;
+}
+
+/**
+ * The one scheduler: decides which step runs next for every engine. A step starts the moment its
+ * dependencies let it, through a global p-queue (priority = plan order, so concurrency 1 is array
+ * order) and optional per-tool queues; the engine's policy decides retries, the recovery hook,
+ * and whether a failure stops the run. Every state change is journaled through the kernel.
+ */
+export class RunScheduler {
+  readonly board: StepBoard;
+  readonly policy: EnginePolicy;
+  readonly #plan: Plan;
+  readonly #journal: RunJournal;
+  readonly #kernel: KernelContext;
+  readonly #controller = new AbortController();
+  readonly #global: PQueue;
+  readonly #toolQueues = new Map<string, PQueue>();
+  readonly #startedAt: number;
+  readonly #observer: SchedulerObserver;
+  #resumed: FoldedRun | undefined;
+  /** Scheduling work not yet settled (queued or running attempts, backoffs, hooks, journal flushes). */
+  #pending = 0;
+  #stopped: { readonly kind: 'cancelled' | 'failed'; readonly reason: string } | undefined;
+  #fatal: { readonly error: unknown } | undefined;
+  #resolveIdle: () => void = () => undefined;
+  readonly #idle = new Promise<void>((resolve) => {
+    this.#resolveIdle = resolve;
+  });
+
+  constructor(init: RunSchedulerInit) {
+    this.#plan = init.plan;
+    this.#journal = init.journal;
+    this.policy = init.policy;
+    this.#startedAt = init.startedAt;
+    this.#observer = init.observer ?? {};
+    this.#kernel = {
+      ...init.kernel,
+      runId: init.journal.runId,
+      journal: init.journal,
+      signal: this.#controller.signal,
+    };
+    // Every in-flight step listens to the run's signal; hundreds at once are expected, not a leak.
+    setMaxListeners(0, this.#controller.signal);
+    this.#global = new PQueue({ concurrency: init.policy.concurrency });
+    this.board = new StepBoard(init.plan, init.graph, init.journal);
+  }
+
+  get runId(): string {
+    return this.#journal.runId;
+  }
+
+  get journal(): RunJournal {
+    return this.#journal;
+  }
+
+  /** The journal's fold when this session resumed a run. */
+  get resumed(): FoldedRun | undefined {
+    return this.#resumed;
+  }
+
+  get stopped(): boolean {
+    return this.#stopped !== undefined;
+  }
+
+  progress(): RunProgress {
+    return { done: this.board.done, total: this.board.slots.length, running: this.board.running };
+  }
+
+  stepStatus(stepId: string): SchedulerStepStatus | undefined {
+    return this.board.byId(stepId)?.status;
+  }
+
+  /** Stops the run: nothing new starts, in-flight steps are aborted through their signal and end `cancelled`. */
+  cancel(reason = 'the run was cancelled'): void {
+    if (this.board.done === this.board.slots.length) return;
+    this.stop('cancelled', reason);
+  }
+
+  /**
+   * Runs the session to its end and journals `run-end`. `restored` (with the fold it came from)
+   * carries what a resume found in the journal; without it every step starts from scratch.
+   */
+  async execute(restored?: ReadonlyMap<string, RestoredStep>, fold?: FoldedRun): Promise<RunResult> {
+    this.#pending++;
+    try {
+      this.#resumed = fold;
+      if (restored) restoreSession(this, restored);
+      else for (const slot of this.board.slots) this.release(slot);
+    } catch (error) {
+      this.fail(error);
+    }
+    this.#pending--;
+    this.#settle();
+    await this.#idle;
+    return this.#finish();
+  }
+
+  /** Marks a step blocked, or enqueues it when nothing holds it back. */
+  release(slot: Slot): void {
+    if (slot.result) return;
+    if (slot.remaining === 0) this.enqueue(slot, slot.attempt + 1);
+    else slot.status = 'blocked';
+  }
+
+  enqueue(slot: Slot, attempt: number): void {
+    slot.status = 'ready';
+    this.track(this.#schedule(slot, attempt));
+  }
+
+  /** Whether this result, once final, ends the run under the policy. */
+  stopsRun(slot: Slot, result: StepResult): boolean {
+    if (this.policy.stopOn === 'any') return result.status !== 'succeeded';
+    return result.status === 'failed' && slot.step.critical !== false;
+  }
+
+  stop(kind: 'cancelled' | 'failed', reason: string): void {
+    if (this.#stopped) return;
+    this.#stopped = { kind, reason };
+    this.#controller.abort(new StepwiseError(ErrorCodes.STEP_CANCELLED, reason));
+  }
+
+  /** The journal refused a write: stop everything; the result rejects with this error. */
+  fail(error: unknown): void {
+    this.#fatal ??= { error };
+    this.stop('failed', `the journal failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  track(work: Promise<void>): void {
+    this.#pending++;
+    work
+      .catch((error: unknown) => this.fail(error))
+      .finally(() => {
+        this.#pending--;
+        this.#settle();
+      });
+  }
+
+  #toolQueue(slot: Slot): PQueue | undefined {
+    const tool = slot.step.tool;
+    if (tool === undefined) return undefined;
+    const canonical = this.#kernel.registry.get(tool)?.name ?? tool;
+    const limits = this.policy.toolConcurrency;
+    const limit = limits[tool] ?? limits[canonical];
+    if (limit === undefined) return undefined;
+    let queue = this.#toolQueues.get(canonical);
+    if (!queue) {
+      queue = new PQueue({ concurrency: limit });
+      this.#toolQueues.set(canonical, queue);
+    }
+    return queue;
+  }
+
+  async #schedule(slot: Slot, attempt: number): Promise<void> {
+    const priority = -slot.index;
+    const job = () => this.#attempt(slot, attempt);
+    const toolQueue = this.#toolQueue(slot);
+    // The tool slot is taken first, so a step waiting for its tool never holds a global slot.
+    const failed = toolQueue
+      ? await toolQueue.add(() => this.#global.add(job, { priority }), { priority })
+      : await this.#global.add(job, { priority });
+    if (failed) await this.recover(slot, failed);
+  }
+
+  /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
+  async #attempt(slot: Slot, attempt: number): Promise<StepResult | undefined> {
+    if (this.#stopped) return undefined;
+    if (this.#observer.beforeStep) {
+      await this.#observer.beforeStep(slot.step, slot.index);
+      if (this.#stopped) return undefined;
+    }
+    if (this.#skipForMissingReference(slot)) return undefined;
+    slot.status = 'running';
+    slot.attempt = attempt;
+    this.board.running++;
+    this.#notify('onStepStart', slot);
+    let result: StepResult;
+    try {
+      result = await this.#work(slot, attempt);
+    } catch (error) {
+      // Only a journal the store refuses gets here: nothing more can be recorded.
+      this.fail(error);
+      return undefined;
+    } finally {
+      this.board.running--;
+    }
+    if (result.status === 'succeeded') {
+      // Inside the slot on purpose: dependents are queued before the slot frees, so plan order decides ties.
+      this.complete(slot, result);
+      return undefined;
+    }
+    if (this.#isFinal(slot, result)) {
+      // Nothing to wait for: the failure policy runs before the slot frees, so no later step
+      // slips in ahead of a stop (at concurrency 1, a failed critical step starts nothing after it).
+      await this.recover(slot, result);
+      return undefined;
+    }
+    return result;
+  }
+
+  /** The result stands as it is: no retry backoff and no recovery hook will be waited for. */
+  #isFinal(slot: Slot, result: StepResult): boolean {
+    if (result.status !== 'failed' || this.policy.stopOn === 'any') return true;
+    if (this.policy.onStepFailed) return false;
+    if (this.policy.retry === false || !result.error?.retryable) return true;
+    const maxAttempts = slot.step.retry?.maxAttempts ?? this.policy.retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
+    return result.attempt >= maxAttempts;
+  }
+
+  #work(slot: Slot, attempt: number): Promise<StepResult> {
+    const goalSteps = this.policy.goalSteps;
+    if (slot.step.tool === undefined && goalSteps) {
+      const resumed = slot.resumeAttempt ? this.#resumed : undefined;
+      slot.resumeAttempt = false;
+      return goalSteps.execute({
+        plan: this.#plan,
+        step: slot.step,
+        index: slot.index,
+        attempt,
+        kernel: this.#kernel,
+        outputs: this.board.outputs,
+        ...(resumed ? { resumed } : {}),
+      });
+    }
+    return invokeStep(
+      slot.step,
+      {
+        attempt,
+        references: this.policy.references,
+        outputs: this.board.outputs,
+        ...(slot.args ? { args: slot.args } : {}),
+      },
+      this.#kernel,
+    );
+  }
+
+  /** A step whose args reference a step that ended without output is skipped (E310) without running. */
+  #skipForMissingReference(slot: Slot): boolean {
+    if (this.policy.references === 'literal') return false;
+    const references = slot.args
+      ? findReferences(slot.args).map((reference) => reference.stepId)
+      : (this.board.graph.references[slot.index] ?? []);
+    const blocker = this.board.referencedWithoutOutput(references);
+    if (!blocker) return false;
+    const result = this.board.emitEnd(
+      slot,
+      'skipped',
+      dependencyError(
+        slot.step.id,
+        `step "${slot.step.id}" references the output of "${blocker.step.id}", which ${describeOutcome(blocker.result as StepResult)}`,
+        { dependency: blocker.step.id, reference: true },
+      ),
+    );
+    this.track(this.#journal.flush());
+    this.complete(slot, result);
+    return true;
+  }
+
+  /** The failure policy, outside the concurrency slot: retry with backoff, the recovery hook, then stop or not. */
+  async recover(slot: Slot, result: StepResult): Promise<void> {
+    if (this.#stopped || result.status !== 'failed') {
+      this.complete(slot, result);
+      if (!this.#stopped && this.stopsRun(slot, result)) this.stop('failed', `step "${slot.step.id}" ${result.status}`);
+      return;
+    }
+    const error: StepError = result.error ?? toStepError(new Error('the step failed'));
+    if (await this.#retryLater(slot, result, error)) return;
+    const decision = await this.#askHook(slot, result, error);
+    if (this.#stopped) {
+      this.complete(slot, result);
+      return;
+    }
+    if (decision) return this.#decide(slot, result, decision);
+    this.complete(slot, result);
+    if (this.stopsRun(slot, result)) {
+      const what = this.policy.stopOn === 'any' ? 'step' : 'critical step';
+      this.stop('failed', `${what} "${slot.step.id}" failed`);
+    }
+  }
+
+  /** A retryable error with attempts left: journal `step-retry`, wait the backoff, enqueue again. */
+  async #retryLater(slot: Slot, result: StepResult, error: StepError): Promise<boolean> {
+    if (this.policy.retry === false || !error.retryable) return false;
+    const policy = { ...DEFAULT_RETRY, ...this.policy.retry, ...slot.step.retry };
+    if (result.attempt >= policy.maxAttempts) return false;
+    const delayMs = backoffDelay(policy, result.attempt, this.policy.random);
+    slot.status = 'retrying';
+    await this.#journal.record({
+      type: 'step-retry',
+      stepId: slot.step.id,
+      attempt: result.attempt,
+      nextAttempt: result.attempt + 1,
+      delayMs,
+      error,
+    });
+    try {
+      await sleep(delayMs, this.#controller.signal);
+    } catch {
+      // Stopped while waiting: the end of the session records the step as cancelled.
+    }
+    if (!this.#stopped) this.enqueue(slot, result.attempt + 1);
+    return true;
+  }
+
+  async #askHook(slot: Slot, result: StepResult, error: StepError): Promise<RecoveryDecision | undefined> {
+    const hook = this.policy.onStepFailed;
+    if (!hook || result.attempt >= MAX_ATTEMPTS) return undefined;
+    slot.status = 'recovering';
+    try {
+      return normalizeDecision(
+        await hook(slot.step, error, {
+          runId: this.runId,
+          attempt: result.attempt,
+          recoveries: slot.recoveries,
+          args: slot.args ?? slot.step.args ?? {},
+          outputs: this.board.outputs,
+          signal: this.#controller.signal,
+        }),
+      );
+    } catch (thrown) {
+      // A broken hook must not break the run: the default policy applies.
+      this.#kernel.log?.('warn', `recovery hook failed for step "${slot.step.id}"`, {
+        error: thrown instanceof Error ? thrown.message : String(thrown),
+      });
+      return undefined;
+    }
+  }
+
+  async #decide(slot: Slot, result: StepResult, decision: RecoveryDecision): Promise<void> {
+    await this.#journal.record({
+      type: 'recovery-decision',
+      stepId: slot.step.id,
+      attempt: result.attempt,
+      decision: decision.action,
+      ...(decision.action === 'retry' && decision.args ? { args: decision.args } : {}),
+      ...(decision.reason ? { reason: decision.reason } : {}),
+    });
+    if (decision.action === 'retry') {
+      slot.recoveries++;
+      if (decision.args) slot.args = decision.args;
+      this.enqueue(slot, result.attempt + 1);
+    } else if (decision.action === 'skip') {
+      await this.skipByDecision(slot, result, decision.reason);
+    } else {
+      this.complete(slot, result);
+      this.stop('failed', `the recovery hook aborted the run at step "${slot.step.id}"`);
+    }
+  }
+
+  /** The hook chose `skip`: the step ends `skipped` (keeping its error) and its dependents may run. */
+  async skipByDecision(slot: Slot, failed: StepResult, reason: string | undefined): Promise<void> {
+    const error = failed.error ?? toStepError(new Error('the step failed'));
+    const event = this.#journal.emit({
+      type: 'step-end',
+      stepId: slot.step.id,
+      result: {
+        ...failed,
+        status: 'skipped',
+        error: {
+          ...error,
+          message: `skipped by the recovery hook${reason ? ` (${reason})` : ''}: ${error.message}`,
+          details: { ...error.details, recovery: 'skip' },
+        },
+      },
+    });
+    await this.#journal.flush();
+    this.complete(slot, (event as { result: StepResult }).result);
+  }
+
+  /** Records a final result and lets the graph move: dependents are released or skipped. */
+  complete(slot: Slot, result: StepResult): void {
+    if (slot.result) return;
+    const ready = this.board.settle(slot, result);
+    this.#notify('onStepEnd', slot);
+    if (this.#stopped) return;
+    if (ready) {
+      for (const target of ready) this.enqueue(target, target.attempt + 1);
+    } else if (this.board.skipDependents(slot)) {
+      this.track(this.#journal.flush());
+    }
+  }
+
+  #notify(kind: 'onStepStart' | 'onStepEnd', slot: Slot): void {
+    try {
+      if (kind === 'onStepStart') this.#observer.onStepStart?.(slot.step, slot.index);
+      else this.#observer.onStepEnd?.(slot.result as StepResult, slot.index);
+    } catch (error) {
+      this.#kernel.log?.('warn', `${kind} callback threw; the run continues`, {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
+  #settle(): void {
+    if (this.#pending === 0) this.#resolveIdle();
+  }
+
+  async #finish(): Promise<RunResult> {
+    if (this.#fatal) {
+      await this.#journal.close().catch(() => undefined);
+      throw this.#fatal.error;
+    }
+    if (this.policy.unstarted === 'end') {
+      const emitted = endUnstarted(this.board, this.#stopped?.reason ?? 'the run stopped');
+      if (emitted) await this.#journal.flush();
+    }
+    const results = this.board.slots
+      .map((slot) => slot.result)
+      .filter((result): result is StepResult => result !== undefined);
+    const durationMs =
+      this.policy.duration === 'steps'
+        ? results.reduce((total, step) => total + step.durationMs, 0)
+        : Math.max(0, Date.now() - this.#startedAt);
+    return finishRun(this.#journal, {
+      plan: this.#plan,
+      engine: this.policy.name,
+      status: this.#status(results),
+      steps: results,
+      durationMs,
+    });
+  }
+
+  #status(results: readonly StepResult[]): RunStatus {
+    if (this.#stopped) return this.#stopped.kind;
+    const all = results.length === this.board.slots.length && results.every((result) => result.status === 'succeeded');
+    return all ? 'completed' : 'partial';
+  }
+}

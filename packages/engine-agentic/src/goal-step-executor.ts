@@ -1,0 +1,220 @@
+import {
+  deriveExecutionId,
+  ErrorCodes,
+  type FoldedRun,
+  type GoalStepExecutor,
+  type GoalStepRequest,
+  type Step,
+  type StepResult,
+  StepwiseError,
+} from '@stepwise/core';
+import type { ChatModel } from './chat-model.js';
+import type { ExpectationChecker } from './expectations.js';
+import { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';
+import {
+  type CommandToolOptions,
+  type LoopSettings,
+  type ResolvedLimits,
+  runGoalStep,
+  type StepReplay,
+} from './goal-step.js';
+import { DEFAULT_SYSTEM_PROMPT } from './step-prompt.js';
+import { loadTokenEstimator, type TokenEstimator } from './token-estimator.js';
+
+/** Limits of the loop inside each goal step; every one is journaled as `limit-reach` when hit. */
+export interface AgenticLimits {
+  /** Model turns per step; a step's `maxTurns` wins. Then the step fails with E403. Default 10. */
+  readonly maxTurns?: number;
+  /** Tool calls in a row without an analysis; then the model must analyse before calling more. Default 5. */
+  readonly maxConsecutiveToolCalls?: number;
+  /** Failed tool calls (errors, denials, bad arguments) per step; then the step fails with E404. Default 3. */
+  readonly maxToolFailures?: number;
+  /** Tokens (prompt + completion, all turns) a step may spend; then it fails with E405. Default: no limit. */
+  readonly tokenBudget?: number;
+  /** Prompt budget per model call (messages + tool definitions); the sliding window keeps within it. Default 16 000. */
+  readonly maxContextTokens?: number;
+  /** Longer tool results are cut head + tail with a `[truncated N tokens]` marker. Default 2 000. */
+  readonly maxToolResultTokens?: number;
+}
+
+export const DEFAULT_LIMITS: Required<Omit<AgenticLimits, 'tokenBudget'>> = {
+  maxTurns: 10,
+  maxConsecutiveToolCalls: 5,
+  maxToolFailures: 3,
+  maxContextTokens: 16_000,
+  maxToolResultTokens: 2_000,
+};
+
+/** Options of the model loop that carries out goal steps. */
+export interface GoalStepExecutorOptions {
+  /** The model that drives goal steps: `openAICompatible(…)`, `fromAISDK(…)`, or your own ChatModel. */
+  readonly model: ChatModel;
+  readonly limits?: AgenticLimits;
+  /** Backoff for transient model errors. Default: 3 retries, 1 s / 2 s / 4 s, ±20% jitter, Retry-After honoured. */
+  readonly retry?: ModelRetryOptions;
+  /** Replaces the built-in system prompt (the COMMAND / ANALYZE / COMPLETE / BLOCKED instructions). */
+  readonly systemPrompt?: string;
+  /** Per model call; a slower call is aborted and retried as transient. Default 120 000 ms. */
+  readonly modelTimeoutMs?: number;
+  /** Checkers for custom `expect` kinds, by kind; they win over the built-in ones. */
+  readonly expectations?: Readonly<Record<string, ExpectationChecker>>;
+  /**
+   * How `command_succeeds` criteria run when the registry has this tool (through the kernel, with
+   * approval and sandbox). Default `{ tool: 'run_command', args: (argv) => ({ command: [...argv] }) }` (tools-node's `run_command`).
+   */
+  readonly commandTool?: CommandToolOptions;
+  /** Timeout of a `command_succeeds` run without a command tool (direct spawn, no shell). Default 120 000 ms. */
+  readonly commandTimeoutMs?: number;
+  /** Token counting for the context window. Default: gpt-tokenizer (o200k), loaded on first use. */
+  readonly tokenEstimator?: TokenEstimator;
+  /** Jitter source for backoff (tests pass a constant). Default Math.random. */
+  readonly random?: () => number;
+  /** Re-run in-flight non-idempotent tool calls of a resumed goal step instead of failing them. Default false. */
+  readonly allowRerunInterrupted?: boolean;
+}
+
+const DEFAULT_COMMAND_TOOL: CommandToolOptions = {
+  tool: 'run_command',
+  args: (argv) => ({ command: [...argv] }),
+};
+
+function positive(name: string, value: number | undefined): void {
+  if (value !== undefined && (!Number.isFinite(value) || value <= 0)) {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `${name} must be a positive number, got ${value}`, {
+      location: name,
+    });
+  }
+}
+
+export function resolveLimits(limits: AgenticLimits | undefined): ResolvedLimits {
+  for (const [name, value] of Object.entries(limits ?? {})) positive(`limits.${name}`, value as number | undefined);
+  return {
+    maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,
+    maxConsecutiveToolCalls: limits?.maxConsecutiveToolCalls ?? DEFAULT_LIMITS.maxConsecutiveToolCalls,
+    maxToolFailures: limits?.maxToolFailures ?? DEFAULT_LIMITS.maxToolFailures,
+    tokenBudget: limits?.tokenBudget,
+    maxContextTokens: limits?.maxContextTokens ?? DEFAULT_LIMITS.maxContextTokens,
+    maxToolResultTokens: limits?.maxToolResultTokens ?? DEFAULT_LIMITS.maxToolResultTokens,
+  };
+}
+
+/**
+ * The model loop as a goal-step executor: hand it to any engine whose policy admits goal steps
+ * (`dagEngine({ goalSteps: goalStepExecutor({ model }) })`; `agenticEngine` does this for you).
+ * Throws E601 for invalid options.
+ */
+export function goalStepExecutor(options: GoalStepExecutorOptions): GoalStepExecutor {
+  if (!options?.model || typeof options.model.generate !== 'function') {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, 'a goal-step executor needs { model }, a ChatModel', {
+      location: 'model',
+    });
+  }
+  positive('modelTimeoutMs', options.modelTimeoutMs);
+  positive('commandTimeoutMs', options.commandTimeoutMs);
+  let estimator: Promise<TokenEstimator> | undefined;
+  const loadEstimator = () => {
+    estimator ??= options.tokenEstimator ? Promise.resolve(options.tokenEstimator) : loadTokenEstimator();
+    return estimator;
+  };
+  return executorWith(options, resolveLimits(options.limits), loadEstimator);
+}
+
+function executorWith(
+  options: GoalStepExecutorOptions,
+  limits: ResolvedLimits,
+  loadEstimator: () => Promise<TokenEstimator>,
+): GoalStepExecutor {
+  const settingsFor = (tokens: TokenEstimator): LoopSettings => ({
+    model: options.model,
+    limits,
+    retry: { ...DEFAULT_MODEL_RETRY, ...options.retry },
+    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    modelTimeoutMs: options.modelTimeoutMs ?? 120_000,
+    estimator: tokens,
+    random: options.random ?? Math.random,
+    expectations: options.expectations ?? {},
+    commandTool: options.commandTool ?? DEFAULT_COMMAND_TOOL,
+    commandTimeoutMs: options.commandTimeoutMs ?? 120_000,
+    allowRerunInterrupted: options.allowRerunInterrupted ?? false,
+  });
+  return {
+    journaled: { model: options.model.name, limits },
+    // The limits the run started with: a resumed step keeps the budget it began under.
+    fromJournal: (journaled) => {
+      const recorded = (journaled as { limits?: ResolvedLimits } | undefined)?.limits;
+      return executorWith(options, recorded ?? limits, loadEstimator);
+    },
+    async execute(request: GoalStepRequest): Promise<StepResult> {
+      const settings = settingsFor(await loadEstimator());
+      return withStepTimeout(request, async (signal) => {
+        const { step, attempt } = request;
+        const kernel = { ...request.kernel, signal };
+        const replay = request.resumed ? replayOf(request.resumed, step, attempt) : undefined;
+        if (!replay) {
+          kernel.journal.emit({
+            type: 'step-start',
+            stepId: step.id,
+            tool: undefined,
+            attempt,
+            executionId: deriveExecutionId(kernel.runId, step.id, attempt),
+          });
+        }
+        return runGoalStep({
+          plan: request.plan,
+          step,
+          stepIndex: request.index,
+          attempt,
+          kernel,
+          settings,
+          dependencies: (step.dependsOn ?? []).map((stepId) => ({ stepId, output: request.outputs.get(stepId) })),
+          ...(replay ? { replay } : {}),
+        });
+      });
+    },
+  };
+}
+
+/** The journaled turns of an attempt a crash interrupted: the step continues after the last one. */
+function replayOf(run: FoldedRun, step: Step, attempt: number): StepReplay {
+  return {
+    modelCalls: run.modelCalls
+      .filter(
+        (event) =>
+          event.stepId === step.id &&
+          event.error === undefined &&
+          event.response !== undefined &&
+          (event.request as { attempt?: number } | undefined)?.attempt === attempt,
+      )
+      .sort((a, b) => a.turn - b.turn || a.seq - b.seq),
+    executions: run.executions,
+    approvals: run.approvals,
+    startedAt: run.steps.get(step.id)?.startedAt ?? new Date().toISOString(),
+  };
+}
+
+/** A goal step's signal: the run's, plus its own timeout. */
+async function withStepTimeout(
+  request: GoalStepRequest,
+  work: (signal: AbortSignal) => Promise<StepResult>,
+): Promise<StepResult> {
+  const { step } = request;
+  const signal = request.kernel.signal ?? new AbortController().signal;
+  if (step.timeoutMs === undefined) return work(signal);
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new StepwiseError(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`),
+      ),
+    step.timeoutMs,
+  );
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}

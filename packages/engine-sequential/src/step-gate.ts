@@ -1,0 +1,32 @@
+/**
+ * Holds the scheduler before each step until the host asks for one (`grant`), lets everything
+ * through once the host runs the rest (`open`), and never holds a run that is stopping (`open`
+ * again on cancel).
+ */
+export class StepGate {
+  #free = false;
+  #permits = 0;
+  #wake: (() => void) | undefined;
+
+  /** One more step may start. */
+  grant(): void {
+    this.#permits++;
+    this.#wake?.();
+  }
+
+  /** Every remaining step may start. */
+  open(): void {
+    this.#free = true;
+    this.#wake?.();
+  }
+
+  async pass(): Promise<void> {
+    while (!this.#free && this.#permits === 0) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+    if (!this.#free) this.#permits--;
+  }
+}

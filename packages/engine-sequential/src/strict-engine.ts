@@ -1,0 +1,46 @@
+import {
+  createPolicyEngine,
+  type EnginePolicy,
+  type PlanAuthorization,
+  type PolicyEngine,
+  verifyAuthorization,
+} from '@stepwise/core';
+import { authorizedRunId } from './approved-plan.js';
+import type { SequentialEngineOptions } from './sequential-options.js';
+
+export const ENGINE_NAME = 'sequential';
+
+/** The strict policy: array order, one step at a time, arguments as written, stop at the first failure, no retries. */
+export const STRICT_POLICY: EnginePolicy = Object.freeze({
+  name: ENGINE_NAME,
+  validation: 'sequential',
+  references: 'literal',
+  stopOn: 'any',
+  unstarted: 'leave',
+  duration: 'steps',
+  concurrency: 1,
+  toolConcurrency: {},
+  retry: false,
+  random: Math.random,
+  onStepFailed: undefined,
+  goalSteps: undefined,
+});
+
+/**
+ * The strict engine over the shared scheduler: a run needs an authorization for the plan's exact
+ * digest (E002 / E003) and its id is derived from it, so running an approved plan again replays
+ * the recorded run: one approval, one execution.
+ */
+export function strictEngine(options: SequentialEngineOptions): PolicyEngine {
+  return createPolicyEngine({
+    policy: STRICT_POLICY,
+    options,
+    authorize(plan, runOptions) {
+      const runId = authorizedRunId(plan, runOptions.authorization, runOptions.runId);
+      // Verified against the plan: the digest need not be hashed again.
+      return { runId, planDigest: (runOptions.authorization as PlanAuthorization).planDigest };
+    },
+    // The registry may have changed since the crash: the plan must still pass, and its approval hold.
+    verifyResume: (plan, authorization) => verifyAuthorization(plan, authorization),
+  });
+}
