@@ -86,7 +86,8 @@ export function createLazyRunHandle<Extra extends object = object>(
   options: {
     readonly runId: string;
     readonly store: RunStore;
-    readonly journal: Promise<RunJournal | undefined>;
+    /** The session's journal, or the live handle of the session it is waiting for. */
+    readonly journal: Promise<RunJournal | RunHandle | undefined>;
     readonly result: Promise<RunResult>;
     readonly cancel: (reason?: string) => void;
   },
@@ -106,6 +107,10 @@ export function createLazyRunHandle<Extra extends object = object>(
       const journal = await options.journal;
       if (!journal) {
         yield* store.read(runId);
+        return;
+      }
+      if (Symbol.asyncIterator in journal) {
+        yield* journal;
         return;
       }
       yield* createRunHandle({ runId, journal, store, result, cancel });

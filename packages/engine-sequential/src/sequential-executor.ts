@@ -1,9 +1,10 @@
 import {
+  createLazyRunHandle,
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
+  type PolicyEngine,
   type ProgressRunHandle,
-  type RunEvent,
   type RunHandle,
   type RunResult,
   type RunStore,
@@ -64,135 +65,244 @@ export interface SequentialExecutor {
  * scheduler under the strict policy, holding it at a gate between steps while the host steps.
  */
 export function createSequentialExecutor(options: SequentialExecutorOptions): SequentialExecutor {
-  const engine = strictEngine(options);
-  const { store } = engine;
-  const log = options.log ?? (() => undefined);
-  const controller = new AbortController();
-  if (options.signal?.aborted) controller.abort(options.signal.reason);
-  else options.signal?.addEventListener('abort', () => controller.abort(options.signal?.reason), { once: true });
-  const gate = new StepGate();
-  const result = deferred<RunResult>();
-  const handleReady = deferred<ProgressRunHandle>();
+  return new StrictExecutor(options);
+}
 
-  let runId: string | undefined;
-  let plan: Plan | undefined;
-  let authorization: PlanAuthorization | undefined;
-  let phase: Phase = { status: 'idle' };
-  let replayed = false;
-  let snapshot: ExecutorState | undefined = IDLE_STATE;
-  let session: Promise<void> | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  let stepEnded: Deferred<StepResult | undefined> | undefined;
+class StrictExecutor implements SequentialExecutor {
+  readonly store: RunStore;
+  readonly #options: SequentialExecutorOptions;
+  readonly #engine: PolicyEngine;
+  readonly #controller = new AbortController();
+  readonly #gate = new StepGate();
+  readonly #result = deferred<RunResult>();
+  readonly #handle = deferred<ProgressRunHandle>();
+  readonly #completed: StepResult[] = [];
+  #runId: string | undefined;
+  #plan: Plan | undefined;
+  #authorization: PlanAuthorization | undefined;
+  #phase: Phase = { status: 'idle' };
+  #replayed = false;
+  #snapshot: ExecutorState | undefined = IDLE_STATE;
+  #session: Promise<void> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #stepEnded: Deferred<StepResult | undefined> | undefined;
   /** The callback of the step that ended the run: called once the run's end is journaled. */
-  let lastCallback: (() => void) | undefined;
-  const completed: StepResult[] = [];
+  #lastCallback: (() => void) | undefined;
 
-  const transition = (next: Phase) => {
-    phase = next;
-    snapshot = undefined;
-  };
-  const safely = (name: string, call: () => void) => {
+  constructor(options: SequentialExecutorOptions) {
+    this.#options = options;
+    this.#engine = strictEngine(options);
+    this.store = this.#engine.store;
+    const signal = options.signal;
+    if (signal?.aborted) this.#controller.abort(signal.reason);
+    else signal?.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
+  }
+
+  get state(): ExecutorState {
+    // Built on read, not per step: copying completedSteps on every step would be quadratic.
+    this.#snapshot ??= this.#runId
+      ? snapshotState(this.#phase, {
+          runId: this.#runId,
+          plan: this.#plan,
+          completed: this.#completed,
+          replayed: this.#replayed,
+        })
+      : IDLE_STATE;
+    return this.#snapshot;
+  }
+
+  get runId(): string | undefined {
+    return this.#runId;
+  }
+
+  get result(): Promise<RunResult> {
+    return this.#result.promise;
+  }
+
+  load(input: unknown, approval: PlanAuthorization | undefined, loadOptions: { readonly runId?: string } = {}) {
+    this.#requireIdle();
+    const approved = checkApprovedPlan(input, approval, this.#options.tools, loadOptions.runId);
+    this.#plan = approved.plan;
+    this.#authorization = approved.authorization;
+    this.#runId = approved.runId;
+    this.#transition({ status: 'plan-loaded' });
+    return this.state;
+  }
+
+  async loadRun(id: string): Promise<ExecutorState> {
+    this.#requireIdle();
+    this.#runId = id;
+    this.#transition({ status: 'plan-loaded' });
+    await this.#begin();
+    return this.state;
+  }
+
+  executeStep(): Promise<StepResult | undefined> {
+    return this.#serialized(async () => {
+      this.#requireLoaded();
+      await this.#begin();
+      return this.#nextStep();
+    });
+  }
+
+  execute(): Promise<RunResult> {
+    return this.#serialized(async () => {
+      this.#requireLoaded();
+      await this.#begin();
+      this.#gate.open();
+      return this.#result.promise;
+    });
+  }
+
+  handle(): RunHandle {
+    this.#requireLoaded();
+    return createLazyRunHandle({
+      runId: this.#runId as string,
+      store: this.store,
+      journal: this.#handle.promise,
+      result: this.#result.promise,
+      cancel: (reason) => this.cancel(reason),
+    });
+  }
+
+  cancel(reason?: string): void {
+    this.#controller.abort(reason ?? 'run cancelled');
+    // A run held between steps must see the cancel: the gate lets the scheduler notice it.
+    this.#gate.open();
+  }
+
+  #transition(next: Phase): void {
+    this.#phase = next;
+    this.#snapshot = undefined;
+  }
+
+  #safely(name: string, call: () => void): void {
     try {
       call();
     } catch (error) {
-      log('warn', `${name} callback threw; the run continues`, {
+      this.#options.log?.('warn', `${name} callback threw; the run continues`, {
         error: error instanceof Error ? error.message : String(error),
       });
     }
-  };
-  const position = (index: number): StepPosition => ({ index, total: plan?.steps.length ?? 0 });
-  const isOver = () => phase.status === 'completed' || phase.status === 'failed';
+  }
 
-  const ended = (final: RunResult) => {
+  #position(index: number): StepPosition {
+    return { index, total: this.#plan?.steps.length ?? 0 };
+  }
+
+  #isOver(): boolean {
+    return this.#phase.status === 'completed' || this.#phase.status === 'failed';
+  }
+
+  #ended(final: RunResult): void {
     const stopped = final.steps.find((step) => step.status !== 'succeeded');
-    transition(
+    this.#transition(
       final.status === 'completed'
         ? { status: 'completed', result: final }
         : { status: 'failed', failedStep: stopped, result: final, error: stopped?.error },
     );
-    lastCallback?.();
-    result.resolve(final);
-  };
-  const abandoned = (error: unknown) => {
-    if (phase.status !== 'failed') transition({ status: 'failed', failedStep: undefined, result: undefined, error });
-    result.reject(error);
-    stepEnded?.resolve(undefined);
-  };
+    this.#lastCallback?.();
+    this.#result.resolve(final);
+  }
 
-  const hooks = (opened: Deferred<void>): SessionHooks => ({
-    prevalidated: true,
-    onOpened: (info: SessionOpened) => {
-      plan = info.plan;
-      replayed = info.kind === 'replayed';
-      for (const step of info.ended) if (step.status === 'succeeded') completed.push(step);
-      if (!replayed) transition({ status: 'plan-loaded' });
-      opened.resolve();
-    },
-    observer: {
-      beforeStep: () => gate.pass(),
-      onStepStart: (step: Step, index: number) => {
-        transition({ status: 'step-running', running: true });
-        safely('onStepStart', () => options.onStepStart?.(step, position(index)));
-      },
-      onStepEnd: (stepResult: StepResult, index: number) => {
-        if (stepResult.status === 'succeeded') completed.push(stepResult);
-        const endsRun = stepResult.status !== 'succeeded' || completed.length === plan?.steps.length;
-        const callback =
-          stepResult.status === 'succeeded'
-            ? () => safely('onStepComplete', () => options.onStepComplete?.(stepResult, position(index)))
-            : () => safely('onStepFailed', () => options.onStepFailed?.(stepResult, position(index)));
-        if (endsRun) lastCallback = callback;
-        else {
-          transition({ status: 'step-running', running: false });
-          callback();
-        }
-        stepEnded?.resolve(stepResult);
-      },
-    },
-  });
+  #abandoned(error: unknown): void {
+    if (this.#phase.status !== 'failed') {
+      this.#transition({ status: 'failed', failedStep: undefined, result: undefined, error });
+    }
+    this.#result.reject(error);
+    this.#stepEnded?.resolve(undefined);
+  }
+
+  #onOpened(info: SessionOpened, opened: Deferred<void>): void {
+    this.#plan = info.plan;
+    this.#replayed = info.kind === 'replayed';
+    for (const step of info.ended) if (step.status === 'succeeded') this.#completed.push(step);
+    if (!this.#replayed) this.#transition({ status: 'plan-loaded' });
+    opened.resolve();
+  }
+
+  #onStepStart(step: Step, index: number): void {
+    this.#transition({ status: 'step-running', running: true });
+    this.#safely('onStepStart', () => this.#options.onStepStart?.(step, this.#position(index)));
+  }
+
+  #onStepEnd(stepResult: StepResult, index: number): void {
+    const options = this.#options;
+    if (stepResult.status === 'succeeded') this.#completed.push(stepResult);
+    const callback =
+      stepResult.status === 'succeeded'
+        ? () => this.#safely('onStepComplete', () => options.onStepComplete?.(stepResult, this.#position(index)))
+        : () => this.#safely('onStepFailed', () => options.onStepFailed?.(stepResult, this.#position(index)));
+    if (this.#endsRun(stepResult)) this.#lastCallback = callback;
+    else {
+      this.#transition({ status: 'step-running', running: false });
+      callback();
+    }
+    this.#stepEnded?.resolve(stepResult);
+  }
+
+  #endsRun(step: StepResult): boolean {
+    return step.status !== 'succeeded' || this.#completed.length === this.#plan?.steps.length;
+  }
 
   /** Starts, resumes or replays the run once; settles when its session is open (a replay: when it ended). */
-  const begin = (): Promise<void> => {
-    session ??= (async () => {
-      if (controller.signal.aborted) {
-        throw new StepwiseError(ErrorCodes.STEP_CANCELLED, 'the run was cancelled before it started', {
-          location: runId,
-        });
-      }
-      const opened = deferred<void>();
-      const runOptions = { signal: controller.signal, ...(options.onRunEvent ? { onEvent: options.onRunEvent } : {}) };
-      const handle = plan
-        ? engine.run(plan, { ...runOptions, authorization, runId }, hooks(opened))
-        : engine.resume(runId as string, runOptions, hooks(opened));
-      handleReady.resolve(handle);
-      handle.result.then(ended, abandoned);
-      await Promise.race([opened.promise, handle.result]);
-      if (replayed) await handle.result;
-    })().catch((error: unknown) => {
-      handleReady.reject(error);
-      abandoned(error);
+  #begin(): Promise<void> {
+    this.#session ??= this.#open().catch((error: unknown) => {
+      this.#handle.reject(error);
+      this.#abandoned(error);
       throw error;
     });
-    return session;
-  };
+    return this.#session;
+  }
 
-  const nextStep = async (): Promise<StepResult | undefined> => {
-    if (isOver()) return undefined;
-    stepEnded = deferred<StepResult | undefined>();
-    gate.grant();
-    const step = await Promise.race([stepEnded.promise, result.promise.then(() => undefined)]);
-    stepEnded = undefined;
-    if (step && (step.status !== 'succeeded' || completed.length === plan?.steps.length)) await result.promise;
+  async #open(): Promise<void> {
+    if (this.#controller.signal.aborted) {
+      throw new StepwiseError(ErrorCodes.STEP_CANCELLED, 'the run was cancelled before it started', {
+        location: this.#runId,
+      });
+    }
+    const opened = deferred<void>();
+    const hooks: SessionHooks = {
+      prevalidated: true,
+      onOpened: (info) => this.#onOpened(info, opened),
+      observer: {
+        beforeStep: () => this.#gate.pass(),
+        onStepStart: (step, index) => this.#onStepStart(step, index),
+        onStepEnd: (step, index) => this.#onStepEnd(step, index),
+      },
+    };
+    const onEvent = this.#options.onRunEvent;
+    const runOptions = { signal: this.#controller.signal, ...(onEvent ? { onEvent } : {}) };
+    const handle = this.#plan
+      ? this.#engine.run(this.#plan, { ...runOptions, authorization: this.#authorization, runId: this.#runId }, hooks)
+      : this.#engine.resume(this.#runId as string, runOptions, hooks);
+    this.#handle.resolve(handle);
+    handle.result.then(
+      (final) => this.#ended(final),
+      (error) => this.#abandoned(error),
+    );
+    await Promise.race([opened.promise, handle.result]);
+    if (this.#replayed) await handle.result;
+  }
+
+  async #nextStep(): Promise<StepResult | undefined> {
+    if (this.#isOver()) return undefined;
+    this.#stepEnded = deferred<StepResult | undefined>();
+    this.#gate.grant();
+    const step = await Promise.race([this.#stepEnded.promise, this.#result.promise.then(() => undefined)]);
+    this.#stepEnded = undefined;
+    if (step && this.#endsRun(step)) await this.#result.promise;
     return step;
-  };
+  }
 
-  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work);
-    queue = next.catch(() => undefined);
+  #serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work);
+    this.#queue = next.catch(() => undefined);
     return next;
-  };
-  const requireLoaded = () => {
-    if (!runId) {
+  }
+
+  #requireLoaded(): void {
+    if (!this.#runId) {
       throw new StepwiseError(
         ErrorCodes.NOT_AUTHORIZED,
         'no approved plan is loaded: call load(plan, authorization) first',
@@ -201,87 +311,15 @@ export function createSequentialExecutor(options: SequentialExecutorOptions): Se
         },
       );
     }
-  };
-  const requireIdle = () => {
-    if (runId) {
+  }
+
+  #requireIdle(): void {
+    if (this.#runId) {
       throw new StepwiseError(
         ErrorCodes.CONFIG_INVALID,
-        `this executor already holds run ${runId}; create one executor per plan`,
-        {
-          location: 'executor',
-        },
+        `this executor already holds run ${this.#runId}; create one executor per plan`,
+        { location: 'executor' },
       );
     }
-  };
-
-  return {
-    get state() {
-      // Built on read, not per step: copying completedSteps on every step would be quadratic.
-      snapshot ??= runId ? snapshotState(phase, { runId, plan, completed, replayed }) : IDLE_STATE;
-      return snapshot;
-    },
-    get runId() {
-      return runId;
-    },
-    store,
-    result: result.promise,
-    load(input, approval, loadOptions = {}) {
-      requireIdle();
-      const approved = checkApprovedPlan(input, approval, options.tools, loadOptions.runId);
-      plan = approved.plan;
-      authorization = approved.authorization;
-      runId = approved.runId;
-      transition({ status: 'plan-loaded' });
-      return this.state;
-    },
-    async loadRun(id) {
-      requireIdle();
-      runId = id;
-      transition({ status: 'plan-loaded' });
-      await begin();
-      return this.state;
-    },
-    executeStep() {
-      return serialized(async () => {
-        requireLoaded();
-        await begin();
-        return nextStep();
-      });
-    },
-    execute() {
-      return serialized(async () => {
-        requireLoaded();
-        await begin();
-        gate.open();
-        return result.promise;
-      });
-    },
-    handle() {
-      requireLoaded();
-      return lazyHandle(runId as string, handleReady.promise, result.promise, (reason) => this.cancel(reason));
-    },
-    cancel(reason) {
-      controller.abort(reason ?? 'run cancelled');
-      // A run held between steps must see the cancel: the gate lets the scheduler notice it.
-      gate.open();
-    },
-  };
-}
-
-/** The handle before the run is asked for: iteration follows the real handle once the run begins. */
-function lazyHandle(
-  runId: string,
-  handle: Promise<ProgressRunHandle>,
-  result: Promise<RunResult>,
-  cancel: (reason?: string) => void,
-): RunHandle {
-  return {
-    runId,
-    result,
-    cancel,
-    async *[Symbol.asyncIterator](): AsyncGenerator<RunEvent, void, undefined> {
-      // A run that never began (cancelled first, store refused) throws the error `result` rejects with.
-      yield* await handle;
-    },
-  };
+  }
 }

@@ -1,0 +1,177 @@
+import type { RunOptions } from '../engine.js';
+import { ErrorCodes, StepwiseError } from '../errors.js';
+import type { RunResult } from '../events.js';
+import { type FoldedRun, foldRun } from '../fold-run.js';
+import type { RunJournal } from '../journal.js';
+import { MemoryStore } from '../memory-store.js';
+import { planDigest } from '../plan-digest.js';
+import type { Plan } from '../plan-schema.js';
+import { reopenRun, resultFromFold, startRun, stepResults } from '../run-session.js';
+import { type RunStore, readAll } from '../run-store.js';
+import { type PlanValidation, planInvalidError, validatePlan } from '../validate-plan.js';
+import { buildDependencyGraph } from './dependency-graph.js';
+import type { EnginePolicy } from './engine-policy.js';
+import type { OpenedSession } from './launch-session.js';
+import type { PolicyEngineSetup, SessionHooks } from './policy-engine.js';
+import { restoreSteps } from './resume-state.js';
+import { RunScheduler } from './run-scheduler.js';
+
+/** Opens sessions for one engine: starts a run, resumes one from its journal, or replays its end. */
+export class SessionOpener {
+  readonly store: RunStore;
+  readonly #setup: PolicyEngineSetup;
+  readonly #kernel: RunSchedulerKernel;
+  readonly #session: { readonly store: RunStore; readonly owner?: string; readonly leaseTtlMs?: number };
+
+  constructor(setup: PolicyEngineSetup) {
+    const { options } = setup;
+    this.#setup = setup;
+    this.store = options.store ?? new MemoryStore();
+    this.#kernel = {
+      registry: options.tools,
+      ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
+      ...(options.approvals ? { approvals: options.approvals } : {}),
+      ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+      ...(options.log ? { log: options.log } : {}),
+    };
+    this.#session = {
+      store: this.store,
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
+      ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
+      ...(options.redactor ? { redactor: options.redactor } : {}),
+    };
+  }
+
+  validate(plan: unknown, tools = true): PlanValidation {
+    const { policy, options } = this.#setup;
+    return validatePlan(plan, {
+      ...(tools ? { tools: options.tools } : {}),
+      engine: policy.validation,
+      goalSteps: policy.goalSteps !== undefined,
+    });
+  }
+
+  #scheduler(plan: Plan, journal: RunJournal, policy: EnginePolicy, startedAt: number, hooks?: SessionHooks) {
+    return new RunScheduler({
+      plan,
+      graph: buildDependencyGraph(plan),
+      journal,
+      kernel: this.#kernel,
+      policy,
+      startedAt,
+      ...(hooks?.observer ? { observer: hooks.observer } : {}),
+    });
+  }
+
+  /** Takes the lease of an existing run and continues it from its journal (or replays its end). */
+  async reopen(runId: string, hooks: SessionHooks | undefined): Promise<OpenedSession> {
+    const { journal, run, plan, events } = await reopenRun({ ...this.#session, runId });
+    try {
+      if (run.status !== 'running') {
+        await journal.close();
+        const finished = resultFromFold(run) as RunResult;
+        hooks?.onOpened?.({ kind: 'replayed', plan, ended: finished.steps });
+        return { finished, events };
+      }
+      if (run.engine !== this.#setup.policy.name) {
+        throw new StepwiseError(
+          ErrorCodes.CONFIG_INVALID,
+          `run ${runId} was started by the "${run.engine}" engine; resume it with that engine`,
+          { location: runId },
+        );
+      }
+      const validation = this.validate(plan, this.#setup.policy.validation === 'sequential');
+      if (!validation.ok) throw planInvalidError(validation.problems);
+      this.#setup.verifyResume?.(validation.plan, run.authorization);
+      return this.#resumed(validation.plan, run, events, journal, hooks);
+    } catch (error) {
+      await journal.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  #resumed(
+    plan: Plan,
+    run: FoldedRun,
+    events: Parameters<typeof restoreSteps>[1],
+    journal: RunJournal,
+    hooks: SessionHooks | undefined,
+  ): OpenedSession {
+    const state = restoreSteps(run, events, this.#setup.options.allowRerunInterrupted ?? false);
+    const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
+    const live = this.#scheduler(plan, journal, runPolicy, Date.parse(run.createdAt) || Date.now(), hooks);
+    const owner = journal.lease?.owner ?? this.#setup.options.owner ?? 'unknown';
+    return {
+      scheduler: live,
+      execute: async () => {
+        try {
+          await journal.record({ type: 'run-resume', owner, interrupted: state.interrupted });
+        } catch (error) {
+          await journal.close().catch(() => undefined);
+          throw error;
+        }
+        hooks?.onOpened?.({ kind: 'resumed', plan, ended: stepResults(plan, run) });
+        return live.execute(state.steps, run);
+      },
+    };
+  }
+
+  /** Starts a new run, or — when its id already has a journal — replays or resumes that run. */
+  async open(
+    plan: Plan,
+    runId: string,
+    known: boolean,
+    runOptions: RunOptions,
+    digest: string | undefined,
+    hooks?: SessionHooks,
+    second = false,
+  ): Promise<OpenedSession> {
+    const existing = known ? await this.store.getRun(runId) : undefined;
+    if (existing) {
+      const expected = digest ?? planDigest(plan);
+      if (existing.planDigest !== expected) {
+        throw new StepwiseError(
+          ErrorCodes.PLAN_MISMATCH,
+          `run ${runId} already exists for another plan (digest ${existing.planDigest}); a run id names one plan`,
+          { location: '/runId', details: { expected: existing.planDigest, actual: expected } },
+        );
+      }
+      if (existing.status !== 'running') {
+        const events = await readAll(this.store, runId);
+        const finished = resultFromFold(foldRun(events, runId)) as RunResult;
+        hooks?.onOpened?.({ kind: 'replayed', plan, ended: finished.steps });
+        return { finished, events };
+      }
+      return this.reopen(runId, hooks);
+    }
+    const startedAt = Date.now();
+    let journal: RunJournal;
+    try {
+      journal = await this.#begin(plan, runId, runOptions, digest);
+    } catch (error) {
+      // Another process started the same run between our look and our lease: join it as above.
+      if (known && !second && StepwiseError.isInstance(error) && error.code === ErrorCodes.JOURNAL_CONFLICT) {
+        return this.open(plan, runId, true, runOptions, digest, hooks, true);
+      }
+      throw error;
+    }
+    const live = this.#scheduler(plan, journal, this.#setup.policy, startedAt, hooks);
+    hooks?.onOpened?.({ kind: 'started', plan, ended: [] });
+    return { scheduler: live, execute: () => live.execute() };
+  }
+
+  #begin(plan: Plan, runId: string, runOptions: RunOptions, digest: string | undefined) {
+    return startRun({
+      ...this.#session,
+      runId,
+      plan,
+      engine: this.#setup.policy.name,
+      ...(runOptions.authorization ? { authorization: runOptions.authorization } : {}),
+      ...(digest ? { planDigest: digest } : {}),
+      ...(runOptions.parentRunId ? { parentRunId: runOptions.parentRunId } : {}),
+      ...(this.#setup.journaledOptions ? { options: { ...this.#setup.journaledOptions } } : {}),
+    });
+  }
+}
+
+type RunSchedulerKernel = ConstructorParameters<typeof RunScheduler>[0]['kernel'];
