@@ -175,7 +175,12 @@ async function createEngine(name: EngineName, options: EngineOptions & Record<st
     }
     case 'dag': {
       const { dagEngine } = await import('@stepwise/engine-dag');
-      return dagEngine(options);
+      if (!options.model) return dagEngine(options);
+      // With a model, goal steps (no tool) run the model loop under the dag engine too.
+      const { goalStepExecutor } = await import('@stepwise/engine-agentic');
+      const loop = { model: options.model, ...(options.limits ? { limits: options.limits } : {}) };
+      const goalSteps = goalStepExecutor(loop as unknown as Parameters<typeof goalStepExecutor>[0]);
+      return dagEngine({ ...options, goalSteps });
     }
     case 'agentic': {
       const { agenticEngine } = await import('@stepwise/engine-agentic');
@@ -268,7 +273,7 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
       // The agentic engine's own `retry` is for model calls; step retries are the dag engine's.
       ...(options.retry && engineName === 'dag' ? { retry: options.retry } : {}),
       ...(model ? { model } : {}),
-      ...(engineName === 'agentic' && options.agentic ? { limits: options.agentic } : {}),
+      ...(engineName !== 'sequential' && options.agentic ? { limits: options.agentic } : {}),
     };
     const engine = await createEngine(engineName, engineOptions);
     const openStore = store;

@@ -296,8 +296,7 @@ export class RunScheduler {
   /** The failure policy, outside the concurrency slot: retry with backoff, the recovery hook, then stop or not. */
   async recover(slot: Slot, result: StepResult): Promise<void> {
     if (this.#stopped || result.status !== 'failed') {
-      this.complete(slot, result);
-      if (!this.#stopped && this.stopsRun(slot, result)) this.stop('failed', `step "${slot.step.id}" ${result.status}`);
+      this.#conclude(slot, result, `step "${slot.step.id}" ${result.status}`);
       return;
     }
     const error: StepError = result.error ?? toStepError(new Error('the step failed'));
@@ -308,11 +307,14 @@ export class RunScheduler {
       return;
     }
     if (decision) return this.#decide(slot, result, decision);
+    const what = this.policy.stopOn === 'any' ? 'step' : 'critical step';
+    this.#conclude(slot, result, `${what} "${slot.step.id}" failed`);
+  }
+
+  /** A final result: a stop comes first, so a stopping run journals nothing for the step's dependents. */
+  #conclude(slot: Slot, result: StepResult, reason: string): void {
+    if (!this.#stopped && this.stopsRun(slot, result)) this.stop('failed', reason);
     this.complete(slot, result);
-    if (this.stopsRun(slot, result)) {
-      const what = this.policy.stopOn === 'any' ? 'step' : 'critical step';
-      this.stop('failed', `${what} "${slot.step.id}" failed`);
-    }
   }
 
   /** A retryable error with attempts left: journal `step-retry`, wait the backoff, enqueue again. */
@@ -379,8 +381,8 @@ export class RunScheduler {
     } else if (decision.action === 'skip') {
       await this.skipByDecision(slot, result, decision.reason);
     } else {
-      this.complete(slot, result);
       this.stop('failed', `the recovery hook aborted the run at step "${slot.step.id}"`);
+      this.complete(slot, result);
     }
   }
 
