@@ -62,7 +62,9 @@ describe.each(ENGINES as EngineName[])('engine conformance: %s', (name) => {
     }
     expect(StepwiseError.isInstance(thrown)).toBe(true);
     expect((thrown as StepwiseError).code).toBe(ErrorCodes.PLAN_INVALID);
-    const paths = ((thrown as StepwiseError).details?.problems as { path: string }[]).map((problem) => problem.path);
+    const paths = (((thrown as StepwiseError).details?.problems ?? []) as { path: string }[]).map(
+      (problem) => problem.path,
+    );
     expect(paths).toEqual(expect.arrayContaining(['/steps/0/tool', '/steps/1/dependsOn/0']));
     expect(await store.listRuns()).toEqual([]);
     expect(tools.log.count()).toBe(0);
