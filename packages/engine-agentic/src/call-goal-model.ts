@@ -1,4 +1,4 @@
-import { addUsage, type TokenUsage, toStepError } from '@stepwise/core';
+import { addUsage, type ModelCallEvent, type TokenUsage, toStepError } from '@stepwise/core';
 import type { ChatMessage, ChatResponse, ToolChoice } from './chat-model.js';
 import { fitContext, promptTokens } from './context-window.js';
 import { generateWithRetry } from './generate-with-retry.js';
@@ -62,6 +62,8 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
     omitted: window.omitted,
     promptTokens: window.tokens,
   };
+  const record = (outcome: Pick<ModelCallEvent, 'latencyMs' | 'response' | 'usage' | 'error'>) =>
+    journal.record({ type: 'model-call', stepId: session.stepId, turn, model: model.name, request, ...outcome });
   const { response, latencyMs } = await generateWithRetry(
     model,
     { messages: window.messages, tools: definitions, toolChoice },
@@ -72,12 +74,7 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
       random: settings.random,
       onFailure: async ({ error, call, latencyMs: failedLatency, retryInMs }) => {
         const journaled = toStepError(error);
-        await journal.record({
-          type: 'model-call',
-          stepId: session.stepId,
-          turn,
-          model: model.name,
-          request,
+        await record({
           latencyMs: failedLatency,
           error: {
             ...journaled,
@@ -91,12 +88,7 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
   const callUsage: TokenUsage = reported ?? estimateUsage(window.tokens, response, estimator);
   session.usage = addUsage(session.usage, callUsage);
   // Durable before any tool of this turn runs: resume replays this answer instead of asking again.
-  await journal.record({
-    type: 'model-call',
-    stepId: session.stepId,
-    turn,
-    model: model.name,
-    request,
+  await record({
     response: {
       text: response.text,
       toolCalls: response.toolCalls,
