@@ -1,4 +1,5 @@
 import type { Plan, RunEvent, StepError } from '@stepwise/core';
+import { goalProgressLine } from './goal-progress-line.js';
 import { fitWidth, formatElapsed, type Palette, padEnd } from './terminal.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -108,6 +109,9 @@ export class LiveView {
         break;
       case 'tool-call':
         if (step && event.turn !== undefined) step.note = `turn ${event.turn}: ${event.tool}`;
+        break;
+      case 'goal-progress':
+        if (step) step.note = goalProgressLine(event);
         break;
       case 'progress-report':
         if (step) step.note = `${Math.round(event.percent)}%${event.message ? ` ${event.message}` : ''}`;

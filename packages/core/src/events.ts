@@ -168,6 +168,46 @@ export interface ModelCallEvent extends EventBase {
   readonly error?: StepError;
 }
 
+/** A goal the model works towards, as the model last reported it. */
+export interface GoalStatus {
+  readonly goal: string;
+  readonly status: 'achieved' | 'in_progress' | 'blocked';
+  readonly progress?: string;
+}
+
+/** A criterion of a goal step's `expect` list, as last checked. */
+export interface CriterionStatus {
+  /** The criterion in words, as the model reads it. */
+  readonly criterion: string;
+  /** `unchecked` until the model first claims the step complete. */
+  readonly status: 'met' | 'unmet' | 'unchecked';
+  /** What is missing, when unmet. */
+  readonly message?: string;
+}
+
+/**
+ * Where a goal step stands after one model turn, journaled every turn (the fold keeps the latest
+ * per step): what the model decided and said, the goals it reported, the criteria met so far.
+ */
+export interface GoalProgressEvent extends EventBase {
+  readonly type: 'goal-progress';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly turn: number;
+  /** The model's decision this turn: call tools, analyse, claim completion, report the step blocked. */
+  readonly decision: 'command' | 'analyze' | 'complete' | 'blocked';
+  /** The beginning of the text the model wrote this turn (its analysis), when it wrote any. */
+  readonly note?: string;
+  /** The goals the model reported most recently (with `complete_step` or `report_blocked`). */
+  readonly goals?: readonly GoalStatus[];
+  /** Each criterion of the step's `expect` list; empty when the step has none. */
+  readonly criteria: readonly CriterionStatus[];
+  /** Calls of registered tools the model asked for this turn. */
+  readonly toolCalls: number;
+  /** Failed tool calls in this step so far. */
+  readonly toolFailures: number;
+}
+
 export interface LimitReachEvent extends EventBase {
   readonly type: 'limit-reach';
   readonly stepId: string;
@@ -200,6 +240,7 @@ export type RunEvent =
   | RecoveryDecisionEvent
   | ProgressReportEvent
   | ModelCallEvent
+  | GoalProgressEvent
   | LimitReachEvent
   | StepEndEvent
   | RunEndEvent;

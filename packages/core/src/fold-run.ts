@@ -1,9 +1,13 @@
 import type { Artifact, Effect } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { ModelCallEvent, RunEvent, StepResult, TokenUsage } from './events.js';
+import type { GoalProgressEvent, ModelCallEvent, RunEvent, StepResult, TokenUsage } from './events.js';
+import { foldEventHandlers } from './fold-event-handlers.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { ApprovalRecord, ExecutionRecord, RunState, RunSummary } from './run-store.js';
+
+// Kept here for the modules that import it with the fold.
+export { addUsage } from './add-usage.js';
 
 export interface StepState {
   readonly stepId: string;
@@ -20,6 +24,8 @@ export interface StepState {
   toolResult: { status: string; output?: unknown; error?: StepError } | undefined;
   result: StepResult | undefined;
   usage: TokenUsage | undefined;
+  /** Goal steps: where the current attempt stood after its latest model turn. */
+  goalProgress: GoalProgressEvent | undefined;
 }
 
 export interface ExecutionState {
@@ -89,36 +95,6 @@ export function emptyRun(runId: string): FoldedRun {
   };
 }
 
-export function addUsage(a: TokenUsage | undefined, b: TokenUsage | undefined): TokenUsage | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-  };
-}
-
-function stepOf(run: FoldedRun, stepId: string): StepState {
-  let step = run.steps.get(stepId);
-  if (!step) {
-    step = {
-      stepId,
-      status: 'pending',
-      attempt: 0,
-      executionId: undefined,
-      startedAt: undefined,
-      toolCalled: false,
-      idempotent: undefined,
-      toolResult: undefined,
-      result: undefined,
-      usage: undefined,
-    };
-    run.steps.set(stepId, step);
-  }
-  return step;
-}
-
 /**
  * Applies one event to `run` (mutating it). Throws E502 on a seq gap: a journal with a hole
  * is not a journal to resume from.
@@ -133,117 +109,8 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
   }
   run.lastSeq = event.seq;
   run.updatedAt = event.at;
-  switch (event.type) {
-    case 'run-start':
-      run.planId = event.planId;
-      run.planDigest = event.planDigest;
-      run.plan = event.plan;
-      run.engine = event.engine;
-      run.goal = event.plan.goal;
-      run.authorization = event.authorization;
-      run.parentRunId = event.parentRunId;
-      run.options = event.options;
-      run.createdAt = event.at;
-      for (const step of event.plan.steps) stepOf(run, step.id);
-      break;
-    case 'run-resume':
-      run.status = 'running';
-      run.finishedAt = undefined;
-      break;
-    case 'step-start': {
-      const step = stepOf(run, event.stepId);
-      step.status = 'running';
-      step.attempt = event.attempt;
-      step.executionId = event.executionId;
-      step.startedAt = event.at;
-      step.toolCalled = false;
-      step.idempotent = undefined;
-      step.toolResult = undefined;
-      step.result = undefined;
-      break;
-    }
-    case 'tool-call': {
-      const step = stepOf(run, event.stepId);
-      step.toolCalled = true;
-      step.idempotent = step.idempotent === false ? false : event.idempotent;
-      run.executions.set(event.executionId, {
-        executionId: event.executionId,
-        stepId: event.stepId,
-        attempt: event.attempt,
-        turn: event.turn,
-        tool: event.tool,
-        effect: event.effect,
-        idempotent: event.idempotent,
-        args: event.args,
-        startedAt: event.at,
-        finishedAt: undefined,
-        status: 'running',
-        durationMs: undefined,
-        output: undefined,
-        error: undefined,
-        artifacts: [],
-      });
-      break;
-    }
-    case 'tool-result': {
-      const execution = run.executions.get(event.executionId);
-      if (execution) {
-        execution.finishedAt = event.at;
-        execution.status = event.status;
-        execution.durationMs = event.durationMs;
-        execution.output = event.output;
-        execution.error = event.error;
-        execution.artifacts = event.artifacts ?? [];
-      }
-      const step = stepOf(run, event.stepId);
-      if (step.executionId === event.executionId) {
-        step.toolResult = {
-          status: event.status,
-          output: event.output,
-          error: event.error,
-        };
-      }
-      break;
-    }
-    case 'approval-decision':
-      run.approvals.push({
-        executionId: event.executionId,
-        stepId: event.stepId,
-        decision: event.decision,
-        source: event.source,
-        by: event.by,
-        reason: event.reason,
-        at: event.at,
-      });
-      break;
-    case 'step-retry':
-      stepOf(run, event.stepId).status = 'retrying';
-      break;
-    case 'model-call': {
-      run.modelCalls.push(event);
-      const step = stepOf(run, event.stepId);
-      step.usage = addUsage(step.usage, event.usage);
-      run.usage = addUsage(run.usage, event.usage);
-      break;
-    }
-    case 'step-end': {
-      const step = stepOf(run, event.stepId);
-      step.status = event.result.status;
-      step.attempt = event.result.attempt;
-      step.executionId = event.result.executionId;
-      step.startedAt = event.result.startedAt;
-      step.result = event.result;
-      break;
-    }
-    case 'run-end':
-      run.status = event.status;
-      run.finishedAt = event.at;
-      run.durationMs = event.durationMs;
-      if (event.usage) run.usage = event.usage;
-      break;
-    default:
-      break;
-  }
+  const handler = foldEventHandlers[event.type] as ((run: FoldedRun, event: RunEvent) => void) | undefined;
+  handler?.(run, event);
   return run;
 }
 

@@ -109,13 +109,13 @@ const builtIn: Readonly<Record<string, ExpectationChecker>> = {
   output_matches: outputMatches,
 };
 
-/** Checks every criterion; returns what is missing (empty when all hold). Custom checkers win over built-ins. */
+/** Checks every criterion, in order: one outcome per criterion. Custom checkers win over built-ins. */
 export async function checkExpectations(
   expect: readonly Expectation[],
   custom: Readonly<Record<string, ExpectationChecker>>,
   context: ExpectationContext,
-): Promise<string[]> {
-  const missing: string[] = [];
+): Promise<ExpectationOutcome[]> {
+  const outcomes: ExpectationOutcome[] = [];
   for (const expectation of expect) {
     const checker = custom[expectation.kind] ?? builtIn[expectation.kind];
     let outcome: ExpectationOutcome;
@@ -126,9 +126,9 @@ export async function checkExpectations(
     } catch (error) {
       outcome = { ok: false, message: `checking ${expectation.kind} failed: ${(error as Error).message}` };
     }
-    if (outcome !== true) missing.push(outcome.message);
+    outcomes.push(outcome);
   }
-  return missing;
+  return outcomes;
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   type StepError,
   type StepResult,
 } from '@stepwise/core';
+import { goalProgressByStep } from './report-goal-progress.js';
 
 /** One attempt of one step: one bar on the timeline. */
 export interface ExecutionBar {
@@ -61,6 +62,8 @@ export interface StepDetail {
   readonly approvals: readonly Record<string, unknown>[];
   readonly retries: readonly Record<string, unknown>[];
   readonly progress: readonly Record<string, unknown>[];
+  /** Goal steps: where the step stood after each model turn, one line per turn. */
+  readonly goalProgress: readonly string[];
   readonly modelCalls: readonly Pick<
     ModelCallEvent,
     'turn' | 'model' | 'request' | 'response' | 'usage' | 'latencyMs' | 'error' | 'at'
@@ -325,6 +328,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
       };
     });
 
+  const goalProgress = goalProgressByStep(events);
   const steps: StepDetail[] = (plan?.steps ?? []).map((step) => {
     const state = run.steps.get(step.id);
     const extra = perStep.get(step.id);
@@ -341,6 +345,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
       approvals: capStrings(extra?.approvals ?? []) as Record<string, unknown>[],
       retries: extra?.retries ?? [],
       progress: extra?.progress ?? [],
+      goalProgress: goalProgress.get(step.id) ?? [],
       modelCalls: capStrings(extra?.modelCalls ?? []) as StepDetail['modelCalls'],
       onCriticalPath: onPath.has(step.id),
     };

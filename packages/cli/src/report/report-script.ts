@@ -127,6 +127,10 @@ export const REPORT_SCRIPT = String.raw`
         panel.appendChild(card);
       });
     }
+    if (step.goalProgress.length) {
+      panel.appendChild(heading('Goal progress'));
+      panel.appendChild(pre(step.goalProgress.join('\n')));
+    }
     if (step.modelCalls.length) {
       panel.appendChild(heading('Model turns'));
       step.modelCalls.forEach(function (call) {

@@ -1,0 +1,39 @@
+import { type GoalStepSession, StepEnd, stepError } from './goal-step-session.js';
+import { stepMessage } from './step-prompt.js';
+
+/**
+ * Opens a fresh step's conversation: the system prompt, then the plan, the step and its inputs.
+ * The step's preconditions are checked first; when one fails the step ends before the model is asked.
+ */
+export async function openConversation(session: GoalStepSession): Promise<void> {
+  const { plan, step, dependencies, settings, kernel } = session.context;
+  if (step.preconditions?.length) {
+    const checked = await kernel.registry.preconditions.check(step.preconditions, {
+      workspace: kernel.workspace,
+      runId: kernel.runId,
+      stepId: step.id,
+      signal: session.signal,
+    });
+    if (!checked.ok) {
+      throw new StepEnd({
+        status: 'failed',
+        error: stepError(
+          checked.code,
+          `precondition ${step.preconditions[checked.index]?.kind} failed: ${checked.message}`,
+          `${step.id}/preconditions/${checked.index}`,
+        ),
+      });
+    }
+  }
+  session.push({ role: 'system', content: settings.systemPrompt });
+  session.push({
+    role: 'user',
+    content: stepMessage(
+      plan,
+      step,
+      dependencies,
+      session.toolset.definitions.map((definition) => definition.name),
+      { estimator: settings.estimator, maxDependencyTokens: settings.limits.maxToolResultTokens },
+    ),
+  });
+}

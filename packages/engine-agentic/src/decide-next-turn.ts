@@ -1,0 +1,87 @@
+import { ErrorCodes } from '@stepwise/core';
+import type { ChatResponse } from './chat-model.js';
+import type { DispatchedCalls } from './dispatch-tool-calls.js';
+import { type GoalStepSession, StepEnd } from './goal-step-session.js';
+import { analyseNote, CONTINUE_NOTE, EMPTY_ANSWER_NOTE, LAST_TURN_NOTE } from './step-prompt.js';
+
+/** Before each model call: a cancelled step, a used-up turn limit or token budget ends the step. */
+export function checkTurnLimits(session: GoalStepSession): void {
+  const { signal, maxTurns, usage } = session;
+  const { tokenBudget } = session.context.settings.limits;
+  if (signal.aborted) throw signal.reason;
+  if (session.turn >= maxTurns) {
+    throw session.limitReached(
+      'turns',
+      maxTurns,
+      session.failure(ErrorCodes.TURN_LIMIT, `the step used all of its ${maxTurns} turns without completing`),
+    );
+  }
+  const spent = usage?.totalTokens ?? 0;
+  if (tokenBudget !== undefined && spent >= tokenBudget) {
+    throw session.limitReached(
+      'token-budget',
+      spent,
+      session.failure(ErrorCodes.TOKEN_BUDGET, `the step spent ${spent} tokens, its budget is ${tokenBudget}`),
+    );
+  }
+}
+
+/** After tool calls: BLOCKED or an accepted completion ends the step, so do too many failures. */
+function endOrRequireAnalysis(session: GoalStepSession, calls: DispatchedCalls): void {
+  const { loop } = session;
+  const { journal } = session.context.kernel;
+  const { limits } = session.context.settings;
+  if (calls.blocked !== undefined) {
+    throw session.failure(ErrorCodes.STEP_BLOCKED, `the model reported the step blocked: ${calls.blocked}`, {
+      reason: calls.blocked,
+    });
+  }
+  const completion = calls.completion;
+  if (completion) {
+    throw new StepEnd({
+      status: 'succeeded',
+      output: {
+        summary: completion.summary,
+        ...(completion.goals === undefined ? {} : { goals: completion.goals }),
+        ...(completion.result === undefined ? {} : { result: completion.result }),
+        turns: session.turn,
+      },
+    });
+  }
+  if (loop.toolFailures >= limits.maxToolFailures) {
+    throw session.limitReached(
+      'tool-failures',
+      loop.toolFailures,
+      session.failure(
+        ErrorCodes.TOOL_FAILURE_LIMIT,
+        `${loop.toolFailures} tool calls failed in this step (limit ${limits.maxToolFailures})`,
+      ),
+    );
+  }
+  if (!loop.analyseRequired && loop.consecutiveToolCalls >= limits.maxConsecutiveToolCalls) {
+    journal.emit({
+      type: 'limit-reach',
+      stepId: session.stepId,
+      limit: 'consecutive-tool-calls',
+      value: loop.consecutiveToolCalls,
+    });
+    loop.analyseRequired = true;
+    session.push({ role: 'user', content: analyseNote(loop.consecutiveToolCalls) });
+  }
+}
+
+/**
+ * Decides what follows a processed answer: the step ends (throws `StepEnd`), or the loop goes on
+ * with a note for the model (continue, analyse first, last turn).
+ */
+export function decideNextTurn(session: GoalStepSession, response: ChatResponse, calls: DispatchedCalls): void {
+  if (response.toolCalls.length === 0) {
+    // ANALYZE: text without tools resets the run of consecutive tool calls.
+    session.loop.consecutiveToolCalls = 0;
+    session.loop.analyseRequired = false;
+    session.push({ role: 'user', content: response.text.trim() === '' ? EMPTY_ANSWER_NOTE : CONTINUE_NOTE });
+  } else {
+    endOrRequireAnalysis(session, calls);
+  }
+  if (session.turn === session.maxTurns - 1) session.push({ role: 'user', content: LAST_TURN_NOTE });
+}

@@ -1,0 +1,57 @@
+import type { ApprovalRecord, ExecutionState, KernelContext, ModelCallEvent, Plan, Step } from '@stepwise/core';
+import type { ChatModel } from './chat-model.js';
+import type { ExpectationChecker } from './expectations.js';
+import type { ModelRetryOptions } from './generate-with-retry.js';
+import type { TokenEstimator } from './token-estimator.js';
+
+/** The loop's limits, resolved (see `AgenticLimits` for their meaning and defaults). */
+export interface ResolvedLimits {
+  readonly maxTurns: number;
+  readonly maxConsecutiveToolCalls: number;
+  readonly maxToolFailures: number;
+  readonly tokenBudget: number | undefined;
+  readonly maxContextTokens: number;
+  readonly maxToolResultTokens: number;
+}
+
+/** How `command_succeeds` runs through a registered tool. */
+export interface CommandToolOptions {
+  readonly tool: string;
+  readonly args: (argv: readonly string[]) => Record<string, unknown>;
+}
+
+export interface LoopSettings {
+  readonly model: ChatModel;
+  readonly limits: ResolvedLimits;
+  readonly retry: Required<ModelRetryOptions>;
+  readonly systemPrompt: string;
+  readonly modelTimeoutMs: number | undefined;
+  readonly estimator: TokenEstimator;
+  readonly random: () => number;
+  readonly expectations: Readonly<Record<string, ExpectationChecker>>;
+  readonly commandTool: CommandToolOptions;
+  readonly commandTimeoutMs: number;
+  readonly allowRerunInterrupted: boolean;
+}
+
+/** What the journal says about a step that was in flight: the turns to replay instead of repeating. */
+export interface StepReplay {
+  /** The step's successful model calls, in turn order. */
+  readonly modelCalls: readonly ModelCallEvent[];
+  readonly executions: ReadonlyMap<string, ExecutionState>;
+  readonly approvals: readonly ApprovalRecord[];
+  readonly startedAt: string;
+}
+
+export interface GoalStepContext {
+  readonly plan: Plan;
+  readonly step: Step;
+  /** Index of the step in the plan, for error locations. */
+  readonly stepIndex: number;
+  readonly attempt: number;
+  /** The kernel context; its signal is the step's (cancel, critical sibling, step timeout). */
+  readonly kernel: KernelContext;
+  readonly settings: LoopSettings;
+  readonly dependencies: readonly { readonly stepId: string; readonly output: unknown }[];
+  readonly replay?: StepReplay;
+}

@@ -1,0 +1,124 @@
+import {
+  type ApprovalRecord,
+  type Artifact,
+  type CriterionStatus,
+  deriveExecutionId,
+  endStep,
+  type StepError,
+  type StepResult,
+  type TokenUsage,
+  type ToolCallOutcome,
+} from '@stepwise/core';
+import type { GoalProgress } from './built-in-tools.js';
+import type { ChatMessage } from './chat-model.js';
+import type { GoalStepContext } from './goal-step-context.js';
+import { describeExpectation } from './step-prompt.js';
+import { type StepToolset, stepToolset } from './step-toolset.js';
+
+export type Outcome = Pick<ToolCallOutcome, 'status' | 'output' | 'error'>;
+
+/** Thrown by any phase to end the step with `outcome`. */
+export class StepEnd {
+  constructor(readonly outcome: Outcome) {}
+}
+
+/** Loop counters, journaled with every model call so a resumed step continues with the same state. */
+export interface LoopState {
+  consecutiveToolCalls: number;
+  toolFailures: number;
+  analyseRequired: boolean;
+}
+
+export function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function stepError(
+  code: string,
+  message: string,
+  location: string,
+  details?: Record<string, unknown>,
+): StepError {
+  return { code, message, retryable: false, location, ...(details ? { details } : {}) };
+}
+
+/** Everything one goal step carries from turn to turn; each phase reads and updates it. */
+export class GoalStepSession {
+  readonly context: GoalStepContext;
+  readonly signal: AbortSignal;
+  readonly executionId: string;
+  readonly maxTurns: number;
+  readonly startedAt: string;
+  /** `performance.now()` at the start, moved back by the time already spent before a resume. */
+  readonly started: number;
+  readonly toolset: StepToolset;
+  readonly conversation: ChatMessage[] = [];
+  /** Messages added since the previous model call: journaled with the next call, replayed on resume. */
+  appended: ChatMessage[] = [];
+  readonly artifacts: Artifact[] = [];
+  /** Full text of every successful tool result, oldest first (for `output_matches`). */
+  readonly toolOutputs: string[] = [];
+  readonly approvals = new Map<string, ApprovalRecord>();
+  readonly loop: LoopState = { consecutiveToolCalls: 0, toolFailures: 0, analyseRequired: false };
+  usage: TokenUsage | undefined;
+  turn = 0;
+  /** The goals the model reported last (with `complete_step` or `report_blocked`). */
+  goals: readonly GoalProgress[] | undefined;
+  /** The step's criteria as last checked; `unchecked` until the model first claims completion. */
+  criteria: readonly CriterionStatus[];
+
+  constructor(context: GoalStepContext) {
+    const { step, attempt, kernel, settings, replay } = context;
+    this.context = context;
+    this.signal = kernel.signal ?? new AbortController().signal;
+    this.started = performance.now() - (replay ? Date.now() - Date.parse(replay.startedAt) : 0);
+    this.startedAt = replay?.startedAt ?? new Date().toISOString();
+    this.executionId = deriveExecutionId(kernel.runId, step.id, attempt);
+    this.maxTurns = step.maxTurns ?? settings.limits.maxTurns;
+    this.toolset = stepToolset(kernel.registry, step, settings.estimator);
+    for (const approval of replay?.approvals ?? []) this.approvals.set(approval.executionId, approval);
+    this.criteria = (step.expect ?? []).map((expectation) => ({
+      criterion: describeExpectation(expectation),
+      status: 'unchecked',
+    }));
+  }
+
+  get stepId(): string {
+    return this.context.step.id;
+  }
+
+  push(message: ChatMessage): void {
+    this.conversation.push(message);
+    this.appended.push(message);
+  }
+
+  /** The execution id of the `index`th call the model asked for in `turn`. */
+  callId(turn: number, index: number): string {
+    const { kernel, step, attempt } = this.context;
+    return deriveExecutionId(kernel.runId, step.id, attempt, `t${turn}.c${index}`);
+  }
+
+  failure(code: string, message: string, details?: Record<string, unknown>): StepEnd {
+    return new StepEnd({ status: 'failed', error: stepError(code, message, this.stepId, details) });
+  }
+
+  limitReached(limit: 'turns' | 'tool-failures' | 'token-budget', value: number, end: StepEnd): StepEnd {
+    this.context.kernel.journal.emit({ type: 'limit-reach', stepId: this.stepId, limit, value });
+    return end;
+  }
+
+  finish(outcome: Outcome): Promise<StepResult> {
+    const { step, attempt, kernel } = this.context;
+    const usage = this.usage;
+    return endStep(
+      step,
+      attempt,
+      this.executionId,
+      this.startedAt,
+      this.started,
+      { ...outcome, artifacts: this.artifacts, ...(usage ? { usage } : {}) },
+      kernel,
+    );
+  }
+}
