@@ -113,7 +113,8 @@ function measureShape(name, steps) {
       const started = performance.now();
       const validation = validatePlan(plan, { tools });
       times.push(performance.now() - started);
-      if (!validation.ok) throw new Error(`${name}: unexpected problems ${JSON.stringify(validation.problems.slice(0, 3))}`);
+      if (!validation.ok)
+        throw new Error(`${name}: unexpected problems ${JSON.stringify(validation.problems.slice(0, 3))}`);
     }
     result[mode] = { best: Math.min(...times), median: median(times) };
   }
@@ -138,14 +139,20 @@ if (process.argv[2] === '--shape') {
   console.log(
     `validatePlan on ${steps.toLocaleString('en')}-step plans (node ${process.version}, load average ${loadavg()[0].toFixed(1)}; ${ROUNDS} rounds after a warm-up, one process per shape)`,
   );
-  console.log(`target per shape: < ${TARGET_MS} ms and < ${TARGET_MB} MB peak RSS (with the registry: args checked against zod schemas)\n`);
+  console.log(
+    `target per shape: < ${TARGET_MS} ms and < ${TARGET_MB} MB peak RSS (with the registry: args checked against zod schemas)\n`,
+  );
   const rows = [];
   let allMet = true;
   for (const name of Object.keys(shapes)) {
-    const child = spawnSync(process.execPath, ['--expose-gc', new URL(import.meta.url).pathname, '--shape', name, String(steps)], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 20,
-    });
+    const child = spawnSync(
+      process.execPath,
+      ['--expose-gc', new URL(import.meta.url).pathname, '--shape', name, String(steps)],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+      },
+    );
     if (child.status !== 0) throw new Error(`${name} failed: ${child.stderr}`);
     const measured = JSON.parse(child.stdout);
     const met = measured.registry.median < TARGET_MS && measured.peakMb < TARGET_MB;
