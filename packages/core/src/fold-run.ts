@@ -1,6 +1,6 @@
 import type { Artifact, Effect } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { ModelCallEvent, RunEvent, StepResult, TokenUsage } from './events.js';
+import type { ModelCallEvent, ProcessStartEvent, RunEvent, StepResult, TokenUsage } from './events.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { ApprovalRecord, ExecutionRecord, RunState, RunSummary } from './run-store.js';
@@ -61,6 +61,8 @@ export interface FoldedRun {
   readonly executions: Map<string, ExecutionState>;
   readonly approvals: ApprovalRecord[];
   readonly modelCalls: ModelCallEvent[];
+  /** Process groups started by tools whose calls have not ended, by execution id: a crash may have left them running. */
+  readonly processes: Map<string, ProcessStartEvent[]>;
   usage: TokenUsage | undefined;
 }
 
@@ -85,6 +87,7 @@ export function emptyRun(runId: string): FoldedRun {
     executions: new Map(),
     approvals: [],
     modelCalls: [],
+    processes: new Map(),
     usage: undefined,
   };
 }
@@ -185,7 +188,12 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
       });
       break;
     }
+    case 'process-start':
+      run.processes.set(event.executionId, [...(run.processes.get(event.executionId) ?? []), event]);
+      break;
     case 'tool-result': {
+      // The tool waited for its processes (and killed what they left): nothing of this call is alive.
+      run.processes.delete(event.executionId);
       const execution = run.executions.get(event.executionId);
       if (execution) {
         execution.finishedAt = event.at;
@@ -228,6 +236,9 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
     }
     case 'step-end': {
       const step = stepOf(run, event.stepId);
+      for (const [executionId, started] of run.processes) {
+        if (started[0]?.stepId === event.stepId) run.processes.delete(executionId);
+      }
       step.status = event.result.status;
       step.attempt = event.result.attempt;
       step.executionId = event.result.executionId;

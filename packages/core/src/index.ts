@@ -14,6 +14,7 @@ export {
   type ArtifactKind,
   defineTool,
   type Effect,
+  type ProcessRecord,
   type ToolContext,
   type ToolDefinition,
   type ToolLogger,
@@ -98,6 +99,7 @@ export {
   type PreconditionOutcome,
   PreconditionRegistry,
 } from './preconditions.js';
+export { describeProcess, killOrphanedProcesses } from './process-groups.js';
 export {
   createRedactor,
   REDACTED,

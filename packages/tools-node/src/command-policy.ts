@@ -10,6 +10,12 @@ export interface CommandPolicy {
   readonly allowNpx?: boolean;
   /** Let `node -e/--eval/-p/--print`, stdin programs and `bun -e` run inline code. Default false. */
   readonly allowNodeEval?: boolean;
+  /**
+   * Apply the per-executable argument rules and the path-argument checks. Default true. Only
+   * turn this off when the OS sandbox is `required`: the allowlist still applies, and the OS
+   * sandbox is then the only boundary.
+   */
+  readonly checkArguments?: boolean;
 }
 
 /** Why a command was refused: E202 (not argv), E303 (executable not allowed) or E402 (dangerous argument). */
@@ -248,6 +254,7 @@ export function checkCommand(
   }
   const name = executableName(executable);
   if (WRAPPERS.has(name)) return refuse(0, `"${name}" runs other programs and would bypass the allowlist`);
+  if (policy.checkArguments === false) return undefined;
   const rule = RULES[name];
   return rule?.(argv, policy, context);
 }
