@@ -106,6 +106,7 @@ export {
   type Redactor,
   type RedactorOptions,
   redact,
+  secretForms,
 } from './redact.js';
 export {
   findReferences,
