@@ -10,6 +10,13 @@ export {
 } from './approval.js';
 export { backoffDelay, DEFAULT_RETRY, sleep } from './backoff.js';
 export {
+  checkRequestedEnvironment,
+  inheritEnvironment,
+  matchesEnvironmentName,
+  PLAN_DENIED_ENVIRONMENT,
+  secretEnvironmentValues,
+} from './child-environment.js';
+export {
   type Artifact,
   type ArtifactKind,
   defineTool,

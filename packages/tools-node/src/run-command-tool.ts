@@ -125,6 +125,17 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** The path the kernel reaches: each `..` climbs from where the symlinks before it really lead. */
+async function physicalPath(cwd: string, value: string): Promise<string> {
+  let current = path.isAbsolute(value) ? path.parse(value).root : cwd;
+  for (const segment of value.split(/[\\/]+/)) {
+    if (segment === '' || segment === '.') continue;
+    current = segment === '..' ? path.dirname(current) : path.join(current, segment);
+    if (segment !== '..') current = (await realpath(current).catch(() => undefined)) ?? current;
+  }
+  return current;
+}
+
 function scrub(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
@@ -159,7 +170,10 @@ async function workingDirectory(sandbox: WorkspaceSandbox, cwd: string | undefin
 async function checkPathArguments(sandbox: WorkspaceSandbox, argv: readonly string[], cwd: string): Promise<void> {
   for (const { index, value, always } of pathArguments(argv)) {
     // Absolute, `~`, drive and UNC forms go to the sandbox as written, so it refuses them by their form.
-    const target = /^([A-Za-z]:|[\\/~])/.test(value) ? value : path.join(cwd, value);
+    const lexical = /^([A-Za-z]:|[\\/~])/.test(value) ? value : path.join(cwd, value);
+    // `glink/../x` climbs from the symlink's target, not from `glink`'s directory: follow it as the kernel will.
+    const target =
+      !value.startsWith('~') && /(^|[\\/])\.\.([\\/]|$)/.test(value) ? await physicalPath(cwd, value) : lexical;
     if (!always && !(await exists(target))) continue;
     try {
       await sandbox.resolve(target);
