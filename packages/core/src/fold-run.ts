@@ -122,6 +122,44 @@ function stepOf(run: FoldedRun, stepId: string): StepState {
   return step;
 }
 
+/** A `tool-call`: the tool may have run from here on. */
+function recordCall(run: FoldedRun, event: Extract<RunEvent, { type: 'tool-call' }>): void {
+  const step = stepOf(run, event.stepId);
+  step.toolCalled = true;
+  step.idempotent = step.idempotent === false ? false : event.idempotent;
+  run.executions.set(event.executionId, {
+    executionId: event.executionId,
+    stepId: event.stepId,
+    attempt: event.attempt,
+    turn: event.turn,
+    tool: event.tool,
+    effect: event.effect,
+    idempotent: event.idempotent,
+    args: event.args,
+    startedAt: event.at,
+    finishedAt: undefined,
+    status: 'running',
+    durationMs: undefined,
+    output: undefined,
+    error: undefined,
+    artifacts: [],
+  });
+}
+
+/** Keeps the process groups of calls that have not ended: a crash may have left them running. */
+function trackProcesses(run: FoldedRun, event: RunEvent): void {
+  if (event.type === 'process-start') {
+    run.processes.set(event.executionId, [...(run.processes.get(event.executionId) ?? []), event]);
+  } else if (event.type === 'tool-result') {
+    // The tool waited for its processes (and killed what they left): nothing of this call is alive.
+    run.processes.delete(event.executionId);
+  } else if (event.type === 'step-end') {
+    for (const [executionId, started] of run.processes) {
+      if (started[0]?.stepId === event.stepId) run.processes.delete(executionId);
+    }
+  }
+}
+
 /**
  * Applies one event to `run` (mutating it). Throws E502 on a seq gap: a journal with a hole
  * is not a journal to resume from.
@@ -136,6 +174,7 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
   }
   run.lastSeq = event.seq;
   run.updatedAt = event.at;
+  trackProcesses(run, event);
   switch (event.type) {
     case 'run-start':
       run.planId = event.planId;
@@ -165,35 +204,10 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
       step.result = undefined;
       break;
     }
-    case 'tool-call': {
-      const step = stepOf(run, event.stepId);
-      step.toolCalled = true;
-      step.idempotent = step.idempotent === false ? false : event.idempotent;
-      run.executions.set(event.executionId, {
-        executionId: event.executionId,
-        stepId: event.stepId,
-        attempt: event.attempt,
-        turn: event.turn,
-        tool: event.tool,
-        effect: event.effect,
-        idempotent: event.idempotent,
-        args: event.args,
-        startedAt: event.at,
-        finishedAt: undefined,
-        status: 'running',
-        durationMs: undefined,
-        output: undefined,
-        error: undefined,
-        artifacts: [],
-      });
-      break;
-    }
-    case 'process-start':
-      run.processes.set(event.executionId, [...(run.processes.get(event.executionId) ?? []), event]);
+    case 'tool-call':
+      recordCall(run, event);
       break;
     case 'tool-result': {
-      // The tool waited for its processes (and killed what they left): nothing of this call is alive.
-      run.processes.delete(event.executionId);
       const execution = run.executions.get(event.executionId);
       if (execution) {
         execution.finishedAt = event.at;
@@ -236,9 +250,6 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
     }
     case 'step-end': {
       const step = stepOf(run, event.stepId);
-      for (const [executionId, started] of run.processes) {
-        if (started[0]?.stepId === event.stepId) run.processes.delete(executionId);
-      }
       step.status = event.result.status;
       step.attempt = event.result.attempt;
       step.executionId = event.result.executionId;

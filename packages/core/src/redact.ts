@@ -94,51 +94,10 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export function createRedactor(options: RedactorOptions = {}): Redactor {
-  const secrets = new Set<string>();
-  const forms = new Set<string>();
-  /** Every form of every secret, longest first, case-insensitive; undefined while there are none. */
-  let secretPattern: RegExp | undefined;
-  const patterns = [...TOKEN_PATTERNS, ...(options.patterns ?? [])];
-  const addSecret = (secret: string): void => {
-    if (secret.length < MIN_SECRET_LENGTH || secrets.has(secret)) return;
-    secrets.add(secret);
-    for (const form of secretForms(secret)) forms.add(form);
-    const sorted = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
-    secretPattern = new RegExp(sorted.join('|'), 'gi');
-  };
-  for (const secret of options.secrets ?? []) addSecret(secret);
-  for (const name of options.secretEnv ?? []) {
-    const value = process.env[name];
-    if (value) addSecret(value);
-  }
+type Visit = (value: unknown, key: string | undefined, path: object[]) => unknown;
 
-  // One case-insensitive alternation of every pattern: a cheap test that rules most strings out.
-  const prefilter = new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join('|'), 'i');
-
-  const redactText = (text: string): string => {
-    if (text.length < MIN_SECRET_LENGTH) return text;
-    let result = text;
-    if (secretPattern) {
-      secretPattern.lastIndex = 0;
-      if (secretPattern.test(result)) {
-        secretPattern.lastIndex = 0;
-        result = result.replace(secretPattern, REDACTED);
-      }
-    }
-    if (!prefilter.test(result)) return result;
-    for (const pattern of patterns) {
-      pattern.lastIndex = 0;
-      if (!pattern.test(result)) continue;
-      pattern.lastIndex = 0;
-      // Group 1, where a pattern has one, is the non-secret prefix ("Bearer ", "password=").
-      result = result.replace(pattern, (_match, prefix: unknown) =>
-        typeof prefix === 'string' ? `${prefix}${REDACTED}` : REDACTED,
-      );
-    }
-    return result;
-  };
-
+/** The walk over a value that redacts every string, key, error and instance in it. */
+function createVisitor(redactText: (text: string) => string): Visit {
   // `path` holds the objects being visited (ancestors): a cycle is an object already on it.
   // Cheaper than a WeakSet per call, and events are shallow.
   const visit = (value: unknown, key: string | undefined, path: object[]): unknown => {
@@ -217,6 +176,56 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     const redacted = visit(serialized, key, path);
     return redacted === serialized ? value : redacted;
   };
+
+  return visit;
+}
+
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const secrets = new Set<string>();
+  const forms = new Set<string>();
+  /** Every form of every secret, longest first, case-insensitive; undefined while there are none. */
+  let secretPattern: RegExp | undefined;
+  const patterns = [...TOKEN_PATTERNS, ...(options.patterns ?? [])];
+  const addSecret = (secret: string): void => {
+    if (secret.length < MIN_SECRET_LENGTH || secrets.has(secret)) return;
+    secrets.add(secret);
+    for (const form of secretForms(secret)) forms.add(form);
+    const sorted = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+    secretPattern = new RegExp(sorted.join('|'), 'gi');
+  };
+  for (const secret of options.secrets ?? []) addSecret(secret);
+  for (const name of options.secretEnv ?? []) {
+    const value = process.env[name];
+    if (value) addSecret(value);
+  }
+
+  // One case-insensitive alternation of every pattern: a cheap test that rules most strings out.
+  const prefilter = new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join('|'), 'i');
+
+  const redactText = (text: string): string => {
+    if (text.length < MIN_SECRET_LENGTH) return text;
+    let result = text;
+    if (secretPattern) {
+      secretPattern.lastIndex = 0;
+      if (secretPattern.test(result)) {
+        secretPattern.lastIndex = 0;
+        result = result.replace(secretPattern, REDACTED);
+      }
+    }
+    if (!prefilter.test(result)) return result;
+    for (const pattern of patterns) {
+      pattern.lastIndex = 0;
+      if (!pattern.test(result)) continue;
+      pattern.lastIndex = 0;
+      // Group 1, where a pattern has one, is the non-secret prefix ("Bearer ", "password=").
+      result = result.replace(pattern, (_match, prefix: unknown) =>
+        typeof prefix === 'string' ? `${prefix}${REDACTED}` : REDACTED,
+      );
+    }
+    return result;
+  };
+
+  const visit = createVisitor(redactText);
 
   return {
     redact: <T>(value: T): T => visit(value, undefined, []) as T,
