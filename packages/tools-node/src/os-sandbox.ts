@@ -77,7 +77,9 @@ async function findOnPath(name: string, pathVariable: string): Promise<string | 
 
 function tryStart(program: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(program, [...baseArguments(false), '--ro-bind', '/', '/', '--', 'true'], {
+    // The same namespaces and mounts a command gets: some containers allow namespaces but not a new /proc.
+    const probeArguments = [...baseArguments(false), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    const child = spawn(program, [...probeArguments, '--tmpfs', '/tmp', '--', 'true'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
