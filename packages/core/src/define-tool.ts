@@ -37,6 +37,21 @@ export interface ToolContext {
   addArtifact(artifact: Artifact): void;
   /** Reports progress of a long tool (0–100); journaled as a `progress-report` event. */
   progress(percent: number, message?: string): void;
+  /**
+   * Journals a process group the tool started (`process-start`), durably, so that resume can
+   * kill it if the host dies while it runs. Absent outside the kernel.
+   */
+  recordProcess?(process: ProcessRecord): Promise<void>;
+}
+
+/** A child process group a tool started; what resume needs to find it again and kill it. */
+export interface ProcessRecord {
+  /** The leader's pid. */
+  readonly pid: number;
+  /** The process group id (the leader's pid when it was started detached). */
+  readonly processGroup: number;
+  /** argv, for the audit trail. */
+  readonly command?: readonly string[];
 }
 
 export interface ToolDefinition<Input = unknown, Output = unknown> {

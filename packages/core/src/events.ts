@@ -154,6 +154,21 @@ export interface ProgressReportEvent extends EventBase {
   readonly message?: string;
 }
 
+/** A tool started a child process group (commands); resume kills it if it outlived its host. */
+export interface ProcessStartEvent extends EventBase {
+  readonly type: 'process-start';
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly pid: number;
+  readonly processGroup: number;
+  readonly command?: readonly string[];
+  /** The machine and boot the pid belongs to: a pid means nothing on another host or after a reboot. */
+  readonly host: string;
+  readonly bootId?: string;
+  /** The leader's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
+  readonly startTicks?: number;
+}
+
 export interface ModelCallEvent extends EventBase {
   readonly type: 'model-call';
   readonly stepId: string;
@@ -239,6 +254,7 @@ export type RunEvent =
   | StepRetryEvent
   | RecoveryDecisionEvent
   | ProgressReportEvent
+  | ProcessStartEvent
   | ModelCallEvent
   | GoalProgressEvent
   | LimitReachEvent

@@ -1,6 +1,13 @@
 import type { Artifact, Effect } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { GoalProgressEvent, ModelCallEvent, RunEvent, StepResult, TokenUsage } from './events.js';
+import type {
+  GoalProgressEvent,
+  ModelCallEvent,
+  ProcessStartEvent,
+  RunEvent,
+  StepResult,
+  TokenUsage,
+} from './events.js';
 import { foldEventHandlers } from './fold-event-handlers.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
@@ -67,6 +74,8 @@ export interface FoldedRun {
   readonly executions: Map<string, ExecutionState>;
   readonly approvals: ApprovalRecord[];
   readonly modelCalls: ModelCallEvent[];
+  /** Process groups started by tools whose calls have not ended, by execution id: a crash may have left them running. */
+  readonly processes: Map<string, ProcessStartEvent[]>;
   usage: TokenUsage | undefined;
 }
 
@@ -91,8 +100,23 @@ export function emptyRun(runId: string): FoldedRun {
     executions: new Map(),
     approvals: [],
     modelCalls: [],
+    processes: new Map(),
     usage: undefined,
   };
+}
+
+/** Keeps the process groups of calls that have not ended: a crash may have left them running. */
+function trackProcesses(run: FoldedRun, event: RunEvent): void {
+  if (event.type === 'process-start') {
+    run.processes.set(event.executionId, [...(run.processes.get(event.executionId) ?? []), event]);
+  } else if (event.type === 'tool-result') {
+    // The tool waited for its processes (and killed what they left): nothing of this call is alive.
+    run.processes.delete(event.executionId);
+  } else if (event.type === 'step-end') {
+    for (const [executionId, started] of run.processes) {
+      if (started[0]?.stepId === event.stepId) run.processes.delete(executionId);
+    }
+  }
 }
 
 /**
@@ -109,6 +133,7 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
   }
   run.lastSeq = event.seq;
   run.updatedAt = event.at;
+  trackProcesses(run, event);
   const handler = foldEventHandlers[event.type] as ((run: FoldedRun, event: RunEvent) => void) | undefined;
   handler?.(run, event);
   return run;

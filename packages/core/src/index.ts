@@ -10,10 +10,18 @@ export {
 } from './approval.js';
 export { backoffDelay, DEFAULT_RETRY, sleep } from './backoff.js';
 export {
+  checkRequestedEnvironment,
+  inheritEnvironment,
+  matchesEnvironmentName,
+  PLAN_DENIED_ENVIRONMENT,
+  secretEnvironmentValues,
+} from './child-environment.js';
+export {
   type Artifact,
   type ArtifactKind,
   defineTool,
   type Effect,
+  type ProcessRecord,
   type ToolContext,
   type ToolDefinition,
   type ToolLogger,
@@ -98,12 +106,14 @@ export {
   type PreconditionOutcome,
   PreconditionRegistry,
 } from './preconditions.js';
+export { describeProcess, killOrphanedProcesses } from './process-groups.js';
 export {
   createRedactor,
   REDACTED,
   type Redactor,
   type RedactorOptions,
   redact,
+  secretForms,
 } from './redact.js';
 export {
   findReferences,

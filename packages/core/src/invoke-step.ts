@@ -5,6 +5,7 @@ import type { StepResult, ToolCallEvent, ToolResultEvent } from './events.js';
 import { isoNow, type RunJournal } from './journal.js';
 import { deriveExecutionId } from './plan-digest.js';
 import type { Precondition, Step } from './plan-schema.js';
+import { describeProcess } from './process-groups.js';
 import { resolveReferences } from './references.js';
 import { compileSchema, formatIssues } from './schema.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -217,6 +218,15 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
         ...(message === undefined ? {} : { message }),
       });
       journal.flush().catch(() => undefined);
+    },
+    recordProcess: async (process) => {
+      journal.emit({
+        type: 'process-start',
+        stepId: request.stepId,
+        executionId: request.executionId,
+        ...describeProcess(process),
+      });
+      await journal.flush();
     },
   };
 

@@ -43,11 +43,14 @@ function redactFields<T extends object>(redactor: Redactor, value: T): T {
     const field = (value as Record<string, unknown>)[key];
     // Numbers, booleans and absent values carry no secret: most of an event's fields end here.
     if (typeof field !== 'string' && (typeof field !== 'object' || field === null)) continue;
-    if (ENVELOPE_KEYS.has(key)) continue;
+    if (ENVELOPE_KEYS.has(key) && key !== 'stepId') continue;
+    // A step id comes from the plan and may hold a secret: redacted as the plan's copy is, so the fold still matches them.
     const redacted =
-      key === 'result' && typeof field === 'object' && field !== null
-        ? redactFields(redactor, field)
-        : redactor.redact(field);
+      key === 'stepId' && typeof field === 'string'
+        ? redactor.redactText(field)
+        : key === 'result' && typeof field === 'object' && field !== null
+          ? redactFields(redactor, field)
+          : redactor.redact(field);
     if (redacted !== field) {
       copy ??= { ...(value as Record<string, unknown>) };
       copy[key] = redacted;

@@ -6,6 +6,7 @@ import { type EventListener, RunJournal } from './journal.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import { planDigest } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
+import { killOrphanedProcesses } from './process-groups.js';
 import type { Redactor } from './redact.js';
 import { type RunStore, readAll } from './run-store.js';
 
@@ -96,6 +97,8 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
         location: options.runId,
       });
     }
+    // Under the lease and before anything runs: a command the crashed host started must not run beside the next step.
+    await killOrphanedProcesses(run);
     const journal = new RunJournal({
       runId: options.runId,
       store: options.store,

@@ -1,3 +1,5 @@
+import { inheritEnvironment } from '@stepwise/core';
+
 /**
  * Variables a server may inherit without being named: what programs need to find executables,
  * the home directory, the locale, temp files and the system's certificates. Nothing that usually
@@ -37,12 +39,6 @@ export const DEFAULT_ENV_ALLOWLIST: readonly string[] = [
   'PROCESSOR_ARCHITECTURE',
 ];
 
-function matches(name: string, pattern: string): boolean {
-  const upper = process.platform === 'win32' ? name.toUpperCase() : name;
-  const wanted = process.platform === 'win32' ? pattern.toUpperCase() : pattern;
-  return wanted.endsWith('*') ? upper.startsWith(wanted.slice(0, -1)) : upper === wanted;
-}
-
 /**
  * The environment a server child gets: allowlisted variables of `source`, then `explicit`
  * values (which win). Shell function exports (`() {…`) are never passed on.
@@ -52,11 +48,5 @@ export function childEnvironment(
   allow: readonly string[] = [],
   source: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const patterns = [...DEFAULT_ENV_ALLOWLIST, ...allow];
-  const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined || value.startsWith('()')) continue;
-    if (patterns.some((pattern) => matches(name, pattern))) environment[name] = value;
-  }
-  return { ...environment, ...explicit };
+  return { ...inheritEnvironment([...DEFAULT_ENV_ALLOWLIST, ...allow], source), ...explicit };
 }

@@ -10,6 +10,12 @@ export interface CommandPolicy {
   readonly allowNpx?: boolean;
   /** Let `node -e/--eval/-p/--print`, stdin programs and `bun -e` run inline code. Default false. */
   readonly allowNodeEval?: boolean;
+  /**
+   * Apply the per-executable argument rules and the path-argument checks. Default true. Only
+   * turn this off when the OS sandbox is `required`: the allowlist still applies, and the OS
+   * sandbox is then the only boundary.
+   */
+  readonly checkArguments?: boolean;
 }
 
 /** Why a command was refused: E202 (not argv), E303 (executable not allowed) or E402 (dangerous argument). */
@@ -186,6 +192,19 @@ function splitOption(argument: string): { name: string; value?: string } {
   return { name: argument };
 }
 
+/**
+ * Long options are accepted by any unambiguous prefix (git's parse-options, npm's nopt, GNU
+ * getopt_long): `--upload-pa` is `--upload-pack`. Any prefix of a refused option counts.
+ */
+function abbreviates(name: string, wanted: string): boolean {
+  return name.startsWith('--') && wanted.startsWith('--') && name.length >= 3 && wanted.startsWith(name);
+}
+
+/** Is `letter` one of the short options in a cluster such as `-nOsh` (values included)? */
+function inCluster(argument: string, letter: string): boolean {
+  return /^-[A-Za-z0-9]/.test(argument) && !argument.startsWith('--') && argument.slice(1).includes(letter);
+}
+
 /** Finds the first of `names` in args, also as `--name=value` and, for short options, `-xVALUE`. */
 function findOption(args: readonly string[], names: readonly string[], from = 1): number {
   for (let index = from; index < args.length; index++) {
@@ -193,7 +212,7 @@ function findOption(args: readonly string[], names: readonly string[], from = 1)
     if (argument === '--') return -1;
     const { name } = splitOption(argument);
     for (const wanted of names) {
-      if (name === wanted) return index;
+      if (name === wanted || abbreviates(name, wanted)) return index;
       if (wanted.length === 2 && wanted.startsWith('-') && !argument.startsWith('--') && argument.startsWith(wanted))
         return index;
     }
@@ -248,6 +267,7 @@ export function checkCommand(
   }
   const name = executableName(executable);
   if (WRAPPERS.has(name)) return refuse(0, `"${name}" runs other programs and would bypass the allowlist`);
+  if (policy.checkArguments === false) return undefined;
   const rule = RULES[name];
   return rule?.(argv, policy, context);
 }
@@ -290,15 +310,15 @@ const gitRule: Rule = (argv) => {
         'git -c is refused: configuration on the command line can run programs (core.sshCommand, core.pager, alias.x=!…)',
       );
     }
-    if (name === '--config-env')
+    const long = (wanted: string) => name === wanted || abbreviates(name, wanted);
+    if (long('--config-env'))
       return refuse(index, 'git --config-env is refused: it sets configuration that can run programs');
     if (name === '-C') return refuse(index, 'git -C is refused: use the cwd field');
-    if (name === '--git-dir' || name === '--work-tree')
+    if (long('--git-dir') || long('--work-tree'))
       return refuse(index, `git ${name} is refused: it can point git outside the workspace`);
-    if (name === '--exec-path' && argument.includes('='))
+    if (long('--exec-path') && argument.includes('='))
       return refuse(index, 'git --exec-path=… is refused: it picks the programs git runs');
-    if (name === '-p' || name === '--paginate')
-      return refuse(index, 'git --paginate is refused: the pager is a program');
+    if (name === '-p' || long('--paginate')) return refuse(index, 'git --paginate is refused: the pager is a program');
     if (GIT_GLOBAL_VALUES.has(argument)) index++;
   }
   for (let position = 1; position < argv.length; position++) {
@@ -307,18 +327,25 @@ const gitRule: Rule = (argv) => {
     if (/^(ext|fd)::/i.test(value ?? argument)) {
       return refuse(position, `git remote "${argument}" is refused: the ext:: and fd:: transports run commands`);
     }
-    if (name === '--template')
+    const long = (...wanted: string[]) => wanted.some((option) => name === option || abbreviates(name, option));
+    if (long('--template'))
       return refuse(position, 'git --template is refused: template directories install hooks that run');
-    if (name === '--upload-pack' || name === '--receive-pack' || name === '--exec') {
+    if (long('--upload-pack', '--receive-pack', '--exec')) {
       return refuse(position, `git ${name} is refused: it names a program to run`);
     }
-    if (name === '--output' || name === '--output-directory' || name === '--open-files-in-pager') {
+    if (long('--separate-git-dir')) {
+      return refuse(
+        position,
+        'git --separate-git-dir is refused: a repository outside .git is not protected from edits',
+      );
+    }
+    if (long('--output', '--output-directory', '--open-files-in-pager')) {
       return refuse(
         position,
         `git ${name} is refused: it writes files or starts a program outside the file tools' sandbox`,
       );
     }
-    if (name === '--config-env') return refuse(position, 'git --config-env is refused');
+    if (long('--config-env')) return refuse(position, 'git --config-env is refused');
   }
   const subcommand = argv[index];
   if (subcommand === undefined) return undefined;
@@ -330,20 +357,21 @@ const gitRule: Rule = (argv) => {
   }
   const rest = argv.slice(index);
   const restRefusal = (names: readonly string[], why: string) => {
-    const found = findOption(rest, names);
+    let found = findOption(rest, names);
+    if (found === -1) {
+      const letters = names.filter((option) => /^-[A-Za-z]$/.test(option)).map((option) => option.slice(1));
+      const end = rest.indexOf('--');
+      found = rest.findIndex(
+        (argument, at) => at > 0 && (end === -1 || at < end) && letters.some((letter) => inCluster(argument, letter)),
+      );
+    }
     return found === -1 ? undefined : refuse(index + found, `git ${subcommand} ${rest[found]} is refused: ${why}`);
   };
   switch (subcommand) {
-    case 'config': {
-      const reads = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', 'get', 'list'];
-      if (!rest.some((argument) => reads.includes(argument))) {
-        return refuse(index, 'git config may only read (--get, --list): configuration can run programs');
-      }
-      return restRefusal(
-        ['--add', '--replace-all', '--unset', '--unset-all', '--edit', '-e', '--rename-section', '--remove-section'],
-        'it changes configuration',
-      );
-    }
+    case 'config':
+      return gitConfigRefusal(rest, index) ?? restRefusal(GIT_CONFIG_WRITES, 'it changes configuration');
+    case 'format-patch':
+      return restRefusal(['-o'], 'it writes files outside the file tools');
     case 'submodule':
       return rest.includes('foreach')
         ? refuse(index + rest.indexOf('foreach'), 'git submodule foreach is refused: it runs a shell command')
@@ -371,6 +399,46 @@ const gitRule: Rule = (argv) => {
   }
 };
 
+const GIT_CONFIG_WRITES = [
+  '--add',
+  '--replace-all',
+  '--unset',
+  '--unset-all',
+  '--edit',
+  '-e',
+  '--rename-section',
+  '--remove-section',
+];
+/** `git config` options that take a separate value (so they are not taken for a name or value). */
+const GIT_CONFIG_VALUED = new Set(['-f', '--file', '--blob', '--type', '--default', '--comment', '--value']);
+
+/**
+ * `git config` may only read. New style: `git config list|get …`. Old style: `--get*`/`--list`,
+ * or a single name (which prints its value); a name and a value (`git config core.hooksPath
+ * list`, `git config --global user.name get`) is a write, whatever the words.
+ */
+function gitConfigRefusal(rest: readonly string[], index: number): CommandRefusal | undefined {
+  const positionals: string[] = [];
+  let reads = false;
+  for (let at = 1; at < rest.length; at++) {
+    const argument = rest[at] as string;
+    const { name } = splitOption(argument);
+    if (!argument.startsWith('-')) positionals.push(argument);
+    else if (['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l'].some((read) => name === read))
+      reads = true;
+    else if (GIT_CONFIG_VALUED.has(argument)) at++;
+  }
+  const [first] = positionals;
+  const newStyleRead = first === 'list' || first === 'get';
+  const oldStyleRead = !['set', 'unset', 'edit', 'rename-section', 'remove-section', 'replace-all'].includes(
+    first ?? '',
+  );
+  const isRead = newStyleRead || reads || (oldStyleRead && positionals.length <= 1);
+  return isRead
+    ? undefined
+    : refuse(index, 'git config may only read (get, list, --get, --list): configuration can run programs');
+}
+
 const findRule: Rule = (argv) => {
   const dangerous = ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'];
   for (let index = 1; index < argv.length; index++) {
@@ -394,9 +462,21 @@ function packageRunnerRule(tool: string): Rule {
   };
 }
 
+/** npm commands a refusal names; npm also takes any unambiguous prefix of a command (`explor`, `exe`). */
+const NPM_GUARDED = ['exec', 'explore', 'edit', 'config', 'create', 'init', 'innit'];
+const NPM_ALIASES: Readonly<Record<string, string>> = { c: 'config', conf: 'config', x: 'exec', set: 'config' };
+
+function npmSubcommand(word: string | undefined): string | undefined {
+  if (word === undefined) return undefined;
+  if (NPM_ALIASES[word]) return NPM_ALIASES[word];
+  if (NPM_GUARDED.includes(word) || word.length < 3) return word;
+  return NPM_GUARDED.find((command) => command.startsWith(word)) ?? word;
+}
+
 const npmRule: Rule = (argv, policy) => {
   const subcommandIndex = firstPositional(argv);
-  const subcommand = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  const written = subcommandIndex === -1 ? undefined : argv[subcommandIndex];
+  const subcommand = npmSubcommand(written);
   const runners = ['exec', 'x', 'create', 'innit', 'init'];
   if (subcommand && runners.includes(subcommand) && !policy.allowNpx) {
     const initWithPackage =
@@ -410,9 +490,10 @@ const npmRule: Rule = (argv, policy) => {
   }
   if (subcommand === 'explore' || subcommand === 'edit')
     return refuse(subcommandIndex, `npm ${subcommand} opens a shell or an editor`);
-  if (subcommand === 'config' || subcommand === 'c') {
+  if (written === 'set') return refuse(subcommandIndex, 'npm set is refused: it writes npm configuration');
+  if (subcommand === 'config') {
     const action = argv[subcommandIndex + 1];
-    if (action && ['set', 'edit', 'delete', 'fix'].includes(action))
+    if (action && ['set', 'edit', 'delete', 'fix'].some((word) => word.startsWith(action)))
       return refuse(subcommandIndex + 1, `npm config ${action} is refused: npm configuration can name programs to run`);
   }
   const option = findOption(argv, [
@@ -565,11 +646,20 @@ const shellRule: Rule = (argv, _policy, context) => {
   return refuse(0, `${argv[0]} without a script file runs commands from ${context.stdin ? 'stdin' : 'a terminal'}`);
 };
 
+/** GNU sed's `e` command and `s///e` flag run commands; `w`/`W`/`r`/`R` read and write other files. Addresses may be negated (`2!e`), stepped (`0~2`) or ranges. */
+const SED_DANGER = /(^|[;\n{}/])[\s0-9,$~+!gpiImM]*[eEwWrR](\s|;|}|$)/;
+
 const sedRule: Rule = (argv) => {
+  const file = findOption(argv, ['-f', '--file']);
+  if (file !== -1) return refuse(file, 'sed -f is refused: a script file cannot be checked');
   for (let index = 1; index < argv.length; index++) {
     const argument = argv[index] as string;
-    // GNU sed's `e` command and `s///e` flag run commands; `w`/`W`/`r`/`R` read and write other files.
-    if (/(^|[;\n{}/])\s*[0-9,$]*\s*[eEwWrR](\s|;|$)/.test(argument) && !argument.startsWith('-')) {
+    const script = argument.startsWith('--expression=')
+      ? argument.slice('--expression='.length)
+      : /^-[a-zA-Z]*e./.test(argument) && !argument.startsWith('--')
+        ? argument.slice(argument.indexOf('e') + 1)
+        : argument;
+    if (SED_DANGER.test(script) && (script !== argument || !argument.startsWith('-'))) {
       return refuse(
         index,
         `sed script ${JSON.stringify(argument)} is refused: its e, w or r command runs programs or touches other files`,

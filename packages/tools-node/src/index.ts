@@ -21,6 +21,15 @@ export { type FileSystem, nodeFileSystem } from './file-system.js';
 export { type FileWriteOutput, fileWriteInput, fileWriteTool } from './file-write-tool.js';
 export { nodePreconditions, PROJECT_MARKERS } from './node-preconditions.js';
 export { createNodeTools, NODE_TOOL_ALIASES, type NodeToolsOptions, nodeTools } from './node-tools.js';
+export {
+  bubblewrapArguments,
+  type OsSandboxOptions,
+  type OsSandboxStatus,
+  osSandboxStatus,
+  SANDBOX_HOME,
+  type SandboxedCommand,
+  type SandboxMode,
+} from './os-sandbox.js';
 export { type CommandOptions, type RunCommandOutput, runCommandInput, runCommandTool } from './run-command-tool.js';
 export { type ProcessResult, type RunProcessOptions, runProcess } from './run-process.js';
 export { applySearchReplace, type EditProblem, type SearchReplaceEdit } from './search-replace.js';

@@ -1,11 +1,20 @@
-import { constants } from 'node:fs';
+import { constants as fileConstants } from 'node:fs';
 import { access, lstat, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:os';
 import path from 'node:path';
 import { defineTool, ErrorCodes, REDACTED, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
 import { z } from 'zod';
 import { childEnvironment } from './child-environment.js';
 import { type CommandPolicy, checkCommand, executableName, pathArguments } from './command-policy.js';
-import { runProcess } from './run-process.js';
+import {
+  bubblewrapArguments,
+  type OsSandboxOptions,
+  osSandboxStatus,
+  SANDBOX_HOME,
+  type SandboxMode,
+  sandboxUnavailable,
+} from './os-sandbox.js';
+import { type ProcessResult, runProcess } from './run-process.js';
 import type { WorkspaceSandbox } from './workspace-sandbox.js';
 
 /** How `run_command` runs programs. Every member is optional except `allow`. */
@@ -22,6 +31,13 @@ export interface CommandOptions extends CommandPolicy {
   readonly maxOutputBytes?: number;
   /** Grace between SIGTERM and SIGKILL when a command is stopped. Default 2000 ms. */
   readonly killGraceMs?: number;
+  /**
+   * The OS sandbox (bubblewrap on Linux): `required` refuses commands where it cannot start,
+   * `available` uses it where it can, `off` never does. Default `available`.
+   */
+  readonly sandbox?: SandboxMode;
+  /** What the OS sandbox lets commands see and do (network, extra hidden, readable or writable paths). */
+  readonly sandboxOptions?: OsSandboxOptions;
 }
 
 const commandSchema = z
@@ -66,7 +82,7 @@ export interface RunCommandOutput {
 async function isExecutableFile(file: string): Promise<boolean> {
   try {
     if (!(await stat(file)).isFile()) return false;
-    await access(file, constants.X_OK);
+    await access(file, fileConstants.X_OK);
     return true;
   } catch {
     return false;
@@ -109,21 +125,149 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** The path the kernel reaches: each `..` climbs from where the symlinks before it really lead. */
+async function physicalPath(cwd: string, value: string): Promise<string> {
+  let current = path.isAbsolute(value) ? path.parse(value).root : cwd;
+  for (const segment of value.split(/[\\/]+/)) {
+    if (segment === '' || segment === '.') continue;
+    current = segment === '..' ? path.dirname(current) : path.join(current, segment);
+    if (segment !== '..') current = (await realpath(current).catch(() => undefined)) ?? current;
+  }
+  return current;
+}
+
 function scrub(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
   return result;
 }
 
+function refuseByPolicy(argv: readonly string[], policy: CommandPolicy, stdin: boolean): void {
+  const refusal = checkCommand(argv, policy, { stdin });
+  if (!refusal) return;
+  if (refusal.code === ErrorCodes.SANDBOX_VIOLATION) {
+    throw new SandboxViolation(refusal.message, {
+      location: `command/${refusal.index}`,
+      details: { argument: argv[refusal.index] },
+    });
+  }
+  throw new ToolError({ code: refusal.code, message: refusal.message, location: `command/${refusal.index}` });
+}
+
+async function workingDirectory(sandbox: WorkspaceSandbox, cwd: string | undefined) {
+  const resolved = await sandbox.resolve(cwd ?? '.');
+  const stats = await stat(resolved.absolute).catch(() => undefined);
+  if (!stats?.isDirectory()) {
+    throw new ToolError({
+      code: ErrorCodes.TOOL_NOT_FOUND,
+      message: `the working directory ${cwd} is not a directory`,
+      location: 'cwd',
+    });
+  }
+  return resolved;
+}
+
+async function checkPathArguments(sandbox: WorkspaceSandbox, argv: readonly string[], cwd: string): Promise<void> {
+  for (const { index, value, always } of pathArguments(argv)) {
+    // Absolute, `~`, drive and UNC forms go to the sandbox as written, so it refuses them by their form.
+    const lexical = /^([A-Za-z]:|[\\/~])/.test(value) ? value : path.join(cwd, value);
+    // `glink/../x` climbs from the symlink's target, not from `glink`'s directory: follow it as the kernel will.
+    const target =
+      !value.startsWith('~') && /(^|[\\/])\.\.([\\/]|$)/.test(value) ? await physicalPath(cwd, value) : lexical;
+    if (!always && !(await exists(target))) continue;
+    try {
+      await sandbox.resolve(target);
+    } catch (error) {
+      if (StepwiseError.isInstance(error) && error.code === ErrorCodes.SANDBOX_VIOLATION) {
+        throw new SandboxViolation(
+          `argument ${index} (${JSON.stringify(value)}) refers to a path outside the workspace`,
+          {
+            location: `command/${index}`,
+            details: { argument: argv[index] },
+          },
+        );
+      }
+      throw error;
+    }
+  }
+}
+
+/** Whether this call runs inside the OS sandbox; throws in `required` mode where it cannot start. */
+async function useOsSandbox(mode: SandboxMode): Promise<string | undefined> {
+  if (mode === 'off') return undefined;
+  const status = await osSandboxStatus();
+  if (status.available) return status.program;
+  if (mode === 'required') throw sandboxUnavailable(status);
+  return undefined;
+}
+
 /**
- * `run_command`: runs an allowlisted program with argv (no shell) inside the workspace.
- * Refuses dangerous arguments per executable, builds the environment from an allowlist,
- * kills the whole process tree on timeout, caps output, and fails (E304) on a non-zero exit.
+ * bubblewrap reports a command killed by a signal as exit code 128 + the signal's number, as
+ * shells do; turn it back into the signal so the output reads the same with and without it.
+ */
+function signalFromExitCode(result: ProcessResult): ProcessResult {
+  if (result.signal !== null || result.exitCode === null || result.exitCode <= 128) return result;
+  const entry = Object.entries(constants.signals).find(([, number]) => number === (result.exitCode as number) - 128);
+  return entry ? { ...result, exitCode: null, signal: entry[0] as NodeJS.Signals } : result;
+}
+
+/** Turns a finished process into the tool's output, or the ToolError that says why it failed. */
+function commandOutcome(
+  argv: readonly string[],
+  cwd: string,
+  result: ProcessResult,
+  secrets: readonly string[],
+  timeoutMs: number,
+): { output: RunCommandOutput; error?: ToolError } {
+  const stdout = scrub(result.stdout, secrets);
+  const stderr = scrub(result.stderr, secrets);
+  const output: RunCommandOutput = {
+    command: [...argv],
+    cwd,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    stdout,
+    stderr,
+    stdoutTruncated: result.stdoutTruncated,
+    stderrTruncated: result.stderrTruncated,
+    durationMs: Math.round(result.durationMs),
+  };
+  const details = { exitCode: result.exitCode, signal: result.signal, stdout, stderr };
+  const fail = (code: string, message: string, extra: Record<string, unknown> = {}) => ({
+    output,
+    error: new ToolError({ code, message, location: 'command', details: { ...details, ...extra } }),
+  });
+  if (result.aborted) return fail(ErrorCodes.STEP_CANCELLED, `${argv[0]} was stopped: the step was cancelled`);
+  if (result.timedOut) {
+    return fail(
+      ErrorCodes.STEP_TIMEOUT,
+      `${argv[0]} timed out after ${timeoutMs} ms; it and every process it started were killed`,
+      { timedOut: true },
+    );
+  }
+  if (result.exitCode !== 0) {
+    const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    const lastLine = stderr.trim().split('\n').pop() ?? '';
+    return fail(
+      ErrorCodes.TOOL_COMMAND_FAILED,
+      `${argv.join(' ')} ${how}${lastLine ? `: ${lastLine.slice(0, 500)}` : ''}`,
+    );
+  }
+  return { output };
+}
+
+/**
+ * `run_command`: runs an allowlisted program with argv (no shell) inside the workspace, and
+ * inside the OS sandbox where there is one. Refuses dangerous arguments per executable,
+ * builds the environment from an allowlist, kills the whole process tree on timeout, caps
+ * output, journals the process group (so resume can kill what a crash left running), and
+ * fails (E304) on a non-zero exit.
  */
 export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOptions) {
   const policy: CommandPolicy = options;
   const defaultTimeout = options.timeoutMs ?? 120_000;
   const maxTimeout = options.maxTimeoutMs ?? 30 * 60_000;
+  const mode = options.sandbox ?? 'available';
   return defineTool({
     name: 'run_command',
     description: `Run a program in the workspace with argv (no shell), e.g. ["git", "status"]. Allowed executables: ${options.allow.join(', ') || 'none'}. Fails when the exit code is not 0; stdout and stderr are returned either way.`,
@@ -132,55 +276,43 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
     idempotent: false,
     async execute(input, context): Promise<RunCommandOutput> {
       const argv = input.command;
-      const refusal = checkCommand(argv, policy, { stdin: input.stdin !== undefined });
-      if (refusal) {
-        if (refusal.code === ErrorCodes.SANDBOX_VIOLATION) {
-          throw new SandboxViolation(refusal.message, {
-            location: `command/${refusal.index}`,
-            details: { argument: argv[refusal.index] },
-          });
-        }
-        throw new ToolError({ code: refusal.code, message: refusal.message, location: `command/${refusal.index}` });
-      }
-      const cwd = await sandbox.resolve(input.cwd ?? '.');
-      const cwdStats = await stat(cwd.absolute).catch(() => undefined);
-      if (!cwdStats?.isDirectory()) {
-        throw new ToolError({
-          code: ErrorCodes.TOOL_NOT_FOUND,
-          message: `the working directory ${input.cwd} is not a directory`,
-          location: 'cwd',
-        });
-      }
-      for (const { index, value, always } of pathArguments(argv)) {
-        // Absolute, `~`, drive and UNC forms go to the sandbox as written, so it refuses them by their form.
-        const target = /^([A-Za-z]:|[\\/~])/.test(value) ? value : path.join(cwd.absolute, value);
-        if (!always && !(await exists(target))) continue;
-        try {
-          await sandbox.resolve(target);
-        } catch (error) {
-          if (StepwiseError.isInstance(error) && error.code === ErrorCodes.SANDBOX_VIOLATION) {
-            throw new SandboxViolation(
-              `argument ${index} (${JSON.stringify(value)}) refers to a path outside the workspace`,
-              { location: `command/${index}`, details: { argument: argv[index] } },
-            );
-          }
-          throw error;
-        }
-      }
-      const name = executableName(argv[0] as string);
+      refuseByPolicy(argv, policy, input.stdin !== undefined);
+      const bubblewrap = await useOsSandbox(mode);
+      const cwd = await workingDirectory(sandbox, input.cwd);
+      if (policy.checkArguments !== false) await checkPathArguments(sandbox, argv, cwd.absolute);
       const { env, secrets } = childEnvironment({
         ...(options.env?.allow ? { allow: options.env.allow } : {}),
         ...(input.env ? { requested: input.env } : {}),
-        executable: name,
+        executable: executableName(argv[0] as string),
       });
-      const file = await resolveExecutable(argv[0] as string, env.PATH ?? env.Path ?? '', sandbox);
+      const pathVariable = env.PATH ?? env.Path ?? '';
+      const file = await resolveExecutable(argv[0] as string, pathVariable, sandbox);
+      if (bubblewrap) {
+        // A private, empty home and temp directory: nothing the host keeps there is visible or writable.
+        Object.assign(env, { HOME: SANDBOX_HOME, TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' });
+      }
       const timeoutMs = Math.min(input.timeoutMs ?? defaultTimeout, maxTimeout);
-      let result: Awaited<ReturnType<typeof runProcess>>;
+      const wrapped = bubblewrap
+        ? {
+            file: bubblewrap,
+            args: [
+              ...bubblewrapArguments({
+                workspace: await sandbox.realRoot(),
+                pathVariable,
+                file,
+                cwd: cwd.absolute,
+                options: options.sandboxOptions ?? {},
+              }),
+              '--',
+              file,
+              ...argv.slice(1),
+            ],
+          }
+        : { file, args: argv.slice(1), argv0: argv[0] as string };
+      let result: ProcessResult;
       try {
         result = await runProcess({
-          file,
-          args: argv.slice(1),
-          argv0: argv[0] as string,
+          ...wrapped,
           cwd: cwd.absolute,
           env,
           ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
@@ -188,6 +320,7 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
           maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
           killGraceMs: options.killGraceMs ?? 2000,
           signal: context.signal,
+          onSpawn: (pid) => context.recordProcess?.({ pid, processGroup: pid, command: [...argv] }),
         });
       } catch (error) {
         throw new ToolError({
@@ -196,49 +329,16 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
           location: 'command/0',
         });
       }
-      const stdout = scrub(result.stdout, secrets);
-      const stderr = scrub(result.stderr, secrets);
-      if (stdout) context.addArtifact({ kind: 'stdout', content: stdout, truncated: result.stdoutTruncated });
-      if (stderr) context.addArtifact({ kind: 'stderr', content: stderr, truncated: result.stderrTruncated });
-      const output: RunCommandOutput = {
-        command: [...argv],
-        cwd: cwd.relative === '' ? '.' : cwd.relative,
-        exitCode: result.exitCode,
-        signal: result.signal,
-        stdout,
-        stderr,
-        stdoutTruncated: result.stdoutTruncated,
-        stderrTruncated: result.stderrTruncated,
-        durationMs: Math.round(result.durationMs),
-      };
-      const details = { exitCode: result.exitCode, signal: result.signal, stdout, stderr };
-      if (result.aborted) {
-        throw new ToolError({
-          code: ErrorCodes.STEP_CANCELLED,
-          message: `${argv[0]} was stopped: the step was cancelled`,
-          location: 'command',
-          details,
-        });
+      if (bubblewrap) result = signalFromExitCode(result);
+      const outcome = commandOutcome(argv, cwd.relative === '' ? '.' : cwd.relative, result, secrets, timeoutMs);
+      if (outcome.output.stdout) {
+        context.addArtifact({ kind: 'stdout', content: outcome.output.stdout, truncated: result.stdoutTruncated });
       }
-      if (result.timedOut) {
-        throw new ToolError({
-          code: ErrorCodes.STEP_TIMEOUT,
-          message: `${argv[0]} timed out after ${timeoutMs} ms; it and every process it started were killed`,
-          location: 'command',
-          details: { ...details, timedOut: true },
-        });
+      if (outcome.output.stderr) {
+        context.addArtifact({ kind: 'stderr', content: outcome.output.stderr, truncated: result.stderrTruncated });
       }
-      if (result.exitCode !== 0) {
-        const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        const lastLine = stderr.trim().split('\n').pop() ?? '';
-        throw new ToolError({
-          code: ErrorCodes.TOOL_COMMAND_FAILED,
-          message: `${argv.join(' ')} ${how}${lastLine ? `: ${lastLine.slice(0, 500)}` : ''}`,
-          location: 'command',
-          details,
-        });
-      }
-      return output;
+      if (outcome.error) throw outcome.error;
+      return outcome.output;
     },
   });
 }

@@ -16,6 +16,8 @@ export interface RunProcessOptions {
   /** Time between SIGTERM and SIGKILL when the tree is stopped. */
   readonly killGraceMs: number;
   readonly signal?: AbortSignal;
+  /** Called once the program started, with its pid (the leader of its own process group). */
+  readonly onSpawn?: (pid: number) => unknown;
 }
 
 export interface ProcessResult {
@@ -125,6 +127,14 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     } catch (error) {
       reject(error);
       return;
+    }
+    if (child.pid !== undefined) {
+      try {
+        // A hook that fails must not leave the process unwatched: its error is the hook's to report.
+        Promise.resolve(options.onSpawn?.(child.pid)).catch(() => undefined);
+      } catch {
+        // Same as above, for a hook that throws synchronously.
+      }
     }
     let killTimer: NodeJS.Timeout | undefined;
     const stop = () => {

@@ -15,6 +15,9 @@ beforeAll(async () => {
       allow: ['node', 'definitely-not-a-program-here'],
       env: { allow: ['STEPWISE_TEST_API_KEY', 'STEPWISE_PLAN_*'] },
       killGraceMs: 500,
+      // These tests follow host pids through the process-group kill that works without the OS
+      // sandbox; os-sandbox.test.ts covers the same kills inside it (its own pid namespace).
+      sandbox: 'off',
     },
   });
   const write = (name: string, text: string) => writeFile(path.join(harness.workspace, name), text);
