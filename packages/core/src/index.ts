@@ -19,6 +19,7 @@ export {
   type ToolLogger,
   type ToolOptions,
 } from './define-tool.js';
+export { closestName, didYouMean } from './did-you-mean.js';
 export type {
   Engine,
   EngineOptions,
@@ -64,6 +65,15 @@ export {
   RunJournal,
   type RunJournalOptions,
 } from './journal.js';
+export {
+  createJsonLocator,
+  describeJsonSyntaxError,
+  findJsonSyntaxError,
+  type JsonSyntaxError,
+  locateJsonPointer,
+  positionAt,
+  type TextPosition,
+} from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
 export {
   approvePlan,
@@ -145,6 +155,7 @@ export {
   type SchemaResult,
   type ToolSchema,
 } from './schema.js';
+export { type SchemaIssueProblem, schemaIssueProblems } from './schema-issue-problems.js';
 export {
   type AnyTool,
   definePlugin,
