@@ -56,12 +56,14 @@ export function schemaIssueProblems(
   const problems: SchemaIssueProblem[] = [];
   for (const issue of issues) {
     const base = pointer(issue.path);
-    if (issue.code !== 'unrecognized_keys') {
+    // Refinements that re-raise an inner object's issues keep `keys` but not the code.
+    const keys = (issue as { keys?: unknown }).keys;
+    if (!Array.isArray(keys) || keys.length === 0) {
       problems.push({ path: base, message: issue.message });
       continue;
     }
     const allowed = keysAt(schema as unknown as SchemaNode, issue.path);
-    for (const key of issue.keys) {
+    for (const key of keys as string[]) {
       problems.push({
         path: `${base}${pointer([key])}`,
         message: `unknown ${noun} "${key}"${didYouMean(key, allowed)}`,
