@@ -99,14 +99,6 @@ export function padEnd(text: string, width: number): string {
   return length >= width ? text : text + ' '.repeat(width - length);
 }
 
-/** `1.2s`, `850ms`, `2m 05s`. */
-export function formatElapsed(milliseconds: number): string {
-  if (milliseconds < 1000) return `${Math.max(0, Math.round(milliseconds))}ms`;
-  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1)}s`;
-  const seconds = Math.round(milliseconds / 1000);
-  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
-}
-
 /** Writes, ignoring EPIPE (`stepwise run --json | head`). */
 export function writeSafely(stream: NodeJS.WritableStream, text: string): void {
   try {

@@ -1,3 +1,4 @@
+import { formatDuration } from '../format-duration.js';
 import { layoutDag } from './layout-dag.js';
 import type { ExecutionBar, ReportModel, StepDetail } from './report-model.js';
 import { REPORT_SCRIPT } from './report-script.js';
@@ -20,13 +21,6 @@ export function escapeHtml(text: unknown): string {
 
 function truncate(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
-}
-
-export function formatDuration(milliseconds: number | undefined): string {
-  if (milliseconds === undefined) return '';
-  if (milliseconds < 1000) return `${Math.round(milliseconds)} ms`;
-  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(milliseconds < 10_000 ? 2 : 1)} s`;
-  return `${Math.floor(milliseconds / 60_000)} min ${Math.round((milliseconds % 60_000) / 1000)} s`;
 }
 
 function stepDuration(step: StepDetail, bars: readonly ExecutionBar[]): number | undefined {

@@ -1,3 +1,5 @@
+import { formatDuration } from '../format-duration.js';
+
 /**
  * The report's behaviour: select a step (click or keyboard on a node, a bar or a row) and show
  * its details. Plain ES2017 with no template literals, so it can live in this string; every
@@ -22,12 +24,7 @@ export const REPORT_SCRIPT = String.raw`
     if (typeof value === 'string') return value;
     try { return JSON.stringify(value, null, 2); } catch (error) { return String(value); }
   }
-  function ms(value) {
-    if (value === undefined || value === null) return '';
-    if (value < 1000) return Math.round(value) + ' ms';
-    if (value < 60000) return (value / 1000).toFixed(value < 10000 ? 2 : 1) + ' s';
-    return Math.floor(value / 60000) + ' min ' + Math.round((value % 60000) / 1000) + ' s';
-  }
+  var ms = ${formatDuration.toString()};
   function badge(status) { return el('span', 'badge status-' + status, status); }
   function pre(value) { return el('pre', null, json(value)); }
   function heading(text) { return el('h3', null, text); }
