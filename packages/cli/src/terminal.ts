@@ -99,6 +99,27 @@ export function padEnd(text: string, width: number): string {
   return length >= width ? text : text + ' '.repeat(width - length);
 }
 
+/**
+ * Rows of cells as lines whose columns line up: each column as wide as its widest visible cell
+ * (escapes not counted); the last column is not padded. Columns separated by two spaces.
+ */
+export function alignColumns(rows: readonly (readonly string[])[], indent = ''): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, column) => {
+      widths[column] = Math.max(widths[column] ?? 0, stripAnsi(cell).length);
+    });
+  }
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : padEnd(cell, widths[column] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+  );
+}
+
 /** Writes, ignoring EPIPE (`stepwise run --json | head`). */
 export function writeSafely(stream: NodeJS.WritableStream, text: string): void {
   try {

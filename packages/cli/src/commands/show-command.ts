@@ -10,7 +10,7 @@ import {
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatDuration } from '../format-duration.js';
-import { padEnd } from '../terminal.js';
+import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { statusColour } from './runs-command.js';
@@ -177,14 +177,18 @@ Examples:
         );
       print(context);
       print(context, palette.bold('Steps'));
-      const width = Math.min(28, Math.max(4, ...steps.map((step) => step.stepId.length)));
-      for (const step of steps) {
+      const rows = steps.map((step) => {
         const result = step.result;
-        print(
-          context,
-          `  ${padEnd(step.stepId, width)}  ${padEnd(palette.cyan(step.tool ?? 'agentic'), 14)}  ${padEnd(statusColour(context, step.status), 10)}  ${result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}  ${formatDuration(result.durationMs)}` : ''}${result?.error ? `  ${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : ''}`,
-        );
-      }
+        return [
+          step.stepId,
+          palette.cyan(step.tool ?? 'agentic'),
+          statusColour(context, step.status),
+          result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}` : '',
+          result ? formatDuration(result.durationMs) : '',
+          result?.error ? `${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : '',
+        ];
+      });
+      for (const line of alignColumns(rows, '  ')) print(context, line);
       print(context);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
