@@ -1,6 +1,7 @@
 import type { Plan, RunEvent, StepError } from '@stepwise/core';
+import { formatDuration } from './format-duration.js';
 import { goalProgressLine } from './goal-progress-line.js';
-import { fitWidth, formatElapsed, type Palette, padEnd } from './terminal.js';
+import { fitWidth, type Palette, padEnd } from './terminal.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -247,7 +248,7 @@ export class LiveView {
     let detail = '';
     switch (step.status) {
       case 'running':
-        time = step.startedAt ? formatElapsed(now - step.startedAt) : '';
+        time = step.startedAt ? formatDuration(now - step.startedAt) : '';
         if (step.attempt > 1) detail = palette.magenta(`attempt ${step.attempt}`);
         break;
       case 'awaiting-approval':
@@ -255,13 +256,13 @@ export class LiveView {
         break;
       case 'retrying':
         detail = palette.magenta(
-          `retrying in ${formatElapsed(Math.max(0, (step.retryAt ?? now) - now))} (after ${step.error?.code ?? 'error'})`,
+          `retrying in ${formatDuration(Math.max(0, (step.retryAt ?? now) - now))} (after ${step.error?.code ?? 'error'})`,
         );
         break;
       case 'pending':
         break;
       default:
-        time = step.durationMs === undefined ? '' : formatElapsed(step.durationMs);
+        time = step.durationMs === undefined ? '' : formatDuration(step.durationMs);
         if (step.error && step.status !== 'succeeded') {
           const colour = step.status === 'failed' ? palette.red : palette.gray;
           detail = colour(`${step.error.code} ${step.error.message.split('\n')[0]}`);
@@ -286,7 +287,7 @@ export class LiveView {
     const parts = [`${done}/${total} steps`];
     if (running > 0) parts.push(`${running} running`);
     if (failed > 0) parts.push(palette.red(`${failed} failed`));
-    parts.push(formatElapsed(now - this.#started));
+    parts.push(formatDuration(now - this.#started));
     if (this.#runStatus) parts.push(palette.bold(this.#runStatus));
     return `  ${bar} ${parts.join(palette.gray(' · '))}`;
   }

@@ -89,6 +89,17 @@ describe('loadConfig', () => {
     expect(error.location).toBe(`${file}:2:3`);
   });
 
+  it('suggests the option a misspelt key was meant to be, located at the key', async () => {
+    const file = path.join(directory, 'stepwise.config.json');
+    await writeFile(file, '{\n  "engine": "dag",\n  "concurency": 2,\n  "approvals": { "exce": "auto" }\n}\n');
+    const error = await rejection(loadConfigFile(file));
+    const problems = error.details?.problems as ConfigProblem[];
+    expect(problems).toEqual([
+      { path: '/concurency', message: 'unknown option "concurency"; did you mean "concurrency"?', line: 3, column: 3 },
+      { path: '/approvals/exce', message: 'unknown option "exce"; did you mean "exec"?', line: 4, column: 18 },
+    ]);
+  });
+
   it('refuses an API key in the file and asks for its variable name', async () => {
     const error = (() => {
       try {

@@ -1,10 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import {
+  createJsonLocator,
+  describeJsonSyntaxError,
+  ErrorCodes,
+  StepwiseError,
+  schemaIssueProblems,
+} from '@stepwise/core';
 import type { z } from 'zod';
 import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
-import { locateJsonPointer } from './locate-json-pointer.js';
 
 /** Looked up in this order in the starting directory, then in each parent. */
 export const CONFIG_FILE_NAMES = [
@@ -64,25 +69,12 @@ export async function findConfigFile(directory: string, searchParents = true): P
   }
 }
 
-function escapeToken(token: PropertyKey): string {
-  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
 function problemsOf(issues: readonly z.core.$ZodIssue[], text: string | undefined): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  for (const issue of issues) {
-    const base = issue.path.map((segment) => `/${escapeToken(segment)}`).join('');
-    const keys = (issue as { keys?: readonly string[] }).keys;
-    const entries =
-      keys && keys.length > 0
-        ? keys.map((key) => ({ path: `${base}/${escapeToken(key)}`, message: `unknown option "${key}"` }))
-        : [{ path: base, message: issue.message }];
-    for (const entry of entries) {
-      const at = text === undefined ? undefined : locateJsonPointer(text, entry.path);
-      problems.push(at ? { ...entry, line: at.line, column: at.column } : entry);
-    }
-  }
-  return problems;
+  const locate = text === undefined ? undefined : createJsonLocator(text);
+  return schemaIssueProblems(issues, StepwiseConfigSchema, 'option').map((entry) => {
+    const at = locate?.(entry.path);
+    return at ? { ...entry, line: at.line, column: at.column } : entry;
+  });
 }
 
 /** `file:line:column /path message`, one line per problem. */
@@ -138,16 +130,15 @@ export async function loadConfigFile(file: string): Promise<StepwiseConfig> {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
-      let where = absolute;
-      if (Number.isFinite(offset)) {
-        const before = text.slice(0, offset).split('\n');
-        where = `${absolute}:${before.length}:${(before[before.length - 1]?.length ?? 0) + 1}`;
-      }
-      throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} the configuration is not valid JSON: ${message}`, {
-        location: where,
-      });
+      const syntax = describeJsonSyntaxError(text, error);
+      const where = `${absolute}:${syntax.line}:${syntax.column}`;
+      throw new StepwiseError(
+        ErrorCodes.INPUT_INVALID,
+        `${where} the configuration is not valid JSON: ${syntax.message}`,
+        {
+          location: where,
+        },
+      );
     }
     return parseConfig(value, { file: absolute, text });
   }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { describeJsonSyntaxError, ErrorCodes, StepwiseError } from '@stepwise/core';
 
 /** A plan file as read from disk, before validation. */
 export interface PlanFile {
@@ -26,13 +26,11 @@ export async function readJsonFile(file: string, what = 'file', cwd = process.cw
   try {
     return { file, text, value: JSON.parse(text) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const offset = Number(/position (\d+)/.exec(message)?.[1] ?? Number.NaN);
-    let where = file;
-    if (Number.isFinite(offset)) {
-      const before = text.slice(0, offset).split('\n');
-      where = `${file}:${before.length}:${(before[before.length - 1]?.length ?? 0) + 1}`;
-    }
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} is not valid JSON: ${message}`, { location: where });
+    const syntax = describeJsonSyntaxError(text, error);
+    const where = `${file}:${syntax.line}:${syntax.column}`;
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} is not valid JSON: ${syntax.message}`, {
+      location: where,
+      details: { file, line: syntax.line, column: syntax.column },
+    });
   }
 }

@@ -99,12 +99,25 @@ export function padEnd(text: string, width: number): string {
   return length >= width ? text : text + ' '.repeat(width - length);
 }
 
-/** `1.2s`, `850ms`, `2m 05s`. */
-export function formatElapsed(milliseconds: number): string {
-  if (milliseconds < 1000) return `${Math.max(0, Math.round(milliseconds))}ms`;
-  if (milliseconds < 60_000) return `${(milliseconds / 1000).toFixed(1)}s`;
-  const seconds = Math.round(milliseconds / 1000);
-  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+/**
+ * Rows of cells as lines whose columns line up: each column as wide as its widest visible cell
+ * (escapes not counted); the last column is not padded. Columns separated by two spaces.
+ */
+export function alignColumns(rows: readonly (readonly string[])[], indent = ''): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, column) => {
+      widths[column] = Math.max(widths[column] ?? 0, stripAnsi(cell).length);
+    });
+  }
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : padEnd(cell, widths[column] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 /** Writes, ignoring EPIPE (`stepwise run --json | head`). */

@@ -44,6 +44,11 @@ describe('run', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('Executions');
     expect(shown.stdout).toMatch(/file_write \(write\)\s+succeeded/);
+    // Step rows: the status column starts at one offset, measured from the longest tool name.
+    const stepRows = shown.stdout.split('\n').filter((line) => /^ {2}(read|search|summary) /.test(line));
+    expect(stepRows).toHaveLength(3);
+    expect(new Set(stepRows.map((line) => line.indexOf('succeeded'))).size).toBe(1);
+    expect(stepRows.find((line) => line.startsWith('  search'))).toMatch(/^ {2}search {3}file_search {2}succeeded/);
 
     const summaryCall = events.find((event) => event.type === 'tool-call' && event.stepId === 'summary');
     const executionId = summaryCall?.executionId as string;

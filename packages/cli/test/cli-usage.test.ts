@@ -65,15 +65,54 @@ describe('validate', () => {
     const outcome = await cli.stepwise(['validate', 'bad.json']);
     expect(outcome.code).toBe(2);
     const lines = outcome.stdout.trim().split('\n');
-    for (const line of lines) expect(line).toMatch(/^E\d{3} \/\S* .+/);
-    expect(lines).toContain('E001 /steps/0/dependsOn dependency cycle: a → c → a');
-    expect(lines.some((line) => line.startsWith('E201 /steps/1/tool '))).toBe(true);
-    expect(lines.some((line) => line.startsWith('E202 /steps/2/args/path '))).toBe(true);
+    for (const line of lines) expect(line).toMatch(/^bad\.json:\d+:\d+ E\d{3} \/\S* .+/);
+    // Each path points at its key in the file as JSON.stringify(…, null, 2) laid it out.
+    expect(lines).toContain('bad.json:10:7 E001 /steps/0/dependsOn dependency cycle: a → c → a');
+    expect(lines.some((line) => line.startsWith('bad.json:16:7 E201 /steps/1/tool '))).toBe(true);
+    expect(lines.some((line) => line.startsWith('bad.json:23:9 E202 /steps/2/args/path '))).toBe(true);
     const json = await inProcess(['validate', 'bad.json', '--json'], cli.directory);
     expect(json.code).toBe(2);
-    const report = JSON.parse(json.stdout) as { ok: boolean; problems: unknown[] };
+    const report = JSON.parse(json.stdout) as { ok: boolean; problems: { path: string; line: number }[] };
     expect(report.ok).toBe(false);
     expect(report.problems).toHaveLength(lines.length);
+    expect(report.problems.find((problem) => problem.path === '/steps/1/tool')?.line).toBe(16);
+  });
+
+  it('locates broken JSON and unknown keys and tools, with a suggestion', async () => {
+    await cli.write('broken.json', '{\n  "id": "p",\n  "steps": [\n    { "id": "a" "tool": "file_read" }\n  ]\n}\n');
+    const broken = await cli.stepwise(['validate', 'broken.json']);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr.trim()).toBe('stepwise validate: E004 broken.json:4:17 is not valid JSON: comma expected');
+    await cli.write(
+      'typos.json',
+      '{\n  "id": "p",\n  "steps": [\n    { "id": "a", "tool": "file_raed", "args": { "path": "x" } },\n    { "id": "b", "tool": "file_read", "dependOn": ["a"], "args": { "path": "x" } }\n  ]\n}\n',
+    );
+    const typos = await cli.stepwise(['validate', 'typos.json']);
+    expect(typos.code).toBe(2);
+    expect(typos.stdout).toContain('typos.json:4:18 E201 /steps/0/tool tool "file_raed" is not registered');
+    expect(typos.stdout).toContain('did you mean "file_read"?');
+    expect(typos.stdout).toContain(
+      'typos.json:5:39 E001 /steps/1/dependOn unknown key "dependOn"; did you mean "dependsOn"?',
+    );
+  });
+
+  it('validates an agentic plan without the model key variable set', async () => {
+    const other = await createWorkspace();
+    try {
+      await other.write('stepwise.config.json', {
+        engine: 'agentic',
+        model: { baseURL: 'http://127.0.0.1:9/v1', model: 'm', apiKeyEnv: 'STEPWISE_TEST_UNSET_KEY' },
+      });
+      await other.write('plan.json', { id: 'p', steps: [{ id: 'a', tool: 'file_read', args: { path: 'x' } }] });
+      const outcome = await runCli(['validate', 'plan.json'], { cwd: other.directory });
+      expect(outcome.stderr).not.toContain('E601');
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(outcome.stdout).toContain('valid plan for the agentic engine');
+      const run = await runCli(['run', 'plan.json'], { cwd: other.directory });
+      expect(run.stderr).toContain('E601');
+    } finally {
+      await other.dispose();
+    }
   });
 
   it('reports configuration problems with file, line and column', async () => {

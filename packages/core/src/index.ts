@@ -27,6 +27,7 @@ export {
   type ToolLogger,
   type ToolOptions,
 } from './define-tool.js';
+export { closestName, didYouMean } from './did-you-mean.js';
 export type {
   Engine,
   EngineOptions,
@@ -72,6 +73,15 @@ export {
   RunJournal,
   type RunJournalOptions,
 } from './journal.js';
+export {
+  createJsonLocator,
+  describeJsonSyntaxError,
+  findJsonSyntaxError,
+  type JsonSyntaxError,
+  locateJsonPointer,
+  positionAt,
+  type TextPosition,
+} from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
 export {
   approvePlan,
@@ -192,6 +202,7 @@ export {
   type SchemaResult,
   type ToolSchema,
 } from './schema.js';
+export { type SchemaIssueProblem, schemaIssueProblems } from './schema-issue-problems.js';
 export {
   type AnyTool,
   definePlugin,

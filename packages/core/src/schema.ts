@@ -1,10 +1,11 @@
-import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { Ajv, type ValidateFunction } from 'ajv';
+import { standardToJsonSchema } from './standard-json-schema.js';
 
 /** A JSON Schema object (validated with ajv). */
 export type JsonSchema = Record<string, unknown>;
 
-/** Tool input/output schemas: any Standard Schema (zod 4, valibot, arktype…) or a JSON Schema. */
+/** Tool input/output schemas: any Standard Schema (zod 4 or 3, valibot, arktype…) or a JSON Schema. */
 export type ToolSchema<T = unknown> = StandardSchemaV1<unknown, T> | JsonSchema;
 
 export interface SchemaIssue {
@@ -19,7 +20,7 @@ export type SchemaResult<T> = { ok: true; value: T } | { ok: false; issues: Sche
 export interface CompiledSchema<T = unknown> {
   /** Sync when the schema is sync (zod without async refinements, every JSON Schema). */
   validate(value: unknown): SchemaResult<T> | Promise<SchemaResult<T>>;
-  /** JSON Schema for LLM function calling and documentation. */
+  /** JSON Schema for LLM function calling and documentation; E602 when the schema cannot be expressed. */
   toJsonSchema(): JsonSchema;
 }
 
@@ -66,18 +67,15 @@ export function compileSchema<T = unknown>(schema: ToolSchema<T>): CompiledSchem
   let compiled: CompiledSchema<T>;
   if (isStandardSchema(schema)) {
     const standard = schema as StandardSchemaV1<unknown, T>;
+    let jsonSchema: JsonSchema | undefined;
     compiled = {
       validate(value) {
         const result = standard['~standard'].validate(value);
         return result instanceof Promise ? result.then(fromStandard) : fromStandard(result);
       },
       toJsonSchema() {
-        const converter = (standard as unknown as Partial<StandardJSONSchemaV1>)['~standard']?.jsonSchema;
-        if (converter) return converter.input({ target: 'draft-2020-12' });
-        return {
-          type: 'object',
-          description: 'schema not expressible as JSON Schema',
-        };
+        jsonSchema ??= standardToJsonSchema(standard);
+        return jsonSchema;
       },
     };
   } else {

@@ -41,6 +41,19 @@ export interface UseOptions {
   readonly prefix?: string;
 }
 
+function inputJsonSchema(tool: AnyTool): JsonSchema {
+  try {
+    return compileSchema(tool.input).toJsonSchema();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new StepwiseError(ErrorCodes.PLUGIN_INVALID, `tool "${tool.name}": ${reason}`, {
+      location: `tools/${tool.name}/input`,
+      details: { tool: tool.name, ...(StepwiseError.isInstance(error) ? error.details : {}) },
+      cause: error,
+    });
+  }
+}
+
 /**
  * The whitelist: a step whose tool is not registered here is rejected before anything runs.
  */
@@ -122,7 +135,11 @@ export class ToolRegistry {
     return this.#aliases;
   }
 
-  /** Tool definitions as JSON Schema for LLM function calling, optionally only `names`. */
+  /**
+   * Tool definitions as JSON Schema for LLM function calling, optionally only `names`.
+   * Throws E602 (location `tools/<name>/input`) for a tool whose input schema cannot be
+   * expressed as JSON Schema, rather than showing the model parameters the tool would reject.
+   */
   toFunctionDefinitions(names?: readonly string[]): FunctionDefinition[] {
     const tools = names
       ? names.map((name) => this.get(name)).filter((tool): tool is AnyTool => tool !== undefined)
@@ -130,7 +147,7 @@ export class ToolRegistry {
     return tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: compileSchema(tool.input).toJsonSchema(),
+      parameters: inputJsonSchema(tool),
     }));
   }
 

@@ -37,7 +37,12 @@ describe('validatePlan', () => {
     ).problems;
     expect(problems).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ code: 'E001', kind: 'schema', path: '/steps/0' }),
+        expect.objectContaining({
+          code: 'E001',
+          kind: 'schema',
+          path: '/steps/0/dependOn',
+          message: 'unknown key "dependOn"; did you mean "dependsOn"?',
+        }),
         expect.objectContaining({ code: 'E001', kind: 'schema', path: '/steps/1/tool' }),
         expect.objectContaining({ code: 'E001', kind: 'duplicate-step-id', path: '/steps/2/id' }),
       ]),
@@ -200,7 +205,40 @@ describe('parsePlan', () => {
     })();
     expect(StepwiseError.isInstance(error)).toBe(true);
     expect((error as StepwiseError).code).toBe(ErrorCodes.INPUT_INVALID);
-    expect((error as StepwiseError).location).toMatch(/^line 3, column \d+$/);
+    expect((error as StepwiseError).location).toBe('line 3, column 13');
+    expect((error as StepwiseError).message).toContain('value expected');
+  });
+
+  it('suggests the registered tool a misspelt name was meant to be', () => {
+    const tools = new ToolRegistry([
+      defineTool({
+        name: 'file_read',
+        description: '',
+        input: z.object({}),
+        effect: 'read',
+        execute: async () => ({}),
+      }),
+    ]).alias('read_file', 'file_read');
+    const [typo, far, alias] = validatePlan(
+      makePlan([
+        { id: 'a', tool: 'file_raed' },
+        { id: 'b', tool: 'deploy' },
+        { id: 'c', tool: 'read_fiel' },
+      ]),
+      { tools },
+    ).problems;
+    expect(typo).toMatchObject({ code: 'E201', path: '/steps/0/tool' });
+    expect(typo?.message).toMatch(/; did you mean "file_read"\?$/);
+    expect(far?.message).not.toContain('did you mean');
+    expect(alias?.message).toMatch(/; did you mean "read_file"\?$/);
+  });
+
+  it('suggests keys at every depth, at the path of the key', () => {
+    const plan = { id: 'p', steps: [{ id: 'a', tool: 'echo', retry: { maxAttempts: 2, factr: 2 } }], gaol: 'x' };
+    expect(validatePlan(plan).problems.map(({ path, message }) => [path, message])).toEqual([
+      ['/steps/0/retry/factr', 'unknown key "factr"; did you mean "factor"?'],
+      ['/gaol', 'unknown key "gaol"; did you mean "goal"?'],
+    ]);
   });
 
   it('throws E001 with every problem for an invalid plan, and returns a valid one', () => {

@@ -8,11 +8,13 @@ import {
   type TopologicalOrder,
   topologicalOrder,
 } from './dependency-index.js';
+import { didYouMean } from './did-you-mean.js';
 import { ErrorCodes, StepwiseError } from './errors.js';
-import { describeOffset, jsonErrorOffset } from './json-error-location.js';
+import { describeJsonSyntaxError } from './json-error-location.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { findReferences, type Reference } from './references.js';
 import { compileSchema } from './schema.js';
+import { schemaIssueProblems } from './schema-issue-problems.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 export type ProblemKind =
@@ -69,8 +71,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function schemaPath(path: readonly PropertyKey[]): string {
-  return path.map((segment) => `/${String(segment).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+function toolNames(tools: ToolRegistry): string[] {
+  return [...tools.list().map((tool) => tool.name), ...tools.aliases().keys()];
 }
 
 /**
@@ -86,8 +88,8 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
 
   const parsed = PlanSchema.safeParse(input);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      add(ErrorCodes.PLAN_INVALID, 'schema', schemaPath(issue.path), issue.message);
+    for (const problem of schemaIssueProblems(parsed.error.issues, PlanSchema)) {
+      add(ErrorCodes.PLAN_INVALID, 'schema', problem.path, problem.message);
     }
   }
   const rawSteps = isObject(input) && Array.isArray(input.steps) ? input.steps : [];
@@ -177,7 +179,7 @@ function checkTool(step: StepShape, goalSteps: boolean, tools: ToolRegistry | un
       ErrorCodes.TOOL_UNKNOWN,
       'unknown-tool',
       `/steps/${step.index}/tool`,
-      `tool "${step.tool}" is not registered (the whitelist has ${tools.list().length} tools)`,
+      `tool "${step.tool}" is not registered (the whitelist has ${tools.list().length} tools)${didYouMean(step.tool, toolNames(tools))}`,
     );
   }
 }
@@ -243,10 +245,11 @@ export function parsePlan(text: string, options: ValidatePlanOptions = {}): Plan
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const location = describeOffset(text, Math.max(0, jsonErrorOffset(text)));
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${message}`, {
+    const syntax = describeJsonSyntaxError(text, error);
+    const location = `line ${syntax.line}, column ${syntax.column}`;
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${syntax.message}`, {
       location,
+      details: { line: syntax.line, column: syntax.column },
     });
   }
   const validation = validatePlan(value, options);

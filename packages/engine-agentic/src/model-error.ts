@@ -67,9 +67,108 @@ function isAbortLike(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
 }
 
+/** Why a model endpoint could not be used, as `details.reason` of a ModelError. */
+export type ModelFailureReason =
+  | 'connection-refused'
+  | 'dns'
+  | 'tls'
+  | 'timeout'
+  | 'network'
+  | 'unauthorized'
+  | 'model-not-found'
+  | 'endpoint-not-found'
+  | 'tools-unsupported'
+  | 'http';
+
+interface NetworkFailure {
+  readonly reason: ModelFailureReason;
+  readonly retryable: boolean;
+  readonly code: string | undefined;
+  readonly explanation: string;
+}
+
+function errorCode(error: unknown): string | undefined {
+  // undici wraps the socket error: TypeError('fetch failed', { cause: Error{ code } }), sometimes twice.
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+const TLS_CODE = /^(ERR_TLS|ERR_SSL|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/;
+
+/**
+ * What a failed connection means and whether another try may help. A refused connection or an
+ * unknown host fails at once (a server that is down or a mistyped URL does not come back within
+ * a retry's seconds); resets, timeouts and temporary DNS failures are transient.
+ */
+export function classifyNetworkError(error: unknown): NetworkFailure | undefined {
+  const code = errorCode(error);
+  if (code === 'ECONNREFUSED') {
+    return {
+      reason: 'connection-refused',
+      retryable: false,
+      code,
+      explanation: 'connection refused; is the server running?',
+    };
+  }
+  if (code === 'ENOTFOUND') return { reason: 'dns', retryable: false, code, explanation: 'host name not found' };
+  if (code === 'EAI_AGAIN')
+    return { reason: 'dns', retryable: true, code, explanation: 'host name lookup failed for now' };
+  if (code && TLS_CODE.test(code)) {
+    // OpenSSL's own messages run to a source path; a short one (a certificate problem) is kept.
+    const detail = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
+    const explanation = detail && detail.length <= 80 ? `TLS failed: ${detail}` : 'TLS failed; does the server speak https?';
+    return { reason: 'tls', retryable: false, code, explanation };
+  }
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return { reason: 'timeout', retryable: true, code, explanation: 'the connection timed out' };
+  }
+  if (
+    (code && /^(ECONNRESET|EPIPE|ENETUNREACH|EHOSTUNREACH|UND_ERR)/.test(code)) ||
+    (error instanceof TypeError && /fetch failed|network|socket/i.test(error.message))
+  ) {
+    return {
+      reason: 'network',
+      retryable: true,
+      code,
+      explanation: code ? `network error (${code})` : 'network error',
+    };
+  }
+  return undefined;
+}
+
+/** A URL fit for messages and journals: no credentials, no query (keys travel there too). */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** A fetch to `url` that did not get a response, as a ModelError naming the URL and the cause. */
+export function connectionError(url: string, error: unknown): ModelError {
+  if (error instanceof ModelError || isAbortLike(error)) return toModelError(error);
+  const failure = classifyNetworkError(error);
+  if (!failure) return toModelError(error);
+  const code = failure.code && !failure.explanation.includes(failure.code) ? ` (${failure.code})` : '';
+  return new ModelError(`cannot reach the model endpoint ${displayUrl(url)}: ${failure.explanation}${code}`, {
+    retryable: failure.retryable,
+    details: { url: displayUrl(url), reason: failure.reason, ...(failure.code ? { errorCode: failure.code } : {}) },
+    cause: error,
+  });
+}
+
 /**
  * Turns anything a model threw into a ModelError. StepwiseErrors keep their retryability; network
- * failures (`fetch failed`, socket resets) are transient; anything else is not.
+ * failures are classified by `classifyNetworkError`; anything else is not retryable.
  */
 export function toModelError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
@@ -82,11 +181,12 @@ export function toModelError(error: unknown): ModelError {
   }
   if (isAbortLike(error)) return new ModelError('the model call was aborted', { retryable: true, cause: error });
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code ?? (error.cause as { code?: unknown } | undefined)?.code;
-    const network =
-      (error instanceof TypeError && /fetch failed|network|socket/i.test(error.message)) ||
-      (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|UND_ERR)/.test(code));
-    return new ModelError(`model call failed: ${error.message}`, { retryable: network, cause: error });
+    const failure = classifyNetworkError(error);
+    return new ModelError(`model call failed: ${error.message}${failure ? ` (${failure.explanation})` : ''}`, {
+      retryable: failure?.retryable ?? false,
+      ...(failure ? { details: { reason: failure.reason } } : {}),
+      cause: error,
+    });
   }
   return new ModelError(`model call failed: ${String(error)}`, { retryable: false });
 }

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenUsage } from '@stepwise/core';
 import type { ChatMessage, ChatModel, ChatResponse, ChatToolCall, FinishReason } from './chat-model.js';
-import { isTransientStatus, ModelError, parseRetryAfter, toModelError } from './model-error.js';
+import {
+  connectionError,
+  displayUrl,
+  isTransientStatus,
+  ModelError,
+  type ModelFailureReason,
+  parseRetryAfter,
+} from './model-error.js';
 
 export interface OpenAICompatibleOptions {
   /** Base URL up to and including the version segment, e.g. `http://localhost:11434/v1`. */
@@ -171,6 +178,48 @@ function errorMessageOf(body: string): string {
   return body.slice(0, 500);
 }
 
+// What servers say when tools reach a model or server that cannot call them: llama.cpp without
+// --jinja, vLLM without --enable-auto-tool-choice, Ollama with a model lacking a tool template.
+const TOOLS_UNSUPPORTED =
+  /--jinja|tool.?choice|tool.?call.?parser|does not support tools|tools? (are |is )?not supported/i;
+const MODEL_NOT_FOUND = /model\b.*\b(not found|does not exist|not exist)|no such model|unknown model/i;
+
+function httpFailure(status: number, message: string): { reason: ModelFailureReason; hint: string } {
+  if (status === 401 || status === 403) {
+    return { reason: 'unauthorized', hint: 'the API key is missing or refused; check the key variable (apiKeyEnv)' };
+  }
+  if (TOOLS_UNSUPPORTED.test(message)) {
+    return {
+      reason: 'tools-unsupported',
+      hint: 'the server does not accept tool calls: start llama.cpp with --jinja, vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or use an Ollama model that supports tools',
+    };
+  }
+  if ((status === 404 || status === 400) && MODEL_NOT_FOUND.test(message)) {
+    return { reason: 'model-not-found', hint: 'the server does not have this model (pull or load it, or fix "model")' };
+  }
+  if (status === 404) {
+    return { reason: 'endpoint-not-found', hint: 'no chat completions here; baseURL usually ends in /v1' };
+  }
+  return { reason: 'http', hint: '' };
+}
+
+/** A response with an error status, naming the URL, the model and what the status most likely means. */
+function httpError(url: string, model: string, response: Response, text: string): ModelError {
+  const message = errorMessageOf(text);
+  const { reason, hint } = httpFailure(response.status, message);
+  const retryAfterMs = parseRetryAfter(response.headers);
+  return new ModelError(
+    `the model endpoint ${displayUrl(url)} answered ${response.status} for model "${model}": ${message}${hint ? ` (${hint})` : ''}`,
+    {
+      status: response.status,
+      // A server that cannot call tools says so with a 500 on llama.cpp: asking again will not help.
+      retryable: reason === 'http' && isTransientStatus(response.status),
+      details: { url: displayUrl(url), reason },
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
+  );
+}
+
 /** Reads a chat-completions response body into a ChatResponse, or throws a non-retryable ModelError. */
 export function parseChatCompletion(text: string): ChatResponse {
   let body: unknown;
@@ -248,16 +297,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
         });
         text = await response.text();
       } catch (error) {
-        throw toModelError(error);
+        throw connectionError(url, error);
       }
-      if (!response.ok) {
-        const retryAfterMs = parseRetryAfter(response.headers);
-        throw new ModelError(`the endpoint answered ${response.status}: ${errorMessageOf(text)}`, {
-          status: response.status,
-          retryable: isTransientStatus(response.status),
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        });
-      }
+      if (!response.ok) throw httpError(url, options.model, response, text);
       return parseChatCompletion(text);
     },
   };

@@ -164,7 +164,7 @@ describe('openAICompatible against the fake server over real HTTP', () => {
     expect(second).toMatchObject({ text: 'thinking aloud', finishReason: 'stop', toolCalls: [] });
   });
 
-  it('reports a refused connection as a transient ModelError and honours abort', async () => {
+  it('reports a refused connection as a ModelError that is not retried, and honours abort', async () => {
     const server = await serve({ replies: [] });
     const port = server.port;
     await server.close();
@@ -172,7 +172,7 @@ describe('openAICompatible against the fake server over real HTTP', () => {
     const model = openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm' });
     const error = await model.generate(request()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ModelError);
-    expect((error as ModelError).retryable).toBe(true);
+    expect((error as ModelError).retryable).toBe(false);
 
     const slow = await serve({ replies: [{ ...complete('late'), delayMs: 5_000 }] });
     const controller = new AbortController();

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { approvePlan, validatePlan } from '@stepwise/core';
 import { type OptionSpecs, UsageError } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
+import { formatPlanProblems } from '../format-plan-problems.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type CommandContext, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
-import { formatProblem } from './validate-command.js';
 
 const options = {
   by: { type: 'string' },
@@ -45,7 +45,7 @@ Examples:
     const planFile = await readJsonFile(file, 'plan', context.io.cwd);
     const validation = validatePlan(planFile.value);
     if (!validation.ok || !validation.plan) {
-      for (const problem of validation.problems) print(context, formatProblem(problem));
+      for (const line of formatPlanProblems(planFile, validation.problems)) print(context, line);
       context.io.stderr.write(`${file}: not approved, the plan is invalid\n`);
       return ExitCodes.INVALID_INPUT;
     }

@@ -1,11 +1,11 @@
 import { validatePlan } from '@stepwise/core';
 import { choice, type OptionSpecs } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
+import { formatPlanProblems } from '../format-plan-problems.js';
 import { type GraphFormat, planToGraph } from '../plan-graph.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type CommandContext, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
-import { formatProblem } from './validate-command.js';
 
 const options = {
   format: { type: 'string', short: 'f' },
@@ -32,7 +32,7 @@ Examples:
     const validation = validatePlan(planFile.value);
     // A plan with a cycle or an unknown dependency can still be drawn; only its shape must be right.
     if (!validation.plan) {
-      for (const problem of validation.problems) print(context, formatProblem(problem));
+      for (const line of formatPlanProblems(planFile, validation.problems)) print(context, line);
       return ExitCodes.INVALID_INPUT;
     }
     context.io.stdout.write(planToGraph(validation.plan, format));

@@ -15,13 +15,14 @@ import { createTtyApprovalHandler } from '../approval-prompt.js';
 import { choice, type OptionSpecs, positiveInteger, STORE_OPTIONS } from '../command-arguments.js';
 import { createRunner, type EngineName, openSqliteStore, type Runner } from '../create-runner.js';
 import { ExitCodes, exitCodeForResult } from '../exit-codes.js';
+import { formatDuration } from '../format-duration.js';
+import { formatPlanProblems } from '../format-plan-problems.js';
 import { LiveView } from '../live-view.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { formatElapsed, writeSafely } from '../terminal.js';
+import { writeSafely } from '../terminal.js';
 import { type CommandContext, loadCommandConfig, print, printError } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
-import { formatProblem } from './validate-command.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
 const APPROVE_MODES = ['auto', 'prompt', 'deny'] as const;
@@ -131,14 +132,14 @@ function summarize(context: CommandContext, result: RunResult, code: number, dat
   if (shown.json) {
     printError(
       context,
-      `stepwise: run ${result.runId} ${result.status} in ${formatElapsed(result.durationMs)} (${countText}); exit ${code}`,
+      `stepwise: run ${result.runId} ${result.status} in ${formatDuration(result.durationMs)} (${countText}); exit ${code}`,
     );
     return;
   }
   const icon = result.status === 'completed' ? palette.green('✓') : palette.red('✗');
   print(
     context,
-    `${icon} ${palette.bold(result.status)} in ${formatElapsed(result.durationMs)} — ${countText}${code === 0 ? '' : ` (exit ${code})`}`,
+    `${icon} ${palette.bold(result.status)} in ${formatDuration(result.durationMs)} — ${countText}${code === 0 ? '' : ` (exit ${code})`}`,
   );
   for (const step of failures) {
     print(
@@ -226,7 +227,7 @@ Examples:
     try {
       const validation = runner.validate(planFile.value);
       if (!validation.ok) {
-        for (const problem of validation.problems) printError(context, formatProblem(problem));
+        for (const line of formatPlanProblems(planFile, validation.problems)) printError(context, line);
         printError(context, `${file}: not run, the plan has ${validation.problems.length} problem(s)`);
         return ExitCodes.INVALID_INPUT;
       }

@@ -1,7 +1,7 @@
 import type { RunState } from '@stepwise/core';
 import { choice, type OptionSpecs, positiveInteger, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
-import { padEnd } from '../terminal.js';
+import { alignColumns } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
@@ -55,19 +55,16 @@ Examples:
         return ExitCodes.COMPLETED;
       }
       const { palette } = context;
-      print(
-        context,
-        palette.gray(
-          `${padEnd('run', 38)}  ${padEnd('status', 10)}  ${padEnd('engine', 10)}  ${padEnd('steps', 12)}  ${padEnd('started', 24)}  plan`,
-        ),
-      );
-      for (const run of runs) {
-        const succeeded = run.stepCounts.succeeded ?? 0;
-        print(
-          context,
-          `${padEnd(run.runId, 38)}  ${padEnd(statusColour(context, run.status), 10)}  ${padEnd(run.engine, 10)}  ${padEnd(`${succeeded}/${run.stepCount} ok`, 12)}  ${padEnd(run.createdAt, 24)}  ${run.planId}${run.goal ? palette.gray(` — ${run.goal}`) : ''}`,
-        );
-      }
+      const header = ['run', 'status', 'engine', 'steps', 'started', 'plan'].map((title) => palette.gray(title));
+      const rows = runs.map((run) => [
+        run.runId,
+        statusColour(context, run.status),
+        run.engine,
+        `${run.stepCounts.succeeded ?? 0}/${run.stepCount} ok`,
+        run.createdAt,
+        `${run.planId}${run.goal ? palette.gray(` — ${run.goal}`) : ''}`,
+      ]);
+      for (const line of alignColumns([header, ...rows])) print(context, line);
       return ExitCodes.COMPLETED;
     } finally {
       await store.close();

@@ -9,7 +9,8 @@ import {
 } from '@stepwise/core';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
-import { formatElapsed, padEnd } from '../terminal.js';
+import { formatDuration } from '../format-duration.js';
+import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { statusColour } from './runs-command.js';
@@ -40,7 +41,7 @@ function printExecutionSummary(context: CommandContext, record: ExecutionRecord)
   const exit = record.exitCode === undefined ? '' : ` exit ${record.exitCode}`;
   print(
     context,
-    `  ${palette.gray(record.executionId)}  ${record.stepId}${record.turn === undefined ? '' : ` turn ${record.turn}`}  attempt ${record.attempt}  ${palette.cyan(record.tool)} (${record.effect})  ${statusColour(context, record.status)}${exit}  ${record.durationMs === undefined ? '' : formatElapsed(record.durationMs)}`,
+    `  ${palette.gray(record.executionId)}  ${record.stepId}${record.turn === undefined ? '' : ` turn ${record.turn}`}  attempt ${record.attempt}  ${palette.cyan(record.tool)} (${record.effect})  ${statusColour(context, record.status)}${exit}  ${record.durationMs === undefined ? '' : formatDuration(record.durationMs)}`,
   );
   print(context, `      args    ${compact(record.args, width)}`);
   if (record.error)
@@ -69,7 +70,7 @@ function printExecution(context: CommandContext, record: ExecutionRecord): void 
   print(context, `${palette.bold('Args')}      ${JSON.stringify(record.args, null, 2).replace(/\n/g, '\n          ')}`);
   print(
     context,
-    `${palette.bold('When')}      ${record.startedAt} → ${record.finishedAt ?? 'did not finish'}${record.durationMs === undefined ? '' : ` (${formatElapsed(record.durationMs)})`}`,
+    `${palette.bold('When')}      ${record.startedAt} → ${record.finishedAt ?? 'did not finish'}${record.durationMs === undefined ? '' : ` (${formatDuration(record.durationMs)})`}`,
   );
   const whether =
     record.status === 'succeeded'
@@ -166,7 +167,7 @@ Examples:
       );
       print(
         context,
-        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatElapsed(run.durationMs)})`}`,
+        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatDuration(run.durationMs)})`}`,
       );
       if (run.authorization) print(context, `  approved by ${run.authorization.by} at ${run.authorization.at}`);
       if (run.usage)
@@ -176,14 +177,18 @@ Examples:
         );
       print(context);
       print(context, palette.bold('Steps'));
-      const width = Math.min(28, Math.max(4, ...steps.map((step) => step.stepId.length)));
-      for (const step of steps) {
+      const rows = steps.map((step) => {
         const result = step.result;
-        print(
-          context,
-          `  ${padEnd(step.stepId, width)}  ${padEnd(palette.cyan(step.tool ?? 'agentic'), 14)}  ${padEnd(statusColour(context, step.status), 10)}  ${result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}  ${formatElapsed(result.durationMs)}` : ''}${result?.error ? `  ${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : ''}`,
-        );
-      }
+        return [
+          step.stepId,
+          palette.cyan(step.tool ?? 'agentic'),
+          statusColour(context, step.status),
+          result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}` : '',
+          result ? formatDuration(result.durationMs) : '',
+          result?.error ? `${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : '',
+        ];
+      });
+      for (const line of alignColumns(rows, '  ')) print(context, line);
       print(context);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));

@@ -1,7 +1,8 @@
-import { type PlanProblem, validatePlan } from '@stepwise/core';
+import { validatePlan } from '@stepwise/core';
 import { choice, type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { createRunner, type EngineName } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
+import { formatPlanProblems, locatePlanProblems } from '../format-plan-problems.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandContext, loadCommandConfig, print } from './command-context.js';
@@ -14,10 +15,6 @@ const options = {
   'no-tools': { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
-export function formatProblem(problem: PlanProblem): string {
-  return `${problem.code} ${problem.path || '/'} ${problem.message}`;
-}
-
 export const validateCommand: CommandDefinition = {
   name: 'validate',
   summary: 'check a plan and print every problem',
@@ -27,7 +24,7 @@ export const validateCommand: CommandDefinition = {
 
 Checks the plan's shape, ids, dependencies (cycles are named), tools (against the whitelist the
 configuration builds: tools-node plus plugins) and each step's arguments. Prints every problem as
-"code path message", one per line, and exits 2 if there is any.
+"file:line:column code path message", one per line, and exits 2 if there is any.
 
 Options:
   -e, --engine E     rules of this engine (default: the configuration's, else dag);
@@ -51,7 +48,12 @@ Examples:
     if (values['no-tools']) {
       validation = validatePlan(planFile.value, { engine });
     } else {
-      const runnerOptions = runnerOptionsFromConfig(loaded, {
+      // Validation needs no model: its endpoint and key (perhaps unset here) are left out.
+      const {
+        model: _model,
+        agentic: _agentic,
+        ...runnerOptions
+      } = runnerOptionsFromConfig(loaded, {
         engine,
         cwd: context.io.cwd,
         ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
@@ -79,7 +81,7 @@ Examples:
           {
             ok: validation.ok,
             engine,
-            problems: validation.problems,
+            problems: locatePlanProblems(planFile, validation.problems),
             ...(validation.ok ? { order: validation.order } : {}),
           },
           null,
@@ -93,7 +95,7 @@ Examples:
         `${palette.green('✓')} ${file} is a valid plan for the ${engine} engine: ${validation.plan.steps.length} step${validation.plan.steps.length === 1 ? '' : 's'} (${validation.order.join(' → ')})`,
       );
     } else {
-      for (const problem of validation.problems) print(context, formatProblem(problem));
+      for (const line of formatPlanProblems(planFile, validation.problems)) print(context, line);
       context.io.stderr.write(
         `${file}: ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}\n`,
       );

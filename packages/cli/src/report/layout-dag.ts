@@ -44,27 +44,14 @@ interface WorkNode {
   readonly down: WorkNode[];
 }
 
-/**
- * A layered (Sugiyama-style) left-to-right layout: longest-path layering, virtual nodes on
- * edges that span several layers, barycenter ordering sweeps, then coordinates. Linear-ish in
- * nodes + edges per sweep. Nodes are given in plan order (the tie-breaker); edges must form a DAG.
- */
-export function layoutDag(
+type Route = { from: string; to: string; chain: WorkNode[] };
+
+/** Longest-path layering in topological order (Kahn), so a node sits right of all its dependencies. */
+function assignLayers(
   ids: readonly string[],
   dependencies: ReadonlyMap<string, readonly string[]>,
-  options: LayoutOptions = {},
-): DagLayout {
-  const nodeWidth = options.nodeWidth ?? 168;
-  const nodeHeight = options.nodeHeight ?? 46;
-  const layerGap = options.layerGap ?? 64;
-  const rowGap = options.rowGap ?? 18;
-  const margin = options.margin ?? 16;
-  const sweeps = options.sweeps ?? 6;
-
-  const work = new Map<string, WorkNode>();
-  for (const id of ids) work.set(id, { id, virtual: false, layer: 0, position: 0, up: [], down: [] });
-
-  // Longest-path layering in topological order (Kahn), so a node sits right of all its dependencies.
+  work: Map<string, WorkNode>,
+): void {
   const indegree = new Map<string, number>();
   const dependents = new Map<string, string[]>();
   for (const id of ids) {
@@ -88,9 +75,15 @@ export function layoutDag(
       if (remaining === 0) queue.push(next);
     }
   }
+}
 
-  // Edges, split by virtual nodes where they skip layers.
-  const routes: { from: string; to: string; chain: WorkNode[] }[] = [];
+/** Edges, split by virtual nodes where they skip layers. */
+function routeEdges(
+  ids: readonly string[],
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  work: Map<string, WorkNode>,
+): Route[] {
+  const routes: Route[] = [];
   let virtualCount = 0;
   for (const id of ids) {
     const target = work.get(id) as WorkNode;
@@ -118,7 +111,11 @@ export function layoutDag(
       routes.push({ from: dependency, to: id, chain });
     }
   }
+  return routes;
+}
 
+/** Nodes per layer, ordered by barycenter sweeps (down, then up) to reduce crossings. */
+function orderLayers(work: ReadonlyMap<string, WorkNode>, sweeps: number): WorkNode[][] {
   const layers: WorkNode[][] = [];
   for (const node of work.values()) {
     const layer = layers[node.layer] ?? [];
@@ -126,7 +123,6 @@ export function layoutDag(
     layers[node.layer] = layer;
   }
   for (const layer of layers) for (const [index, node] of (layer ?? []).entries()) node.position = index;
-
   const reorder = (layer: WorkNode[], neighbours: (node: WorkNode) => WorkNode[]) => {
     const keyed = layer.map((node) => {
       const around = neighbours(node);
@@ -145,6 +141,30 @@ export function layoutDag(
       for (let index = 1; index < layers.length; index++) reorder(layers[index] ?? [], (node) => node.up);
     else for (let index = layers.length - 2; index >= 0; index--) reorder(layers[index] ?? [], (node) => node.down);
   }
+  return layers;
+}
+
+/**
+ * A layered (Sugiyama-style) left-to-right layout: longest-path layering, virtual nodes on
+ * edges that span several layers, barycenter ordering sweeps, then coordinates. Linear-ish in
+ * nodes + edges per sweep. Nodes are given in plan order (the tie-breaker); edges must form a DAG.
+ */
+export function layoutDag(
+  ids: readonly string[],
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  options: LayoutOptions = {},
+): DagLayout {
+  const nodeWidth = options.nodeWidth ?? 168;
+  const nodeHeight = options.nodeHeight ?? 46;
+  const layerGap = options.layerGap ?? 64;
+  const rowGap = options.rowGap ?? 18;
+  const margin = options.margin ?? 16;
+
+  const work = new Map<string, WorkNode>();
+  for (const id of ids) work.set(id, { id, virtual: false, layer: 0, position: 0, up: [], down: [] });
+  assignLayers(ids, dependencies, work);
+  const routes = routeEdges(ids, dependencies, work);
+  const layers = orderLayers(work, options.sweeps ?? 6);
 
   const tallest = Math.max(1, ...layers.map((layer) => layer?.length ?? 0));
   const height = margin * 2 + tallest * nodeHeight + (tallest - 1) * rowGap;

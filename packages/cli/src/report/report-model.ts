@@ -90,8 +90,10 @@ export interface ReportModel {
   readonly bars: readonly ExecutionBar[];
   /** Tool calls the model made inside agentic steps. */
   readonly calls: readonly CallMark[];
-  /** Step ids on the critical path, from the first to the last. */
+  /** Step ids on the critical path, from the first to the last; never through a cancelled step. */
   readonly criticalPath: readonly string[];
+  /** The step the report opens on when something failed (see `failingStepOf`). */
+  readonly failingStepId: string | undefined;
   /** Wall-clock span of the run in ms. */
   readonly span: number;
   readonly eventCount: number;
@@ -148,54 +150,37 @@ export function criticalPath(
   return path;
 }
 
-/** Builds the report's model from a run's journal (events in seq order). */
-export function buildReportModel(events: readonly RunEvent[]): ReportModel {
-  const run = foldRun(events);
-  const plan = run.plan;
-  const origin = events.length > 0 ? Date.parse((events[0] as RunEvent).at) : 0;
-  const last = events.length > 0 ? Date.parse((events[events.length - 1] as RunEvent).at) : 0;
-  const time = (at: string) => Date.parse(at) - origin;
+/** Events of one step that the side panel lists. */
+interface StepEvents {
+  approvals: Record<string, unknown>[];
+  retries: Record<string, unknown>[];
+  progress: Record<string, unknown>[];
+  modelCalls: StepDetail['modelCalls'][number][];
+}
 
-  interface OpenAttempt {
-    stepId: string;
-    executionId: string;
-    attempt: number;
-    start: number;
-  }
-  const open = new Map<string, OpenAttempt>();
-  const rawBars: Omit<ExecutionBar, 'critical'>[] = [];
-  const closeOpen = (stepId: string, end: number, status: ExecutionBar['status']) => {
+interface JournalWalk {
+  readonly bars: Omit<ExecutionBar, 'critical'>[];
+  readonly perStep: Map<string, StepEvents>;
+  readonly resumes: { at: number; owner: string }[];
+}
+
+/** Attempts become bars (closed by step-end, a new attempt or a resume); the rest is bucketed per step. */
+function walkJournal(events: readonly RunEvent[], time: (at: string) => number, running: boolean): JournalWalk {
+  const open = new Map<string, { stepId: string; executionId: string; attempt: number; start: number }>();
+  const walk: JournalWalk = { bars: [], perStep: new Map(), resumes: [] };
+  const closeOpen = (stepId: string, end: number, status: ExecutionBar['status'], error?: StepError) => {
     const attempt = open.get(stepId);
     if (!attempt) return;
     open.delete(stepId);
-    rawBars.push({ ...attempt, end: Math.max(end, attempt.start), status });
+    walk.bars.push({ ...attempt, end: Math.max(end, attempt.start), status, ...(error ? { error } : {}) });
   };
-  const perStep = new Map<
-    string,
-    {
-      approvals: Record<string, unknown>[];
-      retries: Record<string, unknown>[];
-      progress: Record<string, unknown>[];
-      modelCalls: StepDetail['modelCalls'][number][];
-    }
-  >();
-  const bucket = (stepId: string) => {
-    let entry = perStep.get(stepId);
-    if (!entry) {
-      entry = { approvals: [], retries: [], progress: [], modelCalls: [] };
-      perStep.set(stepId, entry);
-    }
-    return entry;
-  };
-  const resumes: { at: number; owner: string }[] = [];
   const approvalRequests = new Map<string, Record<string, unknown>>();
-
   for (const event of events) {
     switch (event.type) {
       case 'run-resume':
         // Whatever was in flight died with the previous process.
         for (const stepId of [...open.keys()]) closeOpen(stepId, time(event.at), 'interrupted');
-        resumes.push({ at: time(event.at), owner: event.owner });
+        walk.resumes.push({ at: time(event.at), owner: event.owner });
         break;
       case 'step-start':
         closeOpen(event.stepId, time(event.at), 'interrupted');
@@ -206,93 +191,74 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
           start: time(event.at),
         });
         break;
-      case 'step-end': {
-        const attempt = open.get(event.stepId);
-        if (attempt && attempt.executionId === event.result.executionId) {
-          open.delete(event.stepId);
-          rawBars.push({
-            ...attempt,
-            end: Math.max(time(event.at), attempt.start),
-            status: event.result.status,
-            ...(event.result.error ? { error: event.result.error } : {}),
-          });
+      case 'step-end':
+        if (open.get(event.stepId)?.executionId === event.result.executionId) {
+          closeOpen(event.stepId, time(event.at), event.result.status, event.result.error);
         }
         break;
-      }
-      case 'approval-request': {
-        const request = {
-          executionId: event.executionId,
-          tool: event.tool,
-          effect: event.effect,
-          args: event.args,
-          reason: event.reason,
-          requestedAt: event.at,
-        };
-        approvalRequests.set(event.executionId, request);
-        bucket(event.stepId).approvals.push(request);
-        break;
-      }
-      case 'approval-decision': {
-        const decision = {
-          decision: event.decision,
-          source: event.source,
-          by: event.by,
-          reason: event.reason,
-          decidedAt: event.at,
-        };
-        const request = approvalRequests.get(event.executionId);
-        if (request && request.decision === undefined) Object.assign(request, decision);
-        else bucket(event.stepId).approvals.push({ executionId: event.executionId, tool: event.tool, ...decision });
-        break;
-      }
-      case 'step-retry':
-        bucket(event.stepId).retries.push({
-          attempt: event.attempt,
-          nextAttempt: event.nextAttempt,
-          delayMs: event.delayMs,
-          error: event.error,
-          at: event.at,
-        });
-        break;
-      case 'recovery-decision':
-        bucket(event.stepId).retries.push({
-          attempt: event.attempt,
-          decision: event.decision,
-          reason: event.reason,
-          at: event.at,
-        });
-        break;
-      case 'progress-report':
-        bucket(event.stepId).progress.push({ percent: event.percent, message: event.message, at: event.at });
-        break;
-      case 'model-call':
-        bucket(event.stepId).modelCalls.push({
-          turn: event.turn,
-          model: event.model,
-          request: event.request,
-          response: event.response,
-          usage: event.usage,
-          latencyMs: event.latencyMs,
-          error: event.error,
-          at: event.at,
-        });
-        break;
       default:
-        break;
+        recordStepEvent(event, bucketOf(walk.perStep, event), approvalRequests);
     }
   }
-  const running = run.status === 'running';
+  const last = events.length > 0 ? time((events[events.length - 1] as RunEvent).at) : 0;
   for (const stepId of [...open.keys()]) closeOpen(stepId, last, running ? 'running' : 'interrupted');
+  return walk;
+}
 
-  const dependencies = new Map((plan?.steps ?? []).map((step) => [step.id, step.dependsOn ?? []]));
-  const finish = new Map<string, number>();
-  for (const bar of rawBars) finish.set(bar.stepId, Math.max(finish.get(bar.stepId) ?? 0, bar.end));
-  const path = criticalPath(finish, dependencies);
-  const onPath = new Set(path);
-  const bars = rawBars
-    .map((bar) => ({ ...bar, critical: onPath.has(bar.stepId) }))
-    .sort((a, b) => a.start - b.start || a.attempt - b.attempt);
+function bucketOf(perStep: Map<string, StepEvents>, event: RunEvent): StepEvents | undefined {
+  if (!('stepId' in event)) return undefined;
+  let entry = perStep.get(event.stepId);
+  if (!entry) {
+    entry = { approvals: [], retries: [], progress: [], modelCalls: [] };
+    perStep.set(event.stepId, entry);
+  }
+  return entry;
+}
 
+function recordStepEvent(
+  event: RunEvent,
+  bucket: StepEvents | undefined,
+  approvalRequests: Map<string, Record<string, unknown>>,
+): void {
+  if (!bucket) return;
+  switch (event.type) {
+    case 'approval-request': {
+      const { executionId, tool, effect, args, reason } = event;
+      const request = { executionId, tool, effect, args, reason, requestedAt: event.at };
+      approvalRequests.set(event.executionId, request);
+      bucket.approvals.push(request);
+      return;
+    }
+    case 'approval-decision': {
+      const { decision, source, by, reason } = event;
+      const decided = { decision, source, by, reason, decidedAt: event.at };
+      const request = approvalRequests.get(event.executionId);
+      if (request && request.decision === undefined) Object.assign(request, decided);
+      else bucket.approvals.push({ executionId: event.executionId, tool: event.tool, ...decided });
+      return;
+    }
+    case 'step-retry': {
+      const { attempt, nextAttempt, delayMs, error } = event;
+      bucket.retries.push({ attempt, nextAttempt, delayMs, error, at: event.at });
+      return;
+    }
+    case 'recovery-decision':
+      bucket.retries.push({ attempt: event.attempt, decision: event.decision, reason: event.reason, at: event.at });
+      return;
+    case 'progress-report':
+      bucket.progress.push({ percent: event.percent, message: event.message, at: event.at });
+      return;
+    case 'model-call': {
+      const { turn, model, request, response, usage, latencyMs, error } = event;
+      bucket.modelCalls.push({ turn, model, request, response, usage, latencyMs, error, at: event.at });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function toolCallDetails(run: FoldedRun): Map<string, ToolCallDetail[]> {
   const callsByStep = new Map<string, ToolCallDetail[]>();
   for (const execution of run.executions.values()) {
     const list = callsByStep.get(execution.stepId) ?? [];
@@ -311,9 +277,13 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     });
     callsByStep.set(execution.stepId, list);
   }
+  return callsByStep;
+}
 
+/** Tool calls made inside agentic steps (executions that are not attempts): marks under the bars. */
+function callMarks(run: FoldedRun, bars: readonly ExecutionBar[], time: (at: string) => number): CallMark[] {
   const attemptIds = new Set(bars.map((bar) => bar.executionId));
-  const calls: CallMark[] = [...run.executions.values()]
+  return [...run.executions.values()]
     .filter((execution) => !attemptIds.has(execution.executionId))
     .map((execution) => {
       const start = time(execution.startedAt);
@@ -327,11 +297,53 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
         status: execution.status,
       };
     });
+}
 
+/**
+ * The step a failed run is about: the first to fail (by the end of its last attempt), preferring
+ * critical steps, since those decide a `failed` run. `undefined` when nothing failed.
+ */
+export function failingStepOf(steps: readonly StepDetail[], bars: readonly ExecutionBar[]): string | undefined {
+  const ends = new Map<string, number>();
+  for (const bar of bars) ends.set(bar.stepId, Math.max(ends.get(bar.stepId) ?? 0, bar.end));
+  const failed = steps
+    .filter((step) => step.status === 'failed')
+    .sort(
+      (a, b) =>
+        Number(b.critical) - Number(a.critical) ||
+        (ends.get(a.id) ?? Number.POSITIVE_INFINITY) - (ends.get(b.id) ?? Number.POSITIVE_INFINITY),
+    );
+  return failed[0]?.id;
+}
+
+/** Builds the report's model from a run's journal (events in seq order). */
+export function buildReportModel(events: readonly RunEvent[]): ReportModel {
+  const run = foldRun(events);
+  const origin = events.length > 0 ? Date.parse((events[0] as RunEvent).at) : 0;
+  const last = events.length > 0 ? Date.parse((events[events.length - 1] as RunEvent).at) : 0;
+  const time = (at: string) => Date.parse(at) - origin;
+  const walk = walkJournal(events, time, run.status === 'running');
+
+  const planSteps = run.plan?.steps ?? [];
+  const dependencies = new Map(planSteps.map((step) => [step.id, step.dependsOn ?? []]));
+  const finish = new Map<string, number>();
+  for (const bar of walk.bars) {
+    // A cancelled attempt was stopped by something else (a failing critical step, the host): it
+    // never decided the run's length, so the critical path does not run through it.
+    if (bar.status === 'cancelled' || run.steps.get(bar.stepId)?.status === 'cancelled') continue;
+    finish.set(bar.stepId, Math.max(finish.get(bar.stepId) ?? 0, bar.end));
+  }
+  const path = criticalPath(finish, dependencies);
+  const onPath = new Set(path);
+  const bars = walk.bars
+    .map((bar) => ({ ...bar, critical: onPath.has(bar.stepId) }))
+    .sort((a, b) => a.start - b.start || a.attempt - b.attempt);
+
+  const callsByStep = toolCallDetails(run);
   const goalProgress = goalProgressByStep(events);
-  const steps: StepDetail[] = (plan?.steps ?? []).map((step) => {
+  const steps: StepDetail[] = planSteps.map((step) => {
     const state = run.steps.get(step.id);
-    const extra = perStep.get(step.id);
+    const extra = walk.perStep.get(step.id);
     return {
       id: step.id,
       tool: step.tool,
@@ -351,26 +363,28 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     };
   });
 
+  const { runId, planId, planDigest, engine, goal, status, createdAt, finishedAt, durationMs, usage } = run;
   return {
     run: {
-      runId: run.runId,
-      planId: run.planId,
-      planDigest: run.planDigest,
-      engine: run.engine,
-      goal: run.goal,
-      status: run.status,
-      createdAt: run.createdAt,
-      finishedAt: run.finishedAt,
-      durationMs: run.durationMs,
-      usage: run.usage,
+      runId,
+      planId,
+      planDigest,
+      engine,
+      goal,
+      status,
+      createdAt,
+      finishedAt,
+      durationMs,
+      usage,
       authorization: run.authorization,
     },
     steps,
     bars,
-    calls,
+    calls: callMarks(run, bars, time),
     criticalPath: path,
+    failingStepId: failingStepOf(steps, bars),
     span: Math.max(1, last - origin),
     eventCount: events.length,
-    resumes,
+    resumes: walk.resumes,
   };
 }

@@ -1,3 +1,5 @@
+import { formatDuration } from '../format-duration.js';
+
 /**
  * The report's behaviour: select a step (click or keyboard on a node, a bar or a row) and show
  * its details. Plain ES2017 with no template literals, so it can live in this string; every
@@ -22,12 +24,7 @@ export const REPORT_SCRIPT = String.raw`
     if (typeof value === 'string') return value;
     try { return JSON.stringify(value, null, 2); } catch (error) { return String(value); }
   }
-  function ms(value) {
-    if (value === undefined || value === null) return '';
-    if (value < 1000) return Math.round(value) + ' ms';
-    if (value < 60000) return (value / 1000).toFixed(value < 10000 ? 2 : 1) + ' s';
-    return Math.floor(value / 60000) + ' min ' + Math.round((value % 60000) / 1000) + ' s';
-  }
+  var ms = ${formatDuration.toString()};
   function badge(status) { return el('span', 'badge status-' + status, status); }
   function pre(value) { return el('pre', null, json(value)); }
   function heading(text) { return el('h3', null, text); }
@@ -43,6 +40,17 @@ export const REPORT_SCRIPT = String.raw`
     return list;
   }
   function errorText(error) { return error ? error.code + ': ' + error.message : ''; }
+  // stdout and stderr come both as artifacts and as output fields (run_command): keep the artifacts.
+  function withoutStreams(output, artifacts) {
+    if (!output || typeof output !== 'object' || Array.isArray(output)) return output;
+    var copy = {};
+    var kept = 0;
+    Object.keys(output).forEach(function (key) {
+      var duplicate = artifacts.some(function (artifact) { return artifact.kind === key && artifact.content === output[key]; });
+      if (!duplicate) { copy[key] = output[key]; kept += 1; }
+    });
+    return kept ? copy : undefined;
+  }
 
   function render(step) {
     panel.textContent = '';
@@ -119,7 +127,8 @@ export const REPORT_SCRIPT = String.raw`
         card.appendChild(el('div', null, 'args'));
         card.appendChild(pre(call.args));
         if (call.error) card.appendChild(el('div', 'error', errorText(call.error)));
-        if (call.output !== undefined) { card.appendChild(el('div', null, 'output')); card.appendChild(pre(call.output)); }
+        var output = withoutStreams(call.output, call.artifacts);
+        if (output !== undefined) { card.appendChild(el('div', null, 'output')); card.appendChild(pre(output)); }
         call.artifacts.forEach(function (artifact) {
           card.appendChild(el('div', null, artifact.kind + (artifact.name ? ' (' + artifact.name + ')' : '')));
           card.appendChild(pre(artifact.content));
@@ -148,7 +157,9 @@ export const REPORT_SCRIPT = String.raw`
       panel.appendChild(heading('Progress'));
       panel.appendChild(pre(step.progress.map(function (item) { return item.percent + '% ' + (item.message || ''); }).join('\n')));
     }
-    if (step.result) {
+    // The last attempt's tool call above already shows its output and streams: show them once.
+    var shownInCall = step.calls.some(function (call) { return step.result && call.executionId === step.result.executionId; });
+    if (step.result && !shownInCall) {
       panel.appendChild(heading('Result'));
       if (step.result.output !== undefined) panel.appendChild(pre(step.result.output));
       (step.result.artifacts || []).forEach(function (artifact) {
@@ -180,7 +191,31 @@ export const REPORT_SCRIPT = String.raw`
     var target = event.target.closest ? event.target.closest('[data-step-id]') : null;
     if (target && target !== panel) { event.preventDefault(); select(target.getAttribute('data-step-id')); }
   });
+  var graph = document.querySelector('#graph-scroll svg');
+  var natural = graph ? { width: Number(graph.getAttribute('width')), height: Number(graph.getAttribute('height')) } : null;
+  var zoom = 1;
+  function applyZoom(factor) {
+    if (!graph || !natural) return;
+    zoom = Math.min(4, Math.max(0.1, factor));
+    graph.setAttribute('width', String(Math.round(natural.width * zoom)));
+    graph.setAttribute('height', String(Math.round(natural.height * zoom)));
+    graph.setAttribute('data-zoom', zoom.toFixed(2));
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('[data-zoom]'), function (button) {
+    if (button === graph) return;
+    button.addEventListener('click', function () {
+      var action = button.getAttribute('data-zoom');
+      var box = graph && graph.parentNode ? graph.parentNode.clientWidth : 0;
+      if (action === 'in') applyZoom(zoom * 1.25);
+      else if (action === 'out') applyZoom(zoom / 1.25);
+      else if (action === 'fit' && natural && box) applyZoom((box - 4) / natural.width);
+      else applyZoom(1);
+    });
+  });
+
+  // A failed run opens on the step it failed at; a link to a step (#step=id) wins.
   var initial = /^#step=(.+)$/.exec(location.hash);
   if (initial) select(decodeURIComponent(initial[1]));
+  else if (data.failingStepId) select(data.failingStepId);
 })();
 `;

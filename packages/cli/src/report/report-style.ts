@@ -20,6 +20,11 @@ header .goal { color: var(--muted); margin: 0 0 12px; }
 section, aside { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin-bottom: 18px; }
 section h2, aside h2 { font-size: 15px; margin: 0 0 10px; }
 .scroll { overflow: auto; max-height: 70vh; }
+#graph-scroll svg { display: block; max-width: none; }
+.zoom { display: flex; gap: 4px; margin-bottom: 6px; }
+.zoom button { font: inherit; font-size: 12px; padding: 1px 9px; border: 1px solid var(--line); border-radius: 5px; background: var(--panel); cursor: pointer; }
+header .failure { margin: 0 0 8px; color: var(--failed); font-weight: 600; }
+header .failure .step-link { cursor: pointer; text-decoration: underline; }
 .legend { display: flex; flex-wrap: wrap; gap: 12px; font-size: 12px; color: var(--muted); margin-bottom: 8px; }
 .legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; background: var(--swatch); }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; background: var(--muted); text-transform: lowercase; }

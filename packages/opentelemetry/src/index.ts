@@ -1,0 +1,5 @@
+export {
+  type OpenTelemetryListenerOptions,
+  openTelemetryListener,
+  type RunEventListener,
+} from './open-telemetry-listener.js';
