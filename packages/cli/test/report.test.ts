@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,13 +5,13 @@ import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll } from '@stepwise/core';
 import { complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { createRunner, type Runner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
 import { generateReport } from '../src/report/generate-report.js';
 import { buildReportModel } from '../src/report/report-model.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '</script><img src=x onerror="window.__pwned=1">';
 
 const plan: Plan = {
@@ -130,28 +129,9 @@ describe('report model', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))('report in headless Chromium', () => {
+describe.skipIf(!chromiumAvailable)('report in headless Chromium', () => {
   it('draws every step, one bar per execution, and shows a step on click', async () => {
-    const { chromium } = await import('playwright-core');
-    const profile = await mkdtemp(path.join(os.tmpdir(), 'stepwise-chromium-'));
-    // A fresh profile per run; playwright takes it as launchPersistentContext's directory.
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1500, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    try {
-      const page = context.pages()[0] ?? (await context.newPage());
+    await withChromiumPage({ width: 1500, height: 1000 }, async (page) => {
       const requests: string[] = [];
       page.on('request', (request) => requests.push(request.url()));
       const errors: string[] = [];
@@ -199,13 +179,8 @@ describe.skipIf(!existsSync(CHROMIUM))('report in headless Chromium', () => {
       await page.screenshot({ path: path.join(ARTIFACTS, 'report.png'), fullPage: true });
       expect(errors).toEqual([]);
       expect(requests.every((url) => url.startsWith('file:'))).toBe(true);
-    } finally {
-      await context.close();
-      await rm(profile, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
 
-if (!existsSync(CHROMIUM)) {
-  console.warn(`report test in Chromium skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
-}
+if (!chromiumAvailable) console.warn(skipMessage('report test in Chromium'));
