@@ -1,22 +1,13 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.package';
 
-const entries = (testing: string) => ({ index: 'src/index.ts', 'testing/index': testing });
-// p-queue 9 (and p-timeout) ship ESM only: bundled, so `require()` gets a working PQueue class too.
-const bundled = ['p-queue', 'p-timeout', 'eventemitter3'];
-
-export default defineConfig([
-  packageBuild(entries('src/testing/index.ts'), {
-    format: ['esm'],
-    clean: false,
-    external: ['vitest'],
-    noExternal: bundled,
-  }),
-  // CJS: the testing entry comes from index-cjs.ts, which leaves out the vitest-based suite.
-  packageBuild(entries('src/testing/index-cjs.ts'), {
-    format: ['cjs'],
-    clean: false,
-    external: ['vitest'],
-    noExternal: bundled,
-  }),
-]);
+// p-queue 9 (and p-timeout) ship ESM only: bundled, so `require()` gets a working PQueue class on
+// every Node 20 release. They are devDependencies, so nothing is installed twice.
+export default defineConfig(
+  packageBuild(
+    { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/vitest': 'src/testing/vitest.ts' },
+    // vitest is an optional peer, imported only by testing/vitest. Its CommonJS build requires
+    // vitest, which throws vitest's own "cannot be imported in a CommonJS module" error.
+    { clean: false, external: ['vitest'], noExternal: ['p-queue', 'p-timeout', 'eventemitter3'] },
+  ),
+);

@@ -18,7 +18,7 @@ import {
   StepwiseError,
   ToolRegistry,
 } from '@stepwise/core';
-import type { AgenticEngineOptions } from '@stepwise/engine-agentic';
+import { importOptionalPackage } from './import-optional-package.js';
 import { type PluginSource, registerPlugins } from './load-plugins.js';
 
 /** The engines `createRunner` switches between with one word. */
@@ -35,8 +35,32 @@ export interface ModelEndpoint {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Limits of the agentic engine's loop (turns, consecutive calls, tool failures, tokens). */
-export type AgenticLimits = NonNullable<AgenticEngineOptions['limits']>;
+/**
+ * Limits of the agentic engine's loop, handed to `agenticEngine({ limits })`. Declared here, not
+ * imported, so the types of `@stepwise/cli` do not need `@stepwise/engine-agentic` (an optional peer).
+ */
+export interface AgenticLimits {
+  /** Model turns per step; a step's `maxTurns` wins. Then the step fails with E403. Default 10. */
+  readonly maxTurns?: number;
+  /** Tool calls in a row without an analysis; then the model must analyse before calling more. Default 5. */
+  readonly maxConsecutiveToolCalls?: number;
+  /** Failed tool calls (errors, denials, bad arguments) per step; then the step fails with E404. Default 3. */
+  readonly maxToolFailures?: number;
+  /** Tokens (prompt + completion, all turns) a step may spend; then it fails with E405. Default: no limit. */
+  readonly tokenBudget?: number;
+  /** Prompt budget per model call (messages + tool definitions); the sliding window keeps within it. Default 16 000. */
+  readonly maxContextTokens?: number;
+  /** Longer tool results are cut head + tail with a `[truncated N tokens]` marker. Default 2 000. */
+  readonly maxToolResultTokens?: number;
+}
+
+const loadAgenticEngine = () =>
+  importOptionalPackage(
+    '@stepwise/engine-agentic',
+    'the agentic engine',
+    '/engine',
+    () => import('@stepwise/engine-agentic'),
+  );
 
 export interface RunnerOptions {
   /** `sequential` (strict: approved plans, stop at first failure), `dag` (permissive, parallel) or `agentic`. Default `dag`. */
@@ -150,7 +174,7 @@ async function createModel(model: RunnerOptions['model']): Promise<object | unde
   if (model === undefined) return undefined;
   const endpoint = model as ModelEndpoint;
   if (typeof endpoint.baseURL !== 'string' || typeof endpoint.model !== 'string') return model;
-  const { openAICompatible } = await import('@stepwise/engine-agentic');
+  const { openAICompatible } = await loadAgenticEngine();
   const apiKey = endpoint.apiKey ?? (endpoint.apiKeyEnv ? process.env[endpoint.apiKeyEnv] : undefined);
   if (endpoint.apiKeyEnv && !apiKey) {
     throw new StepwiseError(
@@ -170,20 +194,25 @@ async function createModel(model: RunnerOptions['model']): Promise<object | unde
 async function createEngine(name: EngineName, options: EngineOptions & Record<string, unknown>): Promise<Engine> {
   switch (name) {
     case 'sequential': {
-      const { sequentialEngine } = await import('@stepwise/engine-sequential');
+      const { sequentialEngine } = await importOptionalPackage(
+        '@stepwise/engine-sequential',
+        'the sequential engine',
+        '/engine',
+        () => import('@stepwise/engine-sequential'),
+      );
       return sequentialEngine(options);
     }
     case 'dag': {
       const { dagEngine } = await import('@stepwise/engine-dag');
       if (!options.model) return dagEngine(options);
       // With a model, goal steps (no tool) run the model loop under the dag engine too.
-      const { goalStepExecutor } = await import('@stepwise/engine-agentic');
+      const { goalStepExecutor } = await loadAgenticEngine();
       const loop = { model: options.model, ...(options.limits ? { limits: options.limits } : {}) };
       const goalSteps = goalStepExecutor(loop as unknown as Parameters<typeof goalStepExecutor>[0]);
       return dagEngine({ ...options, goalSteps });
     }
     case 'agentic': {
-      const { agenticEngine } = await import('@stepwise/engine-agentic');
+      const { agenticEngine } = await loadAgenticEngine();
       if (!options.model) {
         throw new StepwiseError(
           ErrorCodes.CONFIG_INVALID,

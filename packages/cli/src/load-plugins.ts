@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ErrorCodes, type Plugin, StepwiseError, type ToolRegistry } from '@stepwise/core';
 import type { McpServerConfig, PluginConfig } from './config-schema.js';
+import { importOptionalPackage } from './import-optional-package.js';
 
 /**
  * A plugin as `createRunner` accepts it: a plugin object (or a promise of one, like `mcpTools()`
@@ -82,7 +83,12 @@ export async function loadPluginModule(specifier: string, baseDirectory: string,
 }
 
 async function loadMcpPlugin(server: McpServerConfig, baseDirectory: string): Promise<Plugin> {
-  const { mcpTools } = await import('@stepwise/tools-mcp');
+  const { mcpTools } = await importOptionalPackage(
+    '@stepwise/tools-mcp',
+    'an MCP server plugin',
+    '/plugins',
+    () => import('@stepwise/tools-mcp'),
+  );
   const options =
     'command' in server ? { ...server, cwd: path.resolve(baseDirectory, server.cwd ?? '.') } : { ...server };
   return mcpTools(options);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunner, type Runner } from '../src/create-runner.js';
 import { generateReport } from '../src/report/generate-report.js';
 import { buildReportModel } from '../src/report/report-model.js';
-import { hasChromium, withChromiumPage } from './chromium.js';
+import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
 const CHAIN = Array.from({ length: 12 }, (_, index) => `chain-${index + 1}`);
@@ -112,9 +112,9 @@ describe('report model of a failed run', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('failed run report in headless Chromium', () => {
+describe.skipIf(!chromiumAvailable)('failed run report in headless Chromium', () => {
   it('opens on the failing step, names it in the header, shows each stream once, and scrolls a wide graph', async () => {
-    await withChromiumPage(async (page) => {
+    await withChromiumPage({ width: 1500, height: 1000 }, async (page) => {
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
       await page.goto(pathToFileURL(file).href);
@@ -160,3 +160,5 @@ describe.skipIf(!hasChromium)('failed run report in headless Chromium', () => {
     });
   }, 60_000);
 });
+
+if (!chromiumAvailable) console.warn(skipMessage('failed-run report test in Chromium'));

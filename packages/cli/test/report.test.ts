@@ -5,11 +5,11 @@ import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll } from '@stepwise/core';
 import { complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { createRunner, type Runner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
 import { generateReport } from '../src/report/generate-report.js';
 import { buildReportModel } from '../src/report/report-model.js';
-import { hasChromium, withChromiumPage } from './chromium.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
 const HOSTILE = '</script><img src=x onerror="window.__pwned=1">';
@@ -129,9 +129,9 @@ describe('report model', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('report in headless Chromium', () => {
+describe.skipIf(!chromiumAvailable)('report in headless Chromium', () => {
   it('draws every step, one bar per execution, and shows a step on click', async () => {
-    await withChromiumPage(async (page) => {
+    await withChromiumPage({ width: 1500, height: 1000 }, async (page) => {
       const requests: string[] = [];
       page.on('request', (request) => requests.push(request.url()));
       const errors: string[] = [];
@@ -182,3 +182,5 @@ describe.skipIf(!hasChromium)('report in headless Chromium', () => {
     });
   }, 60_000);
 });
+
+if (!chromiumAvailable) console.warn(skipMessage('report test in Chromium'));

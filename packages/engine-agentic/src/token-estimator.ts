@@ -29,7 +29,8 @@ let loading: Promise<TokenEstimator> | undefined;
 
 /**
  * The gpt-tokenizer estimator (o200k_base), imported on first use because its tables take a
- * few hundred milliseconds to load; the heuristic when the package cannot be loaded.
+ * few hundred milliseconds to load. gpt-tokenizer is an optional peer dependency (tens of MB
+ * installed): when it is not installed, or cannot be loaded, this is the heuristic.
  */
 export function loadTokenEstimator(): Promise<TokenEstimator> {
   loading ??= (import('gpt-tokenizer') as Promise<Tokenizer>).then(

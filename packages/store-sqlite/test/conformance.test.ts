@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runStoreConformance } from '@stepwise/core/testing';
+import { runStoreConformance } from '@stepwise/core/testing/vitest';
 import { afterAll } from 'vitest';
 import { createSqliteStore, type SqliteStore } from '../src/index.js';
 

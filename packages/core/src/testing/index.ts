@@ -1,2 +1,13 @@
-export * from './common.js';
-export { runStoreConformance, type StoreHarness } from './store-conformance.js';
+// @stepwise/core/testing: what host and store tests need, with no test runner imported, so it
+// loads from ESM and CommonJS whether or not vitest is installed. The vitest-based store
+// conformance suite is @stepwise/core/testing/vitest.
+export { MemoryStore } from '../memory-store.js';
+export {
+  type CallLog,
+  chainPlan,
+  createCallLog,
+  createTestTools,
+  makePlan,
+  randomDagPlan,
+  seededRandom,
+} from './fixtures.js';

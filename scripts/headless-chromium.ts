@@ -1,3 +1,5 @@
+// Headless Chromium for the tests that look at HTML the way a user would (the run report, the
+// documentation site): Debian's chromium driven by playwright-core, a fresh profile per launch.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -5,16 +7,18 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = existsSync(CHROMIUM);
 
-if (!hasChromium) {
-  console.warn(`report tests in Chromium skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+/** Whether the browser is installed; tests skip with `skipMessage` when it is not. */
+export const chromiumAvailable = existsSync(CHROMIUM);
+
+export function skipMessage(what: string): string {
+  return `${what} skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`;
 }
 
-/** Runs `use` with a page of a headless Chromium on a fresh profile, closed afterwards. */
+/** Launches Chromium with a fresh profile, hands `use` a page, and closes and removes everything after. */
 export async function withChromiumPage<T>(
+  viewport: { readonly width: number; readonly height: number },
   use: (page: Page) => Promise<T>,
-  viewport = { width: 1500, height: 1000 },
 ): Promise<T> {
   const { chromium } = await import('playwright-core');
   const profile = await mkdtemp(path.join(os.tmpdir(), 'stepwise-chromium-'));
