@@ -170,6 +170,7 @@ export type {
   SchedulerStepStatus,
 } from './scheduler/engine-policy.js';
 export {
+  DEFAULT_CONCURRENCY,
   journaledPolicy,
   type PermissivePolicy,
   type PermissivePolicyOptions,

@@ -9,8 +9,8 @@ import type {
 export type { RecoveryContext, RecoveryDecision, RecoveryHook } from '@stepwise/core';
 
 /**
- * The core engine options plus the permissive policy's: `concurrency` (default `Infinity`: every
- * ready step starts at once), `toolConcurrency`, `retry` (default core `DEFAULT_RETRY`: 3 attempts,
+ * The core engine options plus the permissive policy's: `concurrency` (default 16; `Infinity`
+ * starts every ready step at once), `toolConcurrency`, `retry` (default core `DEFAULT_RETRY`: 3 attempts,
  * 1 s, ×2, max 30 s, jitter 0.2), `random`, `onStepFailed` (the recovery hook) and `goalSteps`
  * (e.g. `goalStepExecutor({ model })` from `@stepwise/engine-agentic`; without it a goal step is invalid).
  */

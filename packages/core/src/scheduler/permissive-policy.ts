@@ -6,7 +6,7 @@ import type { EnginePolicy, GoalStepExecutor, RecoveryHook } from './engine-poli
 /** Options of the permissive policy (the dag engine's, which the agentic engine reuses). */
 export interface PermissivePolicyOptions {
   readonly tools: ToolRegistry;
-  /** Most steps running at once, across the run. */
+  /** Most steps running at once, across the run (`Infinity`: every ready step at once). Default 16. */
   readonly concurrency?: number;
   /** Most steps of one tool running at once, by tool name or alias, e.g. `{ run_command: 1 }`. Default: none. */
   readonly toolConcurrency?: Readonly<Record<string, number>>;
@@ -19,6 +19,12 @@ export interface PermissivePolicyOptions {
   /** Carries out goal steps (steps without `tool`). Default: none; a goal step is then invalid. */
   readonly goalSteps?: GoalStepExecutor;
 }
+
+/**
+ * Steps running at once when the host sets no bound. Bounded on purpose: an unbounded fan-out of
+ * 100,000 steps would hold 100,000 tool calls, signals and results in memory at once.
+ */
+export const DEFAULT_CONCURRENCY = 16;
 
 /** The permissive policy: eager, concurrency N, references resolved; failures follow `critical`. */
 export type PermissivePolicy = EnginePolicy & { readonly retry: Partial<RetryPolicy> };
@@ -46,7 +52,7 @@ export function permissivePolicy(
   if (!options || typeof options !== 'object' || !options.tools) {
     throw invalid('tools', 'options.tools (a ToolRegistry) is required');
   }
-  const concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!isLimit(concurrency)) throw invalid('concurrency', 'concurrency must be an integer ≥ 1 or Infinity');
   const toolConcurrency = options.toolConcurrency ?? {};
   for (const [tool, limit] of Object.entries(toolConcurrency)) {

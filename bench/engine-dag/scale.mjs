@@ -1,0 +1,85 @@
+// Scheduler scaling: µs per step and peak RSS for a chain and a 1 → N → 1 fan-out of no-op
+// steps at 1k, 10k and 100k steps, on the memory store and on SQLite (synchronous=NORMAL),
+// each size in a fresh child process so one size's heap does not colour the next.
+// Targets: µs/step flat within 1.5× from 1k to 100k; peak RSS < 300 MB at 100k on SQLite.
+// Usage: node bench/engine-dag/scale.mjs [--child shape size store]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SIZES = [1_000, 10_000, 100_000];
+const SHAPES = ['chain', 'fan-out'];
+const STORES = ['memory', 'sqlite'];
+
+function plan(shape, size) {
+  const steps = [];
+  if (shape === 'chain') {
+    for (let index = 0; index < size; index++) {
+      steps.push({ id: `s${index}`, tool: 'noop', args: {}, ...(index > 0 ? { dependsOn: [`s${index - 1}`] } : {}) });
+    }
+  } else {
+    steps.push({ id: 'root', tool: 'noop', args: {} });
+    for (let index = 0; index < size - 2; index++) steps.push({ id: `s${index}`, tool: 'noop', args: {}, dependsOn: ['root'] });
+    steps.push({ id: 'join', tool: 'noop', args: {}, dependsOn: steps.slice(1).map((step) => step.id) });
+  }
+  return { id: `${shape}_${size}`, version: 1, goal: 'scale', steps };
+}
+
+async function child(shape, size, storeKind) {
+  const { defineTool, MemoryStore, ToolRegistry } = await import('@stepwise/core');
+  const { dagEngine } = await import('@stepwise/engine-dag');
+  const tools = new ToolRegistry([
+    defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({ ok: true }) }),
+  ]);
+  let directory;
+  let store;
+  if (storeKind === 'sqlite') {
+    const { createSqliteStore } = await import('@stepwise/store-sqlite');
+    directory = mkdtempSync(join(tmpdir(), 'stepwise-scale-'));
+    store = createSqliteStore({ path: join(directory, 'runs.db'), synchronous: 'NORMAL' });
+  } else {
+    store = new MemoryStore();
+  }
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  const engine = dagEngine({ tools, store });
+  const input = plan(shape, size);
+  const started = performance.now();
+  const result = await engine.run(input).result;
+  const elapsed = performance.now() - started;
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
+  await store.close();
+  if (directory) rmSync(directory, { recursive: true, force: true });
+  process.stdout.write(JSON.stringify({ microsPerStep: (elapsed * 1000) / size, peakMb: peak / 2 ** 20 }));
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
+} else {
+  const self = fileURLToPath(import.meta.url);
+  console.log('scheduler scaling (dag engine, default concurrency 16, no-op tool), one child process per cell');
+  console.log('shape    store   size     µs/step  peak RSS MB');
+  for (const shape of SHAPES) {
+    for (const storeKind of STORES) {
+      const rows = [];
+      for (const size of SIZES) {
+        const out = execFileSync(process.execPath, ['--max-old-space-size=4096', self, '--child', shape, String(size), storeKind], {
+          encoding: 'utf8',
+        });
+        const cell = JSON.parse(out);
+        rows.push(cell);
+        console.log(
+          `${shape.padEnd(8)} ${storeKind.padEnd(7)} ${String(size).padStart(7)}  ${cell.microsPerStep.toFixed(1).padStart(7)}  ${cell.peakMb.toFixed(0).padStart(6)}`,
+        );
+      }
+      const ratio = rows[rows.length - 1].microsPerStep / rows[0].microsPerStep;
+      console.log(`${shape.padEnd(8)} ${storeKind.padEnd(7)} 100k/1k µs ratio ${ratio.toFixed(2)} (target ≤ 1.5)`);
+    }
+  }
+}
