@@ -21,7 +21,8 @@ function plan(shape, size) {
     }
   } else {
     steps.push({ id: 'root', tool: 'noop', args: {} });
-    for (let index = 0; index < size - 2; index++) steps.push({ id: `s${index}`, tool: 'noop', args: {}, dependsOn: ['root'] });
+    for (let index = 0; index < size - 2; index++)
+      steps.push({ id: `s${index}`, tool: 'noop', args: {}, dependsOn: ['root'] });
     steps.push({ id: 'join', tool: 'noop', args: {}, dependsOn: steps.slice(1).map((step) => step.id) });
   }
   return { id: `${shape}_${size}`, version: 1, goal: 'scale', steps };
@@ -31,7 +32,13 @@ async function child(shape, size, storeKind) {
   const { defineTool, MemoryStore, ToolRegistry } = await import('@stepwise/core');
   const { dagEngine } = await import('@stepwise/engine-dag');
   const tools = new ToolRegistry([
-    defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({ ok: true }) }),
+    defineTool({
+      name: 'noop',
+      description: 'nothing',
+      input: { type: 'object' },
+      effect: 'read',
+      execute: () => ({ ok: true }),
+    }),
   ]);
   let directory;
   let store;
@@ -69,9 +76,13 @@ if (process.argv[2] === '--child') {
     for (const storeKind of STORES) {
       const rows = [];
       for (const size of SIZES) {
-        const out = execFileSync(process.execPath, ['--max-old-space-size=4096', self, '--child', shape, String(size), storeKind], {
-          encoding: 'utf8',
-        });
+        const out = execFileSync(
+          process.execPath,
+          ['--max-old-space-size=4096', self, '--child', shape, String(size), storeKind],
+          {
+            encoding: 'utf8',
+          },
+        );
         const cell = JSON.parse(out);
         rows.push(cell);
         console.log(

@@ -71,10 +71,20 @@ export async function findConfigFile(directory: string, searchParents = true): P
 
 function problemsOf(issues: readonly z.core.$ZodIssue[], text: string | undefined): ConfigProblem[] {
   const locate = text === undefined ? undefined : createJsonLocator(text);
-  return schemaIssueProblems(issues, StepwiseConfigSchema, 'option').map((entry) => {
+  const problems: ConfigProblem[] = schemaIssueProblems(issues, StepwiseConfigSchema, 'option').map((entry) => {
     const at = locate?.(entry.path);
     return at ? { ...entry, line: at.line, column: at.column } : entry;
   });
+  // In file order, as a reader meets them (the schema reports refinement issues after the rest).
+  return problems
+    .map((problem, index) => ({ problem, index }))
+    .sort(
+      (a, b) =>
+        (a.problem.line ?? Number.POSITIVE_INFINITY) - (b.problem.line ?? Number.POSITIVE_INFINITY) ||
+        (a.problem.column ?? 0) - (b.problem.column ?? 0) ||
+        a.index - b.index,
+    )
+    .map(({ problem }) => problem);
 }
 
 /** `file:line:column /path message`, one line per problem. */
