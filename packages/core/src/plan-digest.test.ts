@@ -51,6 +51,12 @@ describe('planDigest', () => {
     expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
   });
 
+  it('keeps an own "__proto__" member: two plans differing only there have different digests', () => {
+    const withProto = JSON.parse('[{"b":1,"__proto__":{"x":1}}]');
+    expect(canonicalJson(withProto)).toBe('[{"__proto__":{"x":1},"b":1}]');
+    expect(canonicalJson(withProto)).not.toBe(canonicalJson([{ b: 1 }]));
+  });
+
   it('does not depend on key order', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.integer(), (value, seed) => {

@@ -38,7 +38,8 @@ function canonicalSlow(value: unknown): string {
  * JSON with object keys sorted (plain string order) at every level; `undefined` members dropped.
  * Native JSON.stringify with a key-sorting replacer is several times faster, which matters for
  * 10,000-step plans; objects with integer-like keys ("0", "12"), which JavaScript enumerates
- * first whatever the insertion order, take the hand-built path.
+ * first whatever the insertion order, and objects with an own "__proto__" key (which a plain
+ * object cannot hold as a member), take the hand-built path.
  */
 export function canonicalJson(value: unknown): string {
   let indexKeys = false;
@@ -47,7 +48,8 @@ export function canonicalJson(value: unknown): string {
     const keys = Object.keys(item).sort();
     const sorted: Record<string, unknown> = {};
     for (const key of keys) {
-      if (INDEX_KEY.test(key)) indexKeys = true;
+      // Assigning "__proto__" would set the prototype, dropping the member from the digest.
+      if (key === '__proto__' || INDEX_KEY.test(key)) indexKeys = true;
       sorted[key] = (item as Record<string, unknown>)[key];
     }
     return sorted;
