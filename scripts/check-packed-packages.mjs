@@ -33,7 +33,7 @@ function readmeQuickStart() {
 }
 
 // Shared by both projects: `load(name)` is `import()` (ESM) or `require()` (CommonJS).
-const CHECKS = String.raw`
+const CHECKS = `
 const results = [];
 async function check(name, body) {
   try {
@@ -162,7 +162,7 @@ try {
   const install = [
     ...new Set([...closure('@stepwise/cli', tarballs), ...closure('@stepwise/engine-agentic', tarballs)]),
   ];
-  const versionOf = String.raw`
+  const versionOf = `
 function require_version(name) {
   return JSON.parse(require('node:fs').readFileSync(require('node:path').join('node_modules', name, 'package.json'), 'utf8')).version;
 }`;
