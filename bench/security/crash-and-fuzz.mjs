@@ -242,7 +242,7 @@ function fuzzedPlan(index) {
   return plan;
 }
 
-async function guarded(call) {
+async function guarded(call, label) {
   let timer;
   const started = performance.now();
   try {
@@ -261,7 +261,7 @@ async function guarded(call) {
       : `untyped: ${error?.name}: ${String(error?.message).slice(0, 120)}`;
   } finally {
     clearTimeout(timer);
-    if (performance.now() - started > 5000) console.log('  a call took over 5 s');
+    if (performance.now() - started > 5000) console.log(`  ${label} took ${Math.round(performance.now() - started)} ms`);
   }
 }
 
@@ -287,7 +287,8 @@ async function fuzz() {
     const counts = { ok: 0, typed: 0, untyped: 0, hang: 0 };
     seed = 7;
     for (let index = 0; index < FUZZED; index++) {
-      const outcome = await guarded(() => target(fuzzedPlan(index)));
+      const plan = fuzzedPlan(index);
+      const outcome = await guarded(() => target(plan), `${name} plan #${index}`);
       if (outcome.startsWith('untyped')) {
         counts.untyped++;
         samples.add(`${name}: ${outcome}`);
