@@ -202,16 +202,21 @@ export function bubblewrapArguments(command: SandboxedCommand): string[] {
     if (hidden === '/' || lstatSync(hidden).isSymbolicLink()) continue;
     args.push(...(directory ? ['--tmpfs', hidden] : ['--ro-bind', '/dev/null', hidden]));
   }
-  const hiddenDirectories = [...defaultHidden(), ...(options.hiddenPaths ?? [])].filter((hidden) =>
-    isDirectory(hidden),
-  );
+  // Deepest first, so a toolchain is measured from the closest hidden directory above it.
+  const hiddenDirectories = [...defaultHidden(), ...(options.hiddenPaths ?? [])]
+    .filter((hidden) => isDirectory(hidden))
+    .sort((a, b) => b.length - a.length);
   const shown = new Set<string>(options.readablePaths ?? []);
   const toolchain = [...command.pathVariable.split(path.delimiter), path.dirname(command.file)];
   for (const entry of toolchain) {
     if (!path.isAbsolute(entry) || !existsSync(entry)) continue;
-    if (!hiddenDirectories.some((hidden) => inside(entry, hidden))) continue;
-    // `…/bin` of an installed toolchain needs its `…/lib` beside it (npm is bin/npm → ../lib/…).
-    shown.add(path.basename(entry) === 'bin' ? path.dirname(entry) : entry);
+    const hidden = hiddenDirectories.find((directory) => inside(entry, directory));
+    if (hidden === undefined) continue;
+    // `…/bin` of an installed toolchain needs its `…/lib` beside it (npm is bin/npm → ../lib/…), but
+    // `~/bin` or `~/.local/bin` must not show the whole home or `~/.local`: only two levels down or more.
+    const parent = path.dirname(entry);
+    const depth = path.relative(hidden, parent).split(path.sep).filter(Boolean).length;
+    shown.add(path.basename(entry) === 'bin' && depth >= 2 ? parent : entry);
   }
   for (const entry of shown) {
     if (inside(command.workspace, entry)) continue;

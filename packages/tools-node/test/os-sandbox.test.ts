@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { osSandboxStatus } from '../src/index.js';
+import { bubblewrapArguments, osSandboxStatus } from '../src/index.js';
 import { createHarness, type Harness } from './helpers.js';
 
 /**
@@ -85,7 +85,7 @@ beforeAll(async () => {
   server = createServer((_request, response) => response.end(SECRET));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   serverPort = (server.address() as { port: number }).port;
-});
+}, 120_000);
 
 afterAll(async () => {
   await rm(HOME_SECRET_FILE, { force: true });
@@ -287,6 +287,40 @@ describe('OS sandbox mode "required" where it cannot start', () => {
     } finally {
       process.env.PATH = previous;
       await target.cleanup();
+    }
+  });
+});
+
+describe('OS sandbox arguments', () => {
+  const shown = (args: string[]) =>
+    args.flatMap((argument, index) =>
+      argument === '--ro-bind' && args[index + 1] !== '/dev/null' ? [args[index + 1]] : [],
+    );
+
+  it('shows a toolchain under a hidden home again, but never the home itself or its .local', async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'stepwise-fake-home-'));
+    const toolchain = path.join(home, '.nvm', 'versions', 'v1');
+    for (const directory of ['bin', '.local/bin', '.nvm/versions/v1/bin']) {
+      await mkdir(path.join(home, directory), { recursive: true });
+    }
+    try {
+      const args = bubblewrapArguments({
+        workspace: '/nonexistent-workspace',
+        pathVariable: [path.join(home, 'bin'), path.join(home, '.local', 'bin'), path.join(toolchain, 'bin')].join(':'),
+        file: '/usr/bin/node',
+        cwd: '/nonexistent-workspace',
+        options: { hiddenPaths: [home] },
+      });
+      expect(args).toEqual(expect.arrayContaining(['--tmpfs', home]));
+      expect(shown(args)).toEqual(
+        expect.arrayContaining([path.join(home, 'bin'), path.join(home, '.local', 'bin'), toolchain]),
+      );
+      expect(shown(args)).not.toContain(home);
+      expect(shown(args)).not.toContain(path.join(home, '.local'));
+      expect(args).toContain('--unshare-net');
+      expect(args).toEqual(expect.arrayContaining(['--die-with-parent', '--cap-drop', 'ALL']));
+    } finally {
+      await rm(home, { recursive: true, force: true });
     }
   });
 });
