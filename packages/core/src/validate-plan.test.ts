@@ -211,7 +211,13 @@ describe('parsePlan', () => {
 
   it('suggests the registered tool a misspelt name was meant to be', () => {
     const tools = new ToolRegistry([
-      defineTool({ name: 'file_read', description: '', input: z.object({}), effect: 'read', execute: async () => ({}) }),
+      defineTool({
+        name: 'file_read',
+        description: '',
+        input: z.object({}),
+        effect: 'read',
+        execute: async () => ({}),
+      }),
     ]).alias('read_file', 'file_read');
     const [typo, far, alias] = validatePlan(
       makePlan([

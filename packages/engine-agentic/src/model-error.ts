@@ -120,7 +120,8 @@ export function classifyNetworkError(error: unknown): NetworkFailure | undefined
   if (code && TLS_CODE.test(code)) {
     // OpenSSL's own messages run to a source path; a short one (a certificate problem) is kept.
     const detail = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
-    const explanation = detail && detail.length <= 80 ? `TLS failed: ${detail}` : 'TLS failed; does the server speak https?';
+    const explanation =
+      detail && detail.length <= 80 ? `TLS failed: ${detail}` : 'TLS failed; does the server speak https?';
     return { reason: 'tls', retryable: false, code, explanation };
   }
   if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
