@@ -170,7 +170,8 @@ describe('validatePlan', () => {
       }),
       { numRuns: 2000 },
     );
-  });
+    // 2,000 random plans: seconds on a loaded machine.
+  }, 60_000);
 
   it('accepts every random DAG with an order consistent with dependsOn', () => {
     fc.assert(
