@@ -32,18 +32,31 @@ export function buildGraph(plan, work, checkpointer) {
 
 export const savers = {
   MemorySaver: () => new MemorySaver(),
-  SqliteSaver: (path) => SqliteSaver.fromConnString(path),
+  /**
+   * better-sqlite3 opens at SQLite's default synchronous=FULL; SqliteSaver switches to WAL. Pass
+   * the same `synchronous` the Stepwise store under comparison uses (its default is NORMAL).
+   */
+  SqliteSaver: (path, synchronous = 'NORMAL') => {
+    const saver = SqliteSaver.fromConnString(path);
+    saver.db.pragma(`synchronous = ${synchronous}`);
+    return saver;
+  },
 };
 
 let threads = 0;
-/** Runs the graph to the end; returns the final state. `maxConcurrency` bounds parallel nodes. */
-export async function invoke(graph, plan, maxConcurrency) {
+/**
+ * Runs the graph to the end; returns the final state. `maxConcurrency` bounds parallel nodes;
+ * `durability` is LangGraph's ("sync": each checkpoint is written before the next step; "async",
+ * its default: written in the background while the next step runs).
+ */
+export async function invoke(graph, plan, maxConcurrency, durability) {
   const state = await graph.invoke(
     { done: 0 },
     {
       configurable: { thread_id: `bench_${threads++}` },
       recursionLimit: plan.steps.length + 10,
       ...(maxConcurrency ? { maxConcurrency } : {}),
+      ...(durability ? { durability } : {}),
     },
   );
   if (state.done !== plan.steps.length) throw new Error(`LangGraph ran ${state.done} of ${plan.steps.length} nodes`);

@@ -47,3 +47,29 @@ export function depth(plan) {
   }
   return Math.max(...level.values());
 }
+
+/**
+ * A DAG of `levels` levels of `width` steps each; every step depends on 1–3 steps of the level
+ * before, and sleeps the same skewed durations as `skewedDag`. Unlike the random DAG (whose
+ * depth and level sizes vary), every level is equally wide.
+ */
+export function uniformDag(levels, width, seed = 42) {
+  const random = seededRandom(seed);
+  const durations = new Map();
+  const steps = [];
+  for (let level = 0; level < levels; level++) {
+    for (let index = 0; index < width; index++) {
+      const id = `l${level}_${index}`;
+      const dependsOn = new Set();
+      if (level > 0) {
+        const count = 1 + Math.floor(random() * 3);
+        for (let k = 0; k < count; k++) dependsOn.add(`l${level - 1}_${Math.floor(random() * width)}`);
+      }
+      const long = random() < 0.15;
+      const ms = long ? 40 + Math.floor(random() * 121) : 2 + Math.floor(random() * 9);
+      durations.set(id, ms);
+      steps.push({ id, tool: 'sleep', args: { ms }, ...(dependsOn.size > 0 ? { dependsOn: [...dependsOn] } : {}) });
+    }
+  }
+  return { plan: { id: `uniform_${levels}x${width}`, version: 1, goal: 'bench', steps }, durations };
+}

@@ -2,7 +2,9 @@
 //  (a) makespan / critical path on a 500-step random DAG with skewed sleep durations,
 //      unbounded and with concurrency 8 (target ≤ 1.05 unbounded);
 //  (b) engine overhead in µs per step on 10,000 no-op steps, MemoryStore and SQLite;
-//  (c) the same DAGs as a LangGraph StateGraph (MemorySaver and SqliteSaver), printed as ratios.
+//  (c) the same DAGs as a LangGraph StateGraph (MemorySaver and SqliteSaver at NORMAL, as ours), printed as ratios.
+//  (a) runs on the random DAG (uneven levels, close to LangGraph's worst case) and on a uniform-level DAG.
+// Contenders in (a) run interleaved round by round. peers.mjs compares chains and fan-outs at equal durability.
 // LangGraph's graph compile grows quadratically with the node count (≈4 s for 2,000 nodes here),
 // so its overhead is measured on LANGGRAPH_STEPS no-op steps and compared with ours at that size.
 //
@@ -17,7 +19,7 @@ import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { kernelLoop, timerFloor } from './_baselines.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
-import { criticalPath, depth, noopDag, skewedDag } from './_plans.mjs';
+import { criticalPath, depth, noopDag, skewedDag, uniformDag } from './_plans.mjs';
 
 // LangGraph adds one abort listener per running node to a shared signal; that warning is noise here.
 setMaxListeners(0);
@@ -29,6 +31,7 @@ process.on('warning', (warning) => {
 const OVERHEAD_STEPS = Number(process.argv[2] ?? 10_000);
 const LANGGRAPH_STEPS = Number(process.argv[3] ?? 1_000);
 const MAKESPAN_STEPS = 500;
+const UNIFORM_LEVELS = 10;
 const TARGET_RATIO = 1.05;
 
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-dag-'));
@@ -97,16 +100,6 @@ async function theirRun(plan, work, saver, maxConcurrency) {
   return { compileMs, elapsed: performance.now() - started, cpu: (used.user + used.system) / 1000 };
 }
 
-async function theirMedian(plan, work, saver, maxConcurrency) {
-  const runs = [];
-  for (let round = 0; round < ROUNDS; round++) runs.push(await theirRun(plan, work, saver(), maxConcurrency));
-  return {
-    compileMs: median(runs.map((run) => run.compileMs)),
-    elapsed: median(runs.map((run) => run.elapsed)),
-    cpu: median(runs.map((run) => run.cpu)),
-  };
-}
-
 // Warm both up (JIT, module init, SQLite migrations) so neither pays first-run costs below.
 await ourRun(noopDag(300, 1));
 await theirRun(noopDag(100, 1), async () => undefined, savers.MemorySaver());
@@ -114,78 +107,94 @@ await theirRun(noopDag(100, 1), async () => undefined, savers.MemorySaver());
 console.log(
   `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)}; ${ROUNDS} rounds per line (median)\n`,
 );
-console.log(`(a) makespan on a ${MAKESPAN_STEPS}-step random DAG with skewed sleeps`);
-const { plan, durations } = skewedDag(MAKESPAN_STEPS);
-const critical = criticalPath(plan, durations);
-const total = [...durations.values()].reduce((sum, ms) => sum + ms, 0);
-const lowerBound8 = Math.max(critical, total / 8);
-console.log(
-  `    critical path ${critical} ms over ${depth(plan)} levels; total work ${total} ms; lower bound with 8 slots ${fixed(lowerBound8, 0)} ms`,
-);
-const work = (step) => sleep(durations.get(step.id));
-const floorRuns = [];
-for (let round = 0; round < ROUNDS; round++) floorRuns.push(await timerFloor(plan, durations));
-const floor = median(floorRuns);
-const kernelRuns = [];
-for (let round = 0; round < ROUNDS; round++)
-  kernelRuns.push(await kernelLoop(plan, tools, new MemoryStore(), `run_kernel_makespan_${round}`));
-const kernel = median(kernelRuns);
-const unbounded = await ourMedian(plan);
-const unboundedSqlite = await ourMedian(plan, { sqlite: true });
-const bounded = await ourMedian(plan, { concurrency: 8 });
-const langgraph = await theirMedian(plan, work, savers.MemorySaver);
-const langgraphSqlite = await theirMedian(plan, work, () => savers.SqliteSaver(databasePath()));
-const langgraphBounded = await theirMedian(plan, work, savers.MemorySaver, 8);
-const ratio = (ms, bound = critical) => fixed(ms / bound, 3);
-console.table(
-  [
-    { run: 'timer floor: bare setTimeouts, eager (no kernel, no journal)', ms: floor, bound: critical },
-    { run: 'core kernel in a minimal eager loop, memory', ms: kernel, bound: critical },
-    {
-      run: 'stepwise dag, unbounded, memory',
-      ms: unbounded.execution,
-      e2e: unbounded.total,
-      cpu: unbounded.cpu,
-      bound: critical,
+/** Runs every contender once per round, interleaved, and returns each one's median run. */
+async function interleaved(contenders) {
+  const samples = new Map(Object.keys(contenders).map((name) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(contenders)) samples.get(name).push(await run(round));
+  }
+  const medians = {};
+  for (const [name, values] of samples) {
+    medians[name] = Object.fromEntries(
+      Object.keys(values[0]).map((key) => [key, median(values.map((value) => value[key]))]),
+    );
+  }
+  return medians;
+}
+
+/** Makespan of one sleep DAG: timer floor, kernel loop, ours and LangGraph's, interleaved. */
+async function makespan(label, plan, durations) {
+  console.log(`(a) makespan on ${label} with skewed sleeps`);
+  const critical = criticalPath(plan, durations);
+  const total = [...durations.values()].reduce((sum, ms) => sum + ms, 0);
+  const lowerBound8 = Math.max(critical, total / 8);
+  console.log(
+    `    critical path ${critical} ms over ${depth(plan)} levels; total work ${total} ms; lower bound with 8 slots ${fixed(lowerBound8, 0)} ms`,
+  );
+  const work = (step) => sleep(durations.get(step.id));
+  const sqliteStore = () => createSqliteStore({ path: databasePath() });
+  const measured = await interleaved({
+    floor: async () => ({ ms: await timerFloor(plan, durations) }),
+    kernel: async (round) => ({
+      ms: await kernelLoop(plan, tools, new MemoryStore(), `run_kernel_${plan.id}_${round}`),
+    }),
+    unbounded: async () => ourRun(plan),
+    unboundedSqlite: async () => {
+      const store = sqliteStore();
+      const run = await ourRun(plan, { store });
+      await store.close();
+      return run;
     },
-    {
-      run: 'stepwise dag, unbounded, sqlite',
-      ms: unboundedSqlite.execution,
-      e2e: unboundedSqlite.total,
-      cpu: unboundedSqlite.cpu,
-      bound: critical,
-    },
-    {
-      run: 'stepwise dag, concurrency 8, memory',
-      ms: bounded.execution,
-      e2e: bounded.total,
-      cpu: bounded.cpu,
-      bound: lowerBound8,
-    },
-    { run: 'langgraph, MemorySaver', ms: langgraph.elapsed, cpu: langgraph.cpu, bound: critical },
-    { run: 'langgraph, SqliteSaver', ms: langgraphSqlite.elapsed, cpu: langgraphSqlite.cpu, bound: critical },
-    {
-      run: 'langgraph, maxConcurrency 8, MemorySaver',
-      ms: langgraphBounded.elapsed,
-      cpu: langgraphBounded.cpu,
-      bound: lowerBound8,
-    },
-  ].map((line) => ({
-    run: line.run,
-    'makespan ms': fixed(line.ms, 0),
-    'ratio to bound': ratio(line.ms, line.bound),
-    'incl. validation ms': line.e2e === undefined ? '' : fixed(line.e2e, 0),
-    'CPU ms (whole run)': line.cpu === undefined ? '' : fixed(line.cpu, 0),
-    bound: line.bound === critical ? 'critical path' : 'max(cp, work/8)',
-  })),
-);
-const unboundedRatio = unbounded.execution / critical;
-console.log(
-  `    target makespan/critical path ≤ ${TARGET_RATIO} unbounded: ${fixed(unboundedRatio, 3)} ${unboundedRatio <= TARGET_RATIO ? 'MET' : 'MISSED'} (timer floor on this machine now: ${ratio(floor)}; including validation and lease: ${ratio(unbounded.total)})`,
-);
-console.log(
-  `    ours / LangGraph makespan: unbounded ${fixed(unbounded.execution / langgraph.elapsed, 3)} (memory), ${fixed(unboundedSqlite.execution / langgraphSqlite.elapsed, 3)} (sqlite), concurrency 8 ${fixed(bounded.execution / langgraphBounded.elapsed, 3)}`,
-);
+    bounded: async () => ourRun(plan, { concurrency: 8 }),
+    langgraph: async () => theirRun(plan, work, savers.MemorySaver()),
+    langgraphSqlite: async () => theirRun(plan, work, savers.SqliteSaver(databasePath())),
+    langgraphBounded: async () => theirRun(plan, work, savers.MemorySaver(), 8),
+  });
+  const line = (run, name, bound = critical) => ({ run, ...measured[name], bound });
+  const ratio = (ms, bound = critical) => fixed(ms / bound, 3);
+  console.table(
+    [
+      line('timer floor: bare setTimeouts, eager (no kernel, no journal)', 'floor'),
+      line('core kernel in a minimal eager loop, memory', 'kernel'),
+      line('stepwise dag, unbounded, memory', 'unbounded'),
+      line('stepwise dag, unbounded, sqlite NORMAL', 'unboundedSqlite'),
+      line('stepwise dag, concurrency 8, memory', 'bounded', lowerBound8),
+      line('langgraph, MemorySaver', 'langgraph'),
+      line('langgraph, SqliteSaver NORMAL', 'langgraphSqlite'),
+      line('langgraph, maxConcurrency 8, MemorySaver', 'langgraphBounded', lowerBound8),
+    ].map((row) => {
+      const ms = row.execution ?? row.elapsed ?? row.ms;
+      return {
+        run: row.run,
+        'makespan ms': fixed(ms, 0),
+        'ratio to bound': ratio(ms, row.bound),
+        'incl. validation ms': row.total === undefined ? '' : fixed(row.total, 0),
+        'CPU ms (whole run)': row.cpu === undefined ? '' : fixed(row.cpu, 0),
+        bound: row.bound === critical ? 'critical path' : 'max(cp, work/8)',
+      };
+    }),
+  );
+  const unboundedRatio = measured.unbounded.execution / critical;
+  console.log(
+    `    target makespan/critical path ≤ ${TARGET_RATIO} unbounded: ${fixed(unboundedRatio, 3)} ${unboundedRatio <= TARGET_RATIO ? 'MET' : 'MISSED'} (timer floor on this machine now: ${ratio(measured.floor.ms)}; including validation and lease: ${ratio(measured.unbounded.total)})`,
+  );
+  console.log(
+    `    ours / LangGraph makespan: unbounded ${fixed(measured.unbounded.execution / measured.langgraph.elapsed, 3)} (memory), ${fixed(measured.unboundedSqlite.execution / measured.langgraphSqlite.elapsed, 3)} (SQLite, both NORMAL), concurrency 8 ${fixed(measured.bounded.execution / measured.langgraphBounded.elapsed, 3)}\n`,
+  );
+}
+
+{
+  const { plan, durations } = skewedDag(MAKESPAN_STEPS);
+  await makespan(`a ${MAKESPAN_STEPS}-step random DAG (uneven levels)`, plan, durations);
+}
+{
+  const { plan, durations } = uniformDag(UNIFORM_LEVELS, MAKESPAN_STEPS / UNIFORM_LEVELS);
+  await makespan(
+    `a ${MAKESPAN_STEPS}-step uniform DAG (${UNIFORM_LEVELS} levels of ${MAKESPAN_STEPS / UNIFORM_LEVELS})`,
+    plan,
+    durations,
+  );
+}
 
 console.log(`\n(b) engine overhead on ${OVERHEAD_STEPS.toLocaleString('en')} no-op steps (random DAG, unbounded)`);
 const overheadRows = [];
@@ -212,14 +221,19 @@ const small = noopDag(LANGGRAPH_STEPS);
 const noWork = async () => undefined;
 const comparison = [];
 for (const kind of ['memory', 'sqlite']) {
-  const ours = await ourMedian(small, { sqlite: kind === 'sqlite' });
-  const theirs = await theirMedian(
-    small,
-    noWork,
-    kind === 'sqlite' ? () => savers.SqliteSaver(databasePath()) : savers.MemorySaver,
-  );
+  const measured = await interleaved({
+    ours: async () => {
+      const store = kind === 'sqlite' ? createSqliteStore({ path: databasePath() }) : new MemoryStore();
+      const run = await ourRun(small, { store });
+      await store.close();
+      return run;
+    },
+    theirs: async () =>
+      theirRun(small, noWork, kind === 'sqlite' ? savers.SqliteSaver(databasePath()) : savers.MemorySaver()),
+  });
+  const { ours, theirs } = measured;
   comparison.push({
-    store: kind === 'sqlite' ? 'sqlite / SqliteSaver' : 'memory / MemorySaver',
+    store: kind === 'sqlite' ? 'sqlite NORMAL / SqliteSaver NORMAL' : 'memory / MemorySaver',
     'stepwise µs/step': fixed((ours.execution * 1000) / LANGGRAPH_STEPS),
     'langgraph µs/step': fixed((theirs.elapsed * 1000) / LANGGRAPH_STEPS),
     'langgraph compile ms': fixed(theirs.compileMs, 0),

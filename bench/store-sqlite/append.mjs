@@ -3,8 +3,9 @@
 // the floor any SQLite journal pays on this machine).
 //
 // A step-equivalent is the four events the step kernel journals for a step without output
-// (step-start, tool-call, tool-result, step-end), appended as one batch, or as the two batches the
-// kernel really flushes (before the tool runs; when the step ends).
+// (step-start, tool-call, tool-result, step-end), appended as one batch (what the kernel commits for a
+// quick idempotent tool) or as two (a non-idempotent tool: before the tool runs; when the step ends).
+// step-cost.mjs measures whole steps through the engine, group commit across concurrent steps included.
 //
 //   node bench/store-sqlite/append.mjs [steps]      (default 10000; build the packages first)
 

@@ -273,3 +273,67 @@ describe('invokeStep with an already aborted run', () => {
     }
   });
 });
+
+describe('invokeStep durability', () => {
+  /** Runs one step of `tool` and records which events the store held while the tool executed. */
+  async function storedWhileRunning(idempotent: boolean, slow = false) {
+    const store = new MemoryStore();
+    const appends: number[][] = [];
+    const append = store.append.bind(store);
+    store.append = (runId, events, lease) => {
+      appends.push(events.map((event) => event.seq));
+      return append(runId, events, lease);
+    };
+    const { registry } = createTestTools();
+    let seen: string[] = [];
+    registry.register(
+      defineTool({
+        name: 'probe',
+        description: 'reads what the journal made durable so far',
+        input: z.object({}),
+        effect: 'write',
+        idempotent,
+        execute: async () => {
+          if (slow) await new Promise((resolve) => setTimeout(resolve, 20));
+          seen = (await readAll(store, 'run_durable')).map((event) => event.type);
+          return { ok: true };
+        },
+      }),
+    );
+    const plan = makePlan([{ id: 'p', tool: 'probe' }]);
+    const journal = await startRun({ store, runId: 'run_durable', plan, engine: 'test' });
+    appends.length = 0;
+    const result = await invokeStep(
+      plan.steps[0] as Step,
+      { attempt: 1, references: 'literal' },
+      {
+        runId: 'run_durable',
+        journal,
+        registry,
+      },
+    );
+    expect(result.status).toBe('succeeded');
+    return { seen, appends };
+  }
+
+  it('makes a non-idempotent call durable before the tool runs (two commits)', async () => {
+    const { seen, appends } = await storedWhileRunning(false);
+    expect(seen).toEqual(['run-start', 'step-start', 'tool-call']);
+    expect(appends).toHaveLength(2);
+  });
+
+  it('commits an idempotent call with its result: the tool may run again after a crash (one commit)', async () => {
+    const { seen, appends } = await storedWhileRunning(true);
+    expect(seen).toEqual(['run-start']);
+    expect(appends).toEqual([[2, 3, 4, 5]]);
+  });
+
+  it('still commits a slow idempotent call while the tool runs, so listeners see the step start', async () => {
+    const { seen, appends } = await storedWhileRunning(true, true);
+    expect(seen).toEqual(['run-start', 'step-start', 'tool-call']);
+    expect(appends).toEqual([
+      [2, 3],
+      [4, 5],
+    ]);
+  });
+});

@@ -83,7 +83,13 @@ export interface RunJournalOptions {
 /**
  * The only writer of a run's journal: stamps seq and time, redacts, appends in order, and
  * tells listeners only after the store acknowledged. Engines call `emit` freely and
- * `flush` at durable points (before a tool runs, when a step ends).
+ * `flush` at durable points (before a non-idempotent tool runs, when a step ends).
+ *
+ * Group commit: while more than one step is open (between its `step-start` and `step-end`), or
+ * while an append is in flight, a flush does not append at once. It waits for the append in
+ * flight and for the promise chains that are ready to run, then appends everything emitted by then in one batch —
+ * one store transaction for the concurrent steps that flushed meanwhile. Every flush still
+ * resolves only once its own events are durable. A single open step (a chain) appends at once.
  */
 export class RunJournal {
   readonly runId: string;
@@ -94,8 +100,12 @@ export class RunJournal {
   #nextSeq: number;
   #pending: RunEvent[] = [];
   #chain: Promise<void> = Promise.resolve();
-  /** Batches queued or being appended; each waits for the one before. */
+  /** Batches being appended (0 or 1: a batch starts only after the one before settled). */
   #writing = 0;
+  /** The next group commit, while it waits to start: later flushes join it. */
+  #scheduled: Promise<void> | undefined;
+  /** Steps between `step-start` and `step-end`: more than one means concurrent flushes are coming. */
+  readonly #openSteps = new Set<string>();
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
   #renewTimer: NodeJS.Timeout | undefined;
@@ -140,20 +150,57 @@ export class RunJournal {
     stamped.at = isoNow();
     const event = redactEvent(this.redactor, stamped as unknown as RunEvent);
     this.#pending.push(event);
+    if (event.type === 'step-start') this.#openSteps.add(event.stepId);
+    else if (event.type === 'step-end') this.#openSteps.delete(event.stepId);
     return event;
   }
 
   /** Makes every queued event durable (in order); rejects if the store refused a batch. */
   flush(): Promise<void> {
-    if (this.#pending.length > 0) {
+    if (this.#scheduled) return this.#scheduled;
+    if (this.#pending.length === 0) return this.#chain;
+    if (this.#writing === 0 && this.#openSteps.size <= 1) {
+      // Nothing in flight and no other step about to flush: append now, without a `then` hop.
       const batch = this.#pending;
       this.#pending = [];
-      // With no batch queued or in flight there is nothing to wait for: append now, without a `then` hop.
-      const idle = this.#writing === 0;
       this.#writing++;
-      this.#chain = idle ? this.#write(batch) : this.#chain.then(() => this.#write(batch));
+      this.#chain = this.#write(batch);
+      return this.#chain;
     }
-    return this.#chain;
+    return this.#schedule();
+  }
+
+  /**
+   * Starts making queued events durable as soon as the promise chains ready to run have run,
+   * without waiting for it: whatever is emitted meanwhile (a quick tool's result, other steps' events) joins the same
+   * commit, and listeners still hear about a slow step before it ends. A refused batch fails the
+   * journal; the next `flush` rejects with it.
+   */
+  commitSoon(): void {
+    if (this.#scheduled || this.#pending.length === 0) return;
+    this.#schedule().catch(() => undefined);
+  }
+
+  /** The next group commit: after the append in flight and the promise chains ready to run, everything pending then. */
+  #schedule(): Promise<void> {
+    const previous = this.#chain;
+    const scheduled = new Promise<void>((resolve, reject) => {
+      const start = () => {
+        this.#scheduled = undefined;
+        const batch = this.#pending;
+        this.#pending = [];
+        this.#writing++;
+        this.#chain = this.#write(batch);
+        this.#chain.then(resolve, reject);
+      };
+      // Once every promise chain that can run has run (a quick tool's result, the other steps'
+      // flushes), not a timer: fake timers in a host's tests must not stall the journal.
+      // A failed batch fails the journal; `#write` then rejects this one with the same error.
+      const later = () => process.nextTick(start);
+      previous.then(later, later);
+    });
+    this.#scheduled = scheduled;
+    return scheduled;
   }
 
   async #write(batch: RunEvent[]): Promise<void> {

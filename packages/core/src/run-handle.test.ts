@@ -194,26 +194,90 @@ describe('RunJournal.flush', () => {
     journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
     const first = journal.flush(); // idle: appended at once
     journal.emit(note(1));
-    const second = journal.flush(); // queued behind the first
+    const second = journal.flush(); // waits for the first
     let fromListener: Promise<void> | undefined;
+    let secondDone = false;
+    second.then(() => {
+      secondDone = true;
+    });
     journal.subscribe((event) => {
       if (event.seq !== 1) return;
-      // The first batch is durable and the second is still queued: this one must wait its turn.
+      // The first batch is durable and the second has not started: this event joins it.
       journal.emit(note(2));
       fromListener = journal.flush();
     });
     expect(batches).toEqual([[1]]);
     gates.shift()?.();
     await first;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(batches).toEqual([[1], [2]]);
+    // The queued batch starts once the first settled and the ready promise chains ran.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1], [2, 3]]);
+    expect(secondDone).toBe(false);
     gates.shift()?.();
-    await second;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gates.shift()?.();
-    await fromListener;
-    expect(batches).toEqual([[1], [2], [3]]);
+    await Promise.all([second, fromListener]);
+    expect(batches).toEqual([[1], [2, 3]]);
     expect((await readAll(store, 'run_order')).map((event) => event.seq)).toEqual([1, 2, 3]);
+  });
+
+  const stepStart = (stepId: string) =>
+    ({ type: 'step-start', stepId, tool: 'echo', attempt: 1, executionId: `e_${stepId}` }) as const;
+  const stepEnd = (stepId: string) =>
+    ({
+      type: 'step-end',
+      stepId,
+      result: {
+        stepId,
+        tool: 'echo',
+        status: 'succeeded',
+        executionId: `e_${stepId}`,
+        attempt: 1,
+        startedAt: '',
+        durationMs: 0,
+      },
+    }) as const;
+
+  it('commits concurrent steps together, and each flush resolves only once its events are durable', async () => {
+    const { store, gates, batches } = gatedStore();
+    const journal = new RunJournal({ runId: 'run_group', store });
+    const plan = chainPlan(3);
+    await (async () => {
+      journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+      const started = journal.flush();
+      gates.shift()?.();
+      await started;
+    })();
+    for (const id of ['s0', 's1', 's2']) journal.emit(stepStart(id));
+    const settled: string[] = [];
+    const flushes = ['s0', 's1', 's2'].map((id) => {
+      journal.emit(stepEnd(id));
+      return journal.flush().then(() => settled.push(id));
+    });
+    // Three open steps: nothing is appended synchronously; then all six events in one append.
+    expect(batches).toEqual([[1]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1], [2, 3, 4, 5, 6, 7]]);
+    expect(settled).toEqual([]);
+    gates.shift()?.();
+    await Promise.all(flushes);
+    expect(settled).toEqual(['s0', 's1', 's2']);
+    expect((await readAll(store, 'run_group')).map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('appends at once, in the same turn, when only one step is open (a chain)', async () => {
+    const { store, gates, batches } = gatedStore();
+    const journal = new RunJournal({ runId: 'run_chain', store });
+    const plan = chainPlan(1);
+    journal.emit({ type: 'run-start', planId: plan.id, planDigest: 'd', plan, engine: 'test' });
+    journal.emit(stepStart('s0'));
+    const flushed = journal.flush();
+    expect(batches).toEqual([[1, 2]]);
+    gates.shift()?.();
+    await flushed;
+    journal.emit(stepEnd('s0'));
+    const ended = journal.flush();
+    expect(batches).toEqual([[1, 2], [3]]);
+    gates.shift()?.();
+    await ended;
   });
 
   it('refuses every later flush once the store refused a batch, idle or queued', async () => {

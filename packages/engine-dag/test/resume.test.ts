@@ -20,9 +20,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Adds `crash_read` (idempotent) and `crash_write` (not): their first call "kills the process". */
 function addCrashTools(harness: Harness, store: FreezableStore): void {
-  for (const [name, effect] of [
-    ['crash_read', 'read'],
-    ['crash_write', 'write'],
+  for (const [name, effect, lateMs] of [
+    ['crash_read', 'read', 0],
+    ['crash_write', 'write', 0],
+    // Dies 20 ms into the call: by then an idempotent call is committed too.
+    ['crash_read_late', 'read', 20],
   ] as const) {
     harness.registry.register(
       defineTool({
@@ -33,8 +35,11 @@ function addCrashTools(harness: Harness, store: FreezableStore): void {
         execute: (_input, context) => {
           harness.log.calls.push({ tool: name, args: {}, stepId: context.stepId, attempt: context.attempt });
           if (!store.frozen) {
-            store.freeze();
-            return new Promise<never>(() => undefined);
+            const die = () => {
+              store.freeze();
+              return new Promise<never>(() => undefined);
+            };
+            return lateMs === 0 ? die() : pause(lateMs).then(die);
           }
           return { survived: context.attempt };
         },
@@ -88,8 +93,27 @@ describe('resume after an in-process simulated crash', () => {
       { id: 'f', tool: 'work', args: { ms: 5 }, dependsOn: ['a'] },
     ]);
 
-  it('re-runs an in-flight idempotent step, never a completed one, and restores outputs for references', async () => {
+  it('re-runs an idempotent step that died at its first instruction, before its call was committed', async () => {
+    // An idempotent call is committed with its result (one commit per quick step): a crash before
+    // that leaves no trace of the call, and resume simply runs the step, as its first attempt.
     const { harness, inner, store, handle } = crashingRun(plan('crash_read'));
+    await waitFor(() => store.frozen);
+    const { result } = await resumeWhenFree({ tools: harness.registry, store: inner }, handle.runId);
+    expect(result.status).toBe('completed');
+    const steps = byId(result.steps);
+    expect(steps.get('d')?.output).toEqual({ value: '2.0.0' });
+    expect(steps.get('e')?.output).toEqual({ value: 'A' });
+    expect(steps.get('c')?.attempt).toBe(1);
+    expect(callsOf(harness, 'a')).toHaveLength(1);
+    expect(callsOf(harness, 'b')).toHaveLength(1);
+    expect(callsOf(harness, 'c')).toHaveLength(2);
+    const events = await storedEvents(inner, handle.runId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+    expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+  });
+
+  it('re-runs an in-flight idempotent step, never a completed one, and restores outputs for references', async () => {
+    const { harness, inner, store, handle } = crashingRun(plan('crash_read_late'));
     await waitFor(() => store.frozen);
     const before = await storedEvents(inner, handle.runId);
     expect(before.some((event) => event.type === 'run-end')).toBe(false);

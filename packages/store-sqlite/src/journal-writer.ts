@@ -256,7 +256,6 @@ class Batch {
   }
 
   apply(event: RunEvent): void {
-    const { seq, at } = event;
     switch (event.type) {
       case 'run-start':
         this.#startRun(event);
@@ -266,114 +265,31 @@ class Batch {
         this.#run.finishedAt = null;
         this.#run.changed = true;
         break;
-      case 'step-start': {
-        const step = this.#step(event.stepId, seq);
-        step.status = 'running';
-        step.attempt = scalar(event.attempt);
-        if (event.tool !== undefined) step.tool = scalar(event.tool);
-        step.execution_id = scalar(event.executionId);
-        step.started_at = encodeTime(at);
-        step.ended_at = null;
-        step.duration_ms = null;
-        step.tool_called = 0;
-        step.idempotent = null;
-        step.output = null;
-        step.output_sha256 = null;
-        step.error = null;
+      case 'step-start':
+        this.#startStep(event);
         break;
-      }
-      case 'tool-call': {
-        const step = this.#step(event.stepId, seq);
-        step.tool_called = 1;
-        step.idempotent = step.idempotent === 0 ? 0 : scalar(event.idempotent);
-        this.#executions.set(event.executionId, {
-          step_id: event.stepId,
-          attempt: scalar(event.attempt),
-          turn: scalar(event.turn),
-          tool: scalar(event.tool),
-          effect: scalar(event.effect),
-          idempotent: scalar(event.idempotent),
-          args: this.#blobs.json(event.args),
-          call_seq: seq,
-          started_at: encodeTime(at),
-          result_seq: null,
-          finished_at: null,
-          status: 'running',
-          duration_ms: null,
-          exit_code: null,
-          error: null,
-          result: NO_VALUE,
-          artifacts: [],
-        });
+      case 'tool-call':
+        this.#recordCall(event);
         break;
-      }
       case 'tool-result':
-        this.#step(event.stepId, seq);
+        this.#step(event.stepId, event.seq);
         this.#recordResult(event);
         break;
       case 'approval-decision':
-        this.#statements.insertApproval.run(
-          this.#runKey,
-          seq,
-          event.executionId,
-          event.stepId,
-          scalar(event.tool),
-          scalar(event.decision),
-          scalar(event.source),
-          scalar(event.by),
-          scalar(event.reason),
-          encodeTime(at),
-        );
+        this.#recordApproval(event);
         break;
       case 'step-retry':
-        this.#step(event.stepId, seq).status = 'retrying';
+        this.#step(event.stepId, event.seq).status = 'retrying';
         break;
-      case 'model-call': {
-        const request = this.#blobs.json(event.request);
-        const response = this.#blobs.json(event.response);
-        this.#statements.insertModelCall.run(
-          this.#runKey,
-          seq,
-          event.stepId,
-          scalar(event.turn),
-          scalar(event.model),
-          request.text,
-          request.sha256,
-          response.text,
-          response.sha256,
-          json(event.usage),
-          scalar(event.latencyMs),
-          json(event.error),
-          encodeTime(at),
-        );
-        const step = this.#step(event.stepId, seq);
-        step.usage = json(addUsage(step.usage ? (JSON.parse(step.usage) as TokenUsage) : undefined, event.usage));
-        const usage = addUsage(this.#run.usage, event.usage);
-        if (usage !== this.#run.usage) {
-          this.#run.usage = usage;
-          this.#run.changed = true;
-        }
+      case 'model-call':
+        this.#recordModelCall(event);
         break;
-      }
-      case 'step-end': {
-        const result = event.result;
-        const step = this.#step(event.stepId, seq);
-        const output = this.#blobs.json(result.output);
-        step.status = scalar(result.status);
-        step.attempt = scalar(result.attempt);
-        if (result.tool !== undefined) step.tool = scalar(result.tool);
-        step.execution_id = scalar(result.executionId);
-        step.started_at = encodeOptionalTime(scalar(result.startedAt));
-        step.ended_at = encodeTime(at);
-        step.duration_ms = scalar(result.durationMs);
-        step.output = output.text;
-        step.output_sha256 = output.sha256;
-        step.error = json(result.error);
+      case 'step-end':
+        this.#endStep(event);
         break;
-      }
       case 'run-end':
         this.#run.status = event.status;
-        this.#run.finishedAt = at;
+        this.#run.finishedAt = event.at;
         this.#run.durationMs = event.durationMs;
         if (event.usage) this.#run.usage = event.usage;
         this.#run.changed = true;
@@ -382,6 +298,105 @@ class Batch {
         // progress-report, approval-request, recovery-decision, limit-reach: the journal is their record.
         break;
     }
+  }
+
+  #startStep(event: Extract<RunEvent, { type: 'step-start' }>): void {
+    const step = this.#step(event.stepId, event.seq);
+    step.status = 'running';
+    step.attempt = scalar(event.attempt);
+    if (event.tool !== undefined) step.tool = scalar(event.tool);
+    step.execution_id = scalar(event.executionId);
+    step.started_at = encodeTime(event.at);
+    step.ended_at = null;
+    step.duration_ms = null;
+    step.tool_called = 0;
+    step.idempotent = null;
+    step.output = null;
+    step.output_sha256 = null;
+    step.error = null;
+  }
+
+  #recordCall(event: Extract<RunEvent, { type: 'tool-call' }>): void {
+    const step = this.#step(event.stepId, event.seq);
+    step.tool_called = 1;
+    step.idempotent = step.idempotent === 0 ? 0 : scalar(event.idempotent);
+    this.#executions.set(event.executionId, {
+      step_id: event.stepId,
+      attempt: scalar(event.attempt),
+      turn: scalar(event.turn),
+      tool: scalar(event.tool),
+      effect: scalar(event.effect),
+      idempotent: scalar(event.idempotent),
+      args: this.#blobs.json(event.args),
+      call_seq: event.seq,
+      started_at: encodeTime(event.at),
+      result_seq: null,
+      finished_at: null,
+      status: 'running',
+      duration_ms: null,
+      exit_code: null,
+      error: null,
+      result: NO_VALUE,
+      artifacts: [],
+    });
+  }
+
+  #recordApproval(event: Extract<RunEvent, { type: 'approval-decision' }>): void {
+    this.#statements.insertApproval.run(
+      this.#runKey,
+      event.seq,
+      event.executionId,
+      event.stepId,
+      scalar(event.tool),
+      scalar(event.decision),
+      scalar(event.source),
+      scalar(event.by),
+      scalar(event.reason),
+      encodeTime(event.at),
+    );
+  }
+
+  #recordModelCall(event: Extract<RunEvent, { type: 'model-call' }>): void {
+    const request = this.#blobs.json(event.request);
+    const response = this.#blobs.json(event.response);
+    this.#statements.insertModelCall.run(
+      this.#runKey,
+      event.seq,
+      event.stepId,
+      scalar(event.turn),
+      scalar(event.model),
+      request.text,
+      request.sha256,
+      response.text,
+      response.sha256,
+      json(event.usage),
+      scalar(event.latencyMs),
+      json(event.error),
+      encodeTime(event.at),
+    );
+    const step = this.#step(event.stepId, event.seq);
+    step.usage = json(addUsage(step.usage ? (JSON.parse(step.usage) as TokenUsage) : undefined, event.usage));
+    const usage = addUsage(this.#run.usage, event.usage);
+    if (usage !== this.#run.usage) {
+      this.#run.usage = usage;
+      this.#run.changed = true;
+    }
+  }
+
+  #endStep(event: Extract<RunEvent, { type: 'step-end' }>): void {
+    const result = event.result;
+    const step = this.#step(event.stepId, event.seq);
+    const output = this.#blobs.json(result.output);
+    step.status = scalar(result.status);
+    step.attempt = scalar(result.attempt);
+    if (result.tool !== undefined) step.tool = scalar(result.tool);
+    step.execution_id = scalar(result.executionId);
+    step.started_at = encodeOptionalTime(scalar(result.startedAt));
+    step.ended_at = encodeTime(event.at);
+    step.duration_ms = scalar(result.durationMs);
+    step.output = output.text;
+    step.output_sha256 = output.sha256;
+    step.error = json(result.error);
   }
 
   #startRun(event: Extract<RunEvent, { type: 'run-start' }>): void {

@@ -1,0 +1,197 @@
+// @stepwise/engine-dag against LangGraph.js and Mastra workflows at equal durability, on no-op
+// chains and fan-outs (1 → N → 1) of 100, 1,000 and 10,000 steps. Every contender is warmed up,
+// the contenders run interleaved round by round, and each line is the median of ROUNDS rounds.
+//
+// Durability pairs (the ratio is always ours / theirs):
+//   memory : Stepwise MemoryStore            vs LangGraph MemorySaver, and vs Mastra (in memory)
+//   NORMAL : Stepwise SQLite synchronous=NORMAL vs SqliteSaver at NORMAL, durability "sync"
+//   FULL   : Stepwise SQLite synchronous=FULL   vs SqliteSaver at FULL,   durability "sync"
+//   async  : Stepwise SQLite NORMAL (its closest mode: every step end is committed before dependents
+//            start) vs SqliteSaver NORMAL with LangGraph's default durability "async", which
+//            writes checkpoints in the background and may lose the last ones on a crash: LangGraph
+//            is favoured there.
+// Where peers are favoured everywhere: our time runs from run() to the result and includes plan
+// validation and the lease; LangGraph's compile and Mastra's workflow build are not counted.
+// Concurrency is 16 for Stepwise and LangGraph (maxConcurrency); Mastra's parallel block has no
+// bound and runs every branch at once.
+//
+//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000]   PEER_MAX_STEPS (default 1000) caps the
+//   peers' sizes: LangGraph's compile grows quadratically with the node count.
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool, MemoryStore, ToolRegistry } from '@stepwise/core';
+import { chainPlan, makePlan } from '@stepwise/core/testing';
+import { dagEngine } from '@stepwise/engine-dag';
+import { createSqliteStore } from '@stepwise/store-sqlite';
+import { buildGraph, invoke, savers } from './_langgraph.mjs';
+
+setMaxListeners(0);
+process.removeAllListeners('warning');
+process.on('warning', (warning) => {
+  if (warning.name !== 'MaxListenersExceededWarning') console.warn(warning);
+});
+
+const SIZES = (process.argv[2] ?? '100,1000,10000').split(',').map(Number);
+const PEER_MAX_STEPS = Number(process.env.PEER_MAX_STEPS ?? 1000);
+const ROUNDS = 3;
+const CONCURRENCY = 16;
+const require = createRequire(import.meta.url);
+const mastraVersion = require('@mastra/core/package.json').version;
+const { createStep, createWorkflow } = await import('@mastra/core/workflows');
+const { z } = await import('zod');
+
+const tools = new ToolRegistry([
+  defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({}) }),
+]);
+const shapes = {
+  chain: (steps) => {
+    const plan = chainPlan(steps, 'noop');
+    return { ...plan, steps: plan.steps.map((step) => ({ ...step, args: {} })) };
+  },
+  'fan-out': (steps) => {
+    const middle = Array.from({ length: steps - 2 }, (_, index) => ({
+      id: `m${index}`,
+      tool: 'noop',
+      dependsOn: ['root'],
+    }));
+    return makePlan([
+      { id: 'root', tool: 'noop' },
+      ...middle,
+      { id: 'join', tool: 'noop', dependsOn: middle.map((s) => s.id) },
+    ]);
+  },
+};
+
+const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-peers-'));
+let files = 0;
+const path = () => join(directory, `db-${files++}.db`);
+
+async function ours(plan, synchronous) {
+  const store = synchronous ? createSqliteStore({ path: path(), synchronous }) : new MemoryStore();
+  await store.ready;
+  const started = performance.now();
+  const result = await dagEngine({ tools, store, concurrency: CONCURRENCY }).run(plan).result;
+  const ms = performance.now() - started;
+  await store.close();
+  if (result.status !== 'completed') throw new Error(`stepwise run ended ${result.status}`);
+  return ms;
+}
+
+async function langgraph(plan, synchronous, durability) {
+  const saver = synchronous ? savers.SqliteSaver(path(), synchronous) : savers.MemorySaver();
+  const graph = buildGraph(plan, async () => undefined, saver);
+  const started = performance.now();
+  await invoke(graph, plan, CONCURRENCY, durability);
+  const ms = performance.now() - started;
+  saver.db?.close();
+  return ms;
+}
+
+const any = z.any();
+const mastraStep = (id) => createStep({ id, inputSchema: any, outputSchema: any, execute: async () => ({}) });
+let workflows = 0;
+/** The plan as a Mastra workflow: `.then` for a chain; `.then(root).parallel(middle).then(join)` for a fan-out. */
+function mastraWorkflow(plan, shape) {
+  let workflow = createWorkflow({ id: `bench_${workflows++}`, inputSchema: any, outputSchema: any });
+  if (shape === 'chain') for (const step of plan.steps) workflow = workflow.then(mastraStep(step.id));
+  else {
+    workflow = workflow
+      .then(mastraStep('root'))
+      .parallel(plan.steps.slice(1, -1).map((step) => mastraStep(step.id)))
+      .then(mastraStep('join'));
+  }
+  return workflow.commit();
+}
+
+async function mastra(plan, shape) {
+  const workflow = mastraWorkflow(plan, shape);
+  const started = performance.now();
+  const run = await workflow.createRunAsync();
+  const result = await run.start({ inputData: {} });
+  const ms = performance.now() - started;
+  if (result.status !== 'success') throw new Error(`mastra run ended ${result.status}`);
+  return ms;
+}
+
+/** Each pair: our contender and theirs, by durability. */
+const pairs = [
+  { durability: 'memory', peer: 'LangGraph MemorySaver', ours: (p) => ours(p), theirs: (p) => langgraph(p) },
+  {
+    durability: 'memory',
+    peer: `Mastra ${mastraVersion}`,
+    ours: (p) => ours(p),
+    theirs: (p, shape) => mastra(p, shape),
+  },
+  {
+    durability: 'NORMAL',
+    peer: 'LangGraph SqliteSaver, sync',
+    ours: (p) => ours(p, 'NORMAL'),
+    theirs: (p) => langgraph(p, 'NORMAL', 'sync'),
+  },
+  {
+    durability: 'FULL',
+    peer: 'LangGraph SqliteSaver, sync',
+    ours: (p) => ours(p, 'FULL'),
+    theirs: (p) => langgraph(p, 'FULL', 'sync'),
+  },
+  {
+    durability: 'async',
+    peer: 'LangGraph SqliteSaver NORMAL, async',
+    ours: (p) => ours(p, 'NORMAL'),
+    theirs: (p) => langgraph(p, 'NORMAL', 'async'),
+  },
+];
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const loadAtStart = loadavg()[0];
+
+// Warm-up: every contender once on a small plan of each shape.
+for (const shape of Object.keys(shapes)) {
+  for (const pair of pairs) {
+    await pair.ours(shapes[shape](50));
+    await pair.theirs(shapes[shape](50), shape);
+  }
+}
+
+const rows = [];
+for (const steps of SIZES) {
+  for (const shape of Object.keys(shapes)) {
+    const plan = shapes[shape](steps);
+    const withPeer = steps <= PEER_MAX_STEPS;
+    const samples = pairs.map(() => ({ ours: [], theirs: [] }));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, pair] of pairs.entries()) {
+        samples[index].ours.push(await pair.ours(plan));
+        if (withPeer) samples[index].theirs.push(await pair.theirs(plan, shape));
+      }
+    }
+    for (const [index, pair] of pairs.entries()) {
+      const oursMs = median(samples[index].ours);
+      const theirsMs = withPeer ? median(samples[index].theirs) : undefined;
+      rows.push({
+        shape,
+        steps,
+        durability: pair.durability,
+        peer: pair.peer,
+        'ours µs/step': ((oursMs * 1000) / steps).toFixed(1),
+        'peer µs/step': theirsMs === undefined ? 'not run' : ((theirsMs * 1000) / steps).toFixed(1),
+        'ours / peer': theirsMs === undefined ? '' : (oursMs / theirsMs).toFixed(3),
+      });
+    }
+  }
+}
+rmSync(directory, { recursive: true, force: true });
+
+console.log(
+  `Stepwise dag engine vs LangGraph.js and Mastra ${mastraVersion} (node ${process.version}, load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; median of ${ROUNDS} interleaved rounds after a warm-up; concurrency ${CONCURRENCY})`,
+);
+console.log('target: ours / peer ≤ 1 at every size and equal durability (below 1 is faster)\n');
+console.table(rows);
+if (SIZES.some((steps) => steps > PEER_MAX_STEPS)) {
+  console.log(
+    `peers not run above ${PEER_MAX_STEPS} steps (set PEER_MAX_STEPS): LangGraph's compile grows quadratically with the node count`,
+  );
+}
