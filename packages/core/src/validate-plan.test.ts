@@ -148,40 +148,35 @@ describe('validatePlan', () => {
     expect(validatePlan(plan, { tools: registry }).ok).toBe(true);
   });
 
-  it(
-    'never throws on random input and accepts only DAGs with a consistent order',
-    { timeout: 30_000 },
-    () => {
-      const stepArbitrary = fc.record(
-        {
-          id: fc.oneof(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), fc.string()),
-          tool: fc.oneof(fc.constantFrom('echo', 'note', 'missing'), fc.anything()),
-          dependsOn: fc.oneof(fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'z')), fc.anything()),
-          args: fc.oneof(fc.constant({ value: '$a' }), fc.dictionary(fc.string(), fc.jsonValue()), fc.anything()),
-        },
-        { requiredKeys: ['id'] },
-      );
-      const planArbitrary = fc.oneof(
-        fc.record({ id: fc.string(), steps: fc.array(stepArbitrary, { maxLength: 8 }) }),
-        fc.anything(),
-      );
-      fc.assert(
-        fc.property(planArbitrary, (input) => {
-          const result = validatePlan(input, { tools: registry });
-          if (!result.ok) return result.problems.length > 0;
-          const position = new Map(result.order.map((id, index) => [id, index]));
-          return result.plan.steps.every((step) =>
-            (step.dependsOn ?? []).every(
-              (dependency) => (position.get(dependency) ?? -1) < (position.get(step.id) ?? -1),
-            ),
-          );
-        }),
-        { numRuns: 2000 },
-      );
-      // 2,000 random plans: seconds on a loaded machine.
-    },
-    60_000,
-  );
+  it('never throws on random input and accepts only DAGs with a consistent order', () => {
+    const stepArbitrary = fc.record(
+      {
+        id: fc.oneof(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), fc.string()),
+        tool: fc.oneof(fc.constantFrom('echo', 'note', 'missing'), fc.anything()),
+        dependsOn: fc.oneof(fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'z')), fc.anything()),
+        args: fc.oneof(fc.constant({ value: '$a' }), fc.dictionary(fc.string(), fc.jsonValue()), fc.anything()),
+      },
+      { requiredKeys: ['id'] },
+    );
+    const planArbitrary = fc.oneof(
+      fc.record({ id: fc.string(), steps: fc.array(stepArbitrary, { maxLength: 8 }) }),
+      fc.anything(),
+    );
+    fc.assert(
+      fc.property(planArbitrary, (input) => {
+        const result = validatePlan(input, { tools: registry });
+        if (!result.ok) return result.problems.length > 0;
+        const position = new Map(result.order.map((id, index) => [id, index]));
+        return result.plan.steps.every((step) =>
+          (step.dependsOn ?? []).every(
+            (dependency) => (position.get(dependency) ?? -1) < (position.get(step.id) ?? -1),
+          ),
+        );
+      }),
+      { numRuns: 2000 },
+    );
+    // 2,000 random plans: seconds on a loaded machine.
+  }, 60_000);
 
   it('accepts every random DAG with an order consistent with dependsOn', () => {
     fc.assert(
