@@ -25,7 +25,7 @@ import {
   type PostgresConnectionOptions,
   storeError,
 } from './postgres-connection.js';
-import { insertEvents, writeProjections } from './projections.js';
+import { writeBatch } from './projections.js';
 import {
   acquireLease,
   checkAppendLease,
@@ -110,20 +110,20 @@ class PostgresRunStore implements PostgresStore {
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
         await this.connection.db.transaction().execute(async (trx) => {
-          await sql`insert into ${this.connection.table('runs')} (id) values (${runId}) on conflict (id) do nothing`.execute(
+          // Creates the row or locks the existing one, in one round trip.
+          const locked = await sql<LockedRun>`
+            insert into ${this.connection.table('runs')} as r (id) values (${runId})
+            on conflict (id) do update set last_seq = r.last_seq
+            returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live`.execute(
             trx,
           );
-          const locked = await sql<LockedRun>`
-            select last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live
-            from ${this.connection.table('runs')} where id = ${runId} for update`.execute(trx);
           const row = locked.rows[0] as LockedRun;
           // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
           checkAppendLease(runId, row, lease);
           checkBatch(runId, row.last_seq, events);
           await this.#catchUp(trx, runId, fold, row.last_seq);
           for (const event of events) applyEvent(fold, event);
-          await insertEvents(trx, runId, events, this.#threshold);
-          await writeProjections(trx, fold, events, this.#threshold);
+          await writeBatch(trx, fold, events, this.#threshold);
         });
         return { fold, value: undefined };
       }),

@@ -6,7 +6,7 @@ import {
   type RunEvent,
   summarizeRun,
 } from '@stepwise/core';
-import type { Kysely } from 'kysely';
+import { type Compilable, type Kysely, sql } from 'kysely';
 import { type BlobRow, packEvent, sha256 } from './blob-fields.js';
 import type { PostgresStoreDatabase } from './database-schema.js';
 
@@ -27,24 +27,23 @@ function jsonOrBlob(value: unknown, threshold: number, blobs: BlobRow[]): { json
   return { json: null, sha: hash };
 }
 
-async function insertBlobs(trx: Transaction, blobs: readonly BlobRow[]): Promise<void> {
+function insertBlobs(trx: Transaction, blobs: readonly BlobRow[]): Compilable | undefined {
   const unique = [...new Map(blobs.map((blob) => [blob.sha256, blob])).values()];
-  if (unique.length === 0) return;
-  await trx
+  if (unique.length === 0) return undefined;
+  return trx
     .insertInto('blobs')
     .values(unique)
-    .onConflict((conflict) => conflict.column('sha256').doNothing())
-    .execute();
+    .onConflict((conflict) => conflict.column('sha256').doNothing());
 }
 
-/** The journal rows of a batch (large fields as blobs). */
-export async function insertEvents(
+/** The journal rows of a batch (large fields as blobs go to `blobs`). */
+function insertEvents(
   trx: Transaction,
   runId: string,
   events: readonly RunEvent[],
   threshold: number,
-): Promise<void> {
-  const blobs: BlobRow[] = [];
+  blobs: BlobRow[],
+): Compilable {
   const rows = events.map((event) => {
     const packed = packEvent(event, threshold);
     blobs.push(...packed.blobs);
@@ -57,19 +56,23 @@ export async function insertEvents(
       blob_refs: packed.refs ? JSON.stringify(packed.refs) : null,
     };
   });
-  await insertBlobs(trx, blobs);
-  await trx.insertInto('events').values(rows).execute();
+  return trx.insertInto('events').values(rows);
 }
 
-/** Brings `runs`, `steps`, `executions`, `approvals` and `model_calls` up to the fold, for the events of one batch. */
-export async function writeProjections(
+/**
+ * Writes a batch: its journal rows, and `runs`, `steps`, `executions`, `approvals` and `model_calls`
+ * brought up to the fold. One statement (data-modifying CTEs): one round trip however many tables.
+ */
+export async function writeBatch(
   trx: Transaction,
   fold: FoldedRun,
   events: readonly RunEvent[],
   threshold: number,
 ): Promise<void> {
+  const blobs: BlobRow[] = [];
+  const writes: (Compilable | undefined)[] = [insertEvents(trx, fold.runId, events, threshold, blobs)];
   const summary = summarizeRun(fold);
-  await trx
+  const updateRun = trx
     .updateTable('runs')
     .set({
       plan_id: fold.planId,
@@ -86,8 +89,7 @@ export async function writeProjections(
       total_tokens: orNull(fold.usage?.totalTokens),
       summary: JSON.stringify(summary),
     })
-    .where('id', '=', fold.runId)
-    .execute();
+    .where('id', '=', fold.runId);
   const stepIds = new Set<string>();
   const executionIds = new Set<string>();
   for (const event of events) {
@@ -97,12 +99,15 @@ export async function writeProjections(
       executionIds.add(record.executionId);
     }
   }
-  await upsertSteps(trx, fold, stepIds);
-  await upsertExecutions(trx, fold, executionIds, threshold);
-  await insertDecisions(trx, fold.runId, events);
+  writes.push(upsertSteps(trx, fold, stepIds), upsertExecutions(trx, fold, executionIds, threshold, blobs));
+  writes.push(...insertDecisions(trx, fold.runId, events), insertBlobs(trx, blobs));
+  const ctes = writes
+    .filter((write): write is Compilable => write !== undefined)
+    .map((write, index) => sql`${sql.id(`write_${index}`)} as (${write})`);
+  await sql`with ${sql.join(ctes)} ${updateRun}`.execute(trx);
 }
 
-async function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlySet<string>): Promise<void> {
+function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlySet<string>): Compilable | undefined {
   const rows = [...stepIds].flatMap((stepId) => {
     const step = fold.steps.get(stepId);
     if (!step) return [];
@@ -124,8 +129,8 @@ async function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlyS
       },
     ];
   });
-  if (rows.length === 0) return;
-  await trx
+  if (rows.length === 0) return undefined;
+  return trx
     .insertInto('steps')
     .values(rows)
     .onConflict((conflict) =>
@@ -141,17 +146,16 @@ async function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlyS
         error_code: update.ref('excluded.error_code'),
         error_message: update.ref('excluded.error_message'),
       })),
-    )
-    .execute();
+    );
 }
 
-async function upsertExecutions(
+function upsertExecutions(
   trx: Transaction,
   fold: FoldedRun,
   executionIds: ReadonlySet<string>,
   threshold: number,
-): Promise<void> {
-  const blobs: BlobRow[] = [];
+  blobs: BlobRow[],
+): Compilable | undefined {
   const rows = [...executionIds].flatMap((executionId) => {
     const execution = fold.executions.get(executionId);
     if (!execution) return [];
@@ -181,9 +185,8 @@ async function upsertExecutions(
       },
     ];
   });
-  if (rows.length === 0) return;
-  await insertBlobs(trx, blobs);
-  await trx
+  if (rows.length === 0) return undefined;
+  return trx
     .insertInto('executions')
     .values(rows)
     .onConflict((conflict) =>
@@ -197,11 +200,11 @@ async function upsertExecutions(
         output: update.ref('excluded.output'),
         output_sha256: update.ref('excluded.output_sha256'),
       })),
-    )
-    .execute();
+    );
 }
 
-async function insertDecisions(trx: Transaction, runId: string, events: readonly RunEvent[]): Promise<void> {
+function insertDecisions(trx: Transaction, runId: string, events: readonly RunEvent[]): Compilable[] {
+  const writes: Compilable[] = [];
   const approvals = events
     .filter((event): event is ApprovalDecisionEvent => event.type === 'approval-decision')
     .map((event) => ({
@@ -216,7 +219,7 @@ async function insertDecisions(trx: Transaction, runId: string, events: readonly
       reason: orNull(event.reason),
       at: event.at,
     }));
-  if (approvals.length > 0) await trx.insertInto('approvals').values(approvals).execute();
+  if (approvals.length > 0) writes.push(trx.insertInto('approvals').values(approvals));
   const calls = events
     .filter((event): event is ModelCallEvent => event.type === 'model-call')
     .map((event) => ({
@@ -232,5 +235,6 @@ async function insertDecisions(trx: Transaction, runId: string, events: readonly
       error_code: orNull(event.error?.code),
       at: event.at,
     }));
-  if (calls.length > 0) await trx.insertInto('model_calls').values(calls).execute();
+  if (calls.length > 0) writes.push(trx.insertInto('model_calls').values(calls));
+  return writes;
 }
