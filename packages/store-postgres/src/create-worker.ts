@@ -128,6 +128,8 @@ class PostgresWorker implements Worker {
 
   async #run(): Promise<void> {
     await this.#options.store.ready.catch((error: unknown) => this.#report(error, 'opening the store'));
+    // An idle worker looks again soon, then less and less often (up to the poll interval).
+    const idlePolls = 0;
     while (!this.#stopping) {
       const room = this.#concurrency - this.#handles.size;
       let claimed: ClaimedRun[] = [];

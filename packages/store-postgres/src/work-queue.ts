@@ -1,5 +1,6 @@
 import type { Plan, RunOptions } from '@stepwise/core';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { PostgresStoreDatabase } from './database-schema.js';
 import type { PostgresConnection } from './postgres-connection.js';
 
 /** What `enqueue` keeps for the worker that starts the run. */
@@ -33,7 +34,10 @@ export interface ClaimRequest {
  */
 export async function claimRuns(connection: PostgresConnection, request: ClaimRequest): Promise<ClaimedRun[]> {
   const queueTable = connection.table('work_queue');
-  return connection.db.transaction().execute(async (trx) => {
+  // Without a queue limit the claim is one statement: no transaction round trips.
+  const run = <T>(body: (db: Kysely<PostgresStoreDatabase>) => Promise<T>) =>
+    request.queueLimit === undefined ? body(connection.db) : connection.db.transaction().execute(body);
+  return run(async (trx) => {
     let room = request.count;
     if (request.queueLimit !== undefined) {
       await sql`select pg_advisory_xact_lock(hashtext(${`stepwise:${connection.schema}:queue:${request.queue}`}))`.execute(

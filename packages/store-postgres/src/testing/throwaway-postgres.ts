@@ -9,6 +9,8 @@ export interface ThrowawayPostgres {
   /** `postgres://stepwise@127.0.0.1:<port>/postgres` */
   readonly url: string;
   readonly port: number;
+  /** The server's directory (data, `server.log`); deleted by `close`. */
+  readonly directory: string;
   /** Stops the server (fast shutdown: open connections are cut) and keeps its data. */
   stop(): void;
   /** Starts it again on the same port and data. */
@@ -135,6 +137,7 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
   return {
     url: `postgres://stepwise@127.0.0.1:${port}/postgres`,
     port,
+    directory,
     stop: () => stop(),
     start,
     close: () => {
