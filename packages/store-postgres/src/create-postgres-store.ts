@@ -103,7 +103,7 @@ class PostgresRunStore implements PostgresStore {
     }
   }
 
-  append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+  async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
     checkEvents(runId, events);
     if (events.length === 0) return this.#open();
     return this.#guard(`appending to run ${runId}`, runId, () =>
@@ -191,12 +191,12 @@ class PostgresRunStore implements PostgresStore {
     });
   }
 
-  acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     checkLeaseRequest(runId, owner, ttlMs);
     return this.#guard(`leasing run ${runId}`, runId, () => acquireLease(this.connection, runId, owner, ttlMs));
   }
 
-  renewLease(lease: Lease): Promise<Lease> {
+  async renewLease(lease: Lease): Promise<Lease> {
     checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
     return this.#guard(`renewing the lease on run ${lease.runId}`, lease.runId, () =>
       renewLease(this.connection, lease),

@@ -129,7 +129,7 @@ class PostgresWorker implements Worker {
   async #run(): Promise<void> {
     await this.#options.store.ready.catch((error: unknown) => this.#report(error, 'opening the store'));
     // An idle worker looks again soon, then less and less often (up to the poll interval).
-    const idlePolls = 0;
+    let idlePolls = 0;
     while (!this.#stopping) {
       const room = this.#concurrency - this.#handles.size;
       let claimed: ClaimedRun[] = [];
@@ -147,16 +147,17 @@ class PostgresWorker implements Worker {
         }
         for (const run of claimed) this.#start(run);
       }
-      // Full: sleep until a run ends. Room left and nothing to claim: sleep one poll interval.
-      if (claimed.length === 0 || claimed.length === room) await this.#sleep(room - claimed.length > 0);
+      idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
+      // Full: sleep until a run ends. Room left and nothing to claim: sleep, then poll again.
+      if (claimed.length === 0 || claimed.length === room) await this.#sleep(room - claimed.length > 0, idlePolls);
     }
   }
 
-  #sleep(poll: boolean): Promise<void> {
+  #sleep(poll: boolean, idlePolls: number): Promise<void> {
+    const interval = this.#options.pollIntervalMs ?? 200;
+    const delay = Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10)) * (0.75 + Math.random() / 2);
     return new Promise((resolve) => {
-      const timer = poll
-        ? setTimeout(finish, (this.#options.pollIntervalMs ?? 200) * (0.75 + Math.random() / 2))
-        : undefined;
+      const timer = poll ? setTimeout(finish, delay) : undefined;
       const self = this;
       function finish() {
         if (timer) clearTimeout(timer);

@@ -4,13 +4,13 @@ import { startThrowawayPostgres, type ThrowawayPostgres } from '../src/testing/i
 import { chainOf, createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
 
 // 4 worker processes, 200 runs of 20 steps; a random worker is SIGKILLed about every 2 s and
-// restarted, and Postgres itself is restarted once. Bounded: the test fails after 5 minutes.
+// restarted, and Postgres itself is restarted once. Bounded: the test fails after 10 minutes.
 // STEPWISE_CHAOS_RUNS shrinks or grows the workload (e.g. on a slow machine).
 const RUNS = Number(process.env.STEPWISE_CHAOS_RUNS ?? 200);
 const STEPS = 20;
 const WORKERS = 4;
 const TTL = 2_000;
-const LIMIT_MS = 300_000;
+const LIMIT_MS = 600_000;
 
 let server: ThrowawayPostgres | undefined;
 try {
