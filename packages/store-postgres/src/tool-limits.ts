@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AnyTool, ErrorCodes, StepwiseError, type ToolRegistry } from '@stepwise/core';
+import { type AnyTool, ErrorCodes, StepwiseError, sleep, type ToolRegistry } from '@stepwise/core';
 import { sql } from 'kysely';
 import { type PostgresConnection, storeError } from './postgres-connection.js';
 
@@ -28,20 +28,6 @@ export function checkToolLimits(limits: Readonly<Record<string, number>>): void 
     }
   }
 }
-
-const abortable = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 class SlotTable {
   readonly #prepared = new Map<string, Promise<void>>();
@@ -117,7 +103,7 @@ async function waitForSlot(
       const translated = storeError(error, `taking a slot of tool ${tool}`, tool);
       if (!translated.retryable) throw translated;
     }
-    await abortable(pollMs * (0.5 + Math.random()), signal);
+    await sleep(pollMs * (0.5 + Math.random()), signal);
   }
 }
 
