@@ -179,6 +179,11 @@ export const StepwiseConfigSchema = z
     workspace: z.string().min(1).optional(),
     /** The SQLite journal. Default `.stepwise/stepwise.db` inside the workspace. */
     database: z.string().min(1).optional(),
+    /** A journal shared by workers on many machines: `{ kind: 'postgres', url, schema? }` (`@stepwise/store-postgres`). Default: SQLite at `database`. */
+    store: z
+      .object({ kind: z.literal('postgres'), url: z.string().min(1), schema: z.string().min(1).optional() })
+      .strict()
+      .optional(),
     approvals: ApprovalsConfigSchema.optional(),
     commands: CommandsConfigSchema.optional(),
     /** Steps run at once by the dag and agentic engines. Default 4. */

@@ -78,7 +78,7 @@ export interface RunnerOptions {
    * The journal: a `RunStore`, `{ path }` for a SQLite file (`@stepwise/store-sqlite`), or `'memory'`.
    * Default: SQLite at `<workspace>/.stepwise/stepwise.db`.
    */
-  readonly store?: RunStore | { readonly path: string } | 'memory';
+  readonly store?: RunStore | { readonly path: string } | PostgresStoreConfig | 'memory';
   /** The directory tools may touch (absolute, or relative to the current directory). Default `process.cwd()`. */
   readonly workspace?: string;
   /** Approval policy per effect/tool, the non-interactive fallback, and the handler that asks a person. Default: core defaults, no handler. */
@@ -120,6 +120,15 @@ export interface RunnerOptions {
   readonly engineOptions?: Readonly<Record<string, unknown>>;
 }
 
+/** A Postgres journal shared by workers (`@stepwise/store-postgres`). */
+export interface PostgresStoreConfig {
+  readonly kind: 'postgres';
+  /** `postgres://user:password@host:port/database` */
+  readonly url: string;
+  /** Postgres schema of the tables. Default `stepwise`. */
+  readonly schema?: string;
+}
+
 /** One engine, its tools and its store, behind the same four calls whatever the engine. */
 export interface Runner {
   readonly engineName: EngineName;
@@ -145,6 +154,26 @@ function isRunStore(value: unknown): value is RunStore {
 /** `<workspace>/.stepwise/stepwise.db`: where the CLI and `createRunner` keep the journal by default. */
 export function defaultDatabasePath(workspace: string): string {
   return path.join(workspace, '.stepwise', 'stepwise.db');
+}
+
+export function isPostgresStoreConfig(value: unknown): value is PostgresStoreConfig {
+  return typeof value === 'object' && value !== null && (value as PostgresStoreConfig).kind === 'postgres';
+}
+
+/** Opens the Postgres store (migrating its schema on first use). */
+export async function openPostgresStore(config: PostgresStoreConfig): Promise<RunStore> {
+  const { createPostgresStore } = await import('@stepwise/store-postgres');
+  const store = createPostgresStore({
+    connectionString: config.url,
+    ...(config.schema ? { schema: config.schema } : {}),
+  });
+  try {
+    await store.ready;
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+  return store;
 }
 
 /** Opens the SQLite store at `file` (creating its directory). */
@@ -277,6 +306,7 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
 
     if (options.store === 'memory') store = new MemoryStore();
     else if (isRunStore(options.store)) store = options.store;
+    else if (isPostgresStoreConfig(options.store)) store = await openPostgresStore(options.store);
     else store = await openSqliteStore(path.resolve(workspace, options.store?.path ?? defaultDatabasePath(workspace)));
 
     const model = await createModel(options.model);

@@ -9,6 +9,7 @@ import { resumeCommand, runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
 import { validateCommand } from './commands/validate-command.js';
+import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
 import { type CommandIo, processIo } from './terminal.js';
 
@@ -21,6 +22,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   showCommand,
   reportCommand,
   graphCommand,
+  workerCommand,
 ];
 
 function version(): string {

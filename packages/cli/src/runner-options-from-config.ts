@@ -56,7 +56,7 @@ export function runnerOptionsFromConfig(
     workspace,
     database,
     baseDirectory: directory,
-    store: { path: database },
+    store: config.store && !overrides.database ? config.store : { path: database },
     approvals: {
       policy: overrides.nonInteractive ? { ...policy, nonInteractive: overrides.nonInteractive } : policy,
       ...(overrides.approvalHandler ? { handler: overrides.approvalHandler } : {}),

@@ -1,5 +1,5 @@
 import { type RunStore, StepwiseError } from '@stepwise/core';
-import { openSqliteStore } from '../create-runner.js';
+import { isPostgresStoreConfig, openPostgresStore, openSqliteStore } from '../create-runner.js';
 import { type LoadedConfig, loadConfig } from '../load-config.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandIo, createPalette, type Palette } from '../terminal.js';
@@ -39,7 +39,8 @@ export async function openCommandStore(
     ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
   };
-  const { database } = runnerOptionsFromConfig(loaded, overrides);
+  const { database, store } = runnerOptionsFromConfig(loaded, overrides);
+  if (isPostgresStoreConfig(store)) return { store: await openPostgresStore(store), database: store.url, loaded };
   return { store: await openSqliteStore(database), database, loaded };
 }
 

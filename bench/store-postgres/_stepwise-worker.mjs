@@ -1,0 +1,35 @@
+// One Stepwise worker process for workers.mjs: a DAG engine over the Postgres store, a no-op tool.
+import { defineTool, ToolRegistry } from '@stepwise/core';
+import { dagEngine } from '@stepwise/engine-dag';
+import { createPostgresStore, createWorker } from '@stepwise/store-postgres';
+
+const { BENCH_URL: url, BENCH_SCHEMA: schema } = process.env;
+const leaseTtlMs = Number(process.env.BENCH_TTL_MS ?? 30_000);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const input = { type: 'object', properties: { i: { type: 'number' }, holdMs: { type: 'number' } } };
+const tools = new ToolRegistry([
+  defineTool({
+    name: 'noop',
+    description: 'returns its index',
+    input,
+    effect: 'read',
+    idempotent: true,
+    execute: async (args, context) => {
+      // The takeover measurement holds the first attempt of one step; resumed attempts go on at once.
+      if (args.holdMs && context.attempt === 1 && !process.env.BENCH_NO_HOLD) {
+        await new Promise((resolve) => setTimeout(resolve, args.holdMs));
+      }
+      return { i: args.i ?? 0 };
+    },
+  }),
+]);
+const store = createPostgresStore({ connectionString: url, schema, maxConnections: concurrency + 2 });
+const engine = dagEngine({ tools, store, leaseTtlMs });
+const worker = createWorker({ store, engine, concurrency, leaseTtlMs, pollIntervalMs: 200 });
+await store.ready;
+process.stdout.write(`${JSON.stringify({ ready: worker.owner })}\n`);
+process.on('SIGTERM', async () => {
+  await worker.stop();
+  await store.close();
+  process.exit(0);
+});

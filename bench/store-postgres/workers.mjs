@@ -1,0 +1,201 @@
+// Workers sharing runs through one Postgres: runs/s and steps/s of @stepwise/store-postgres workers
+// (1, 2 and 4 processes) next to DBOS Transact workers on the same workload, the same Postgres server
+// and the same durability (fsync on, synchronous commit), measured in the same run, interleaved.
+// Then the takeover latency after a SIGKILL, against the lease TTL.
+//
+// Workload: chains of no-op steps (the engine, journal and queue are all there is to measure), each
+// run enqueued from this process and driven by a worker process (8 runs at once per worker).
+// Where a peer is favoured: DBOS journals one row per step (its output); Stepwise journals four
+// events per step plus the audit projections (steps, executions), so it writes more per step.
+//
+//   node bench/store-postgres/workers.mjs [runs] [steps]     (default 200 × 10; build the packages first)
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chainPlan } from '@stepwise/core/testing';
+import { createPostgresStore, enqueue } from '@stepwise/store-postgres';
+import { startThrowawayPostgres } from '@stepwise/store-postgres/testing';
+import pg from 'pg';
+
+const RUNS = Number(process.argv[2] ?? 200);
+const STEPS = Number(process.argv[3] ?? 10);
+const SHAPES = [
+  { runs: RUNS, steps: STEPS },
+  { runs: Math.max(1, Math.round(RUNS / 5)), steps: STEPS * 5 },
+];
+const WORKER_COUNTS = [1, 2, 4];
+const here = (name) => fileURLToPath(new URL(name, import.meta.url));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let dbos;
+try {
+  dbos = await import('@dbos-inc/dbos-sdk');
+} catch (error) {
+  console.log(`DBOS Transact not installed (${error.message}): Stepwise only`);
+}
+
+const server = await startThrowawayPostgres({ durable: true });
+process.on('exit', (code) => {
+  if (code !== 0) console.error(readFileSync(join(server.directory, 'server.log'), 'utf8').slice(-3000));
+});
+const admin = new pg.Client(server.url);
+await admin.connect();
+let round = 0;
+
+function spawnWorker(script, env) {
+  const child = spawn(process.execPath, [here(script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.includes('"ready"')) resolve(JSON.parse(line).ready);
+    });
+  });
+  return { child, ready, exited: new Promise((resolve) => child.once('exit', resolve)) };
+}
+
+async function stopAll(workers) {
+  for (const worker of workers) worker.child.kill('SIGTERM');
+  await Promise.race([Promise.all(workers.map((worker) => worker.exited)), sleep(10_000)]);
+  for (const worker of workers) worker.child.kill('SIGKILL');
+}
+
+async function waitFor(countDone, total) {
+  for (;;) {
+    if ((await countDone()) >= total) return;
+    await sleep(20);
+  }
+}
+
+async function stepwiseRound({ runs, steps }, workerCount) {
+  const schema = `bench_${round++}`;
+  const store = createPostgresStore({ connectionString: server.url, schema });
+  await store.ready;
+  const workers = Array.from({ length: workerCount }, () =>
+    spawnWorker('_stepwise-worker.mjs', { BENCH_URL: server.url, BENCH_SCHEMA: schema }),
+  );
+  await Promise.all(workers.map((worker) => worker.ready));
+  const plan = chainPlan(steps, 'noop');
+  const started = performance.now();
+  for (let index = 0; index < runs; index++) await enqueue(plan, { store });
+  await waitFor(async () => {
+    const row = await store.db
+      .selectFrom('work_queue')
+      .select((eb) => eb.fn.countAll().as('done'))
+      .where('state', '=', 'done')
+      .executeTakeFirst();
+    return Number(row?.done ?? 0);
+  }, runs);
+  const seconds = (performance.now() - started) / 1000;
+  const completed = await store.listRuns({ status: 'completed', limit: runs + 1 });
+  if (completed.length !== runs) throw new Error(`stepwise: ${completed.length} of ${runs} runs completed`);
+  await stopAll(workers);
+  await store.close();
+  return seconds;
+}
+
+async function dbosRound({ runs, steps }, workerCount) {
+  const database = `dbos_${round++}`;
+  await admin.query(`create database ${database}`);
+  const url = server.url.replace(/\/postgres$/, `/${database}`);
+  // One at a time: DBOS processes launched together on a fresh database deadlock in their schema
+  // migrations (40P01). Stepwise's migrations take an advisory lock; its workers start together.
+  const workers = [];
+  for (let index = 0; index < workerCount; index++) {
+    const worker = spawnWorker('_dbos-worker.mjs', { BENCH_URL: url });
+    workers.push(worker);
+    await worker.ready;
+  }
+  const client = await dbos.DBOSClient.create({ systemDatabaseUrl: url, applicationName: 'stepwise-bench' });
+  const counter = new pg.Client(url);
+  await counter.connect();
+  const started = performance.now();
+  for (let index = 0; index < runs; index++) {
+    await client.enqueue({ workflowName: 'chain', queueName: 'bench', appVersion: 'bench' }, steps);
+  }
+  await waitFor(async () => {
+    const { rows } = await counter.query(
+      `select count(*)::int as done from dbos.workflow_status where status = 'SUCCESS'`,
+    );
+    return rows[0].done;
+  }, runs);
+  const seconds = (performance.now() - started) / 1000;
+  await counter.end();
+  await client.destroy();
+  await stopAll(workers);
+  return seconds;
+}
+
+const format = (value) => value.toFixed(1).padStart(8);
+console.log(
+  `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × 8 runs at once`,
+);
+// Warm-up: one small round each (process start, JIT, first migrations), not counted.
+await stepwiseRound({ runs: 10, steps: 5 }, 1);
+if (dbos) await dbosRound({ runs: 10, steps: 5 }, 1);
+for (const shape of SHAPES) {
+  console.log(`\n${shape.runs} runs × ${shape.steps} steps`);
+  console.log('workers   stepwise runs/s  steps/s    dbos runs/s  steps/s    stepwise/dbos');
+  for (const workerCount of WORKER_COUNTS) {
+    const ours = await stepwiseRound(shape, workerCount);
+    const theirs = dbos ? await dbosRound(shape, workerCount) : undefined;
+    const line = [
+      String(workerCount).padStart(7),
+      format(shape.runs / ours),
+      format((shape.runs * shape.steps) / ours),
+      theirs ? format(shape.runs / theirs) : '       –',
+      theirs ? format((shape.runs * shape.steps) / theirs) : '       –',
+      theirs ? `${(theirs / ours).toFixed(2).padStart(12)}×` : '',
+    ];
+    console.log(line.join('   '));
+  }
+}
+
+// Takeover: one run holds its second step; the worker holding it is SIGKILLed while another polls.
+async function takeover(ttlMs) {
+  const schema = `bench_${round++}`;
+  const store = createPostgresStore({ connectionString: server.url, schema });
+  await store.ready;
+  const env = { BENCH_URL: server.url, BENCH_SCHEMA: schema, BENCH_TTL_MS: String(ttlMs) };
+  const first = spawnWorker('_stepwise-worker.mjs', env);
+  await first.ready;
+  const plan = chainPlan(3, 'noop');
+  const held = {
+    ...plan,
+    steps: plan.steps.map((step, index) => (index === 1 ? { ...step, args: { ...step.args, holdMs: 600_000 } } : step)),
+  };
+  const { runId } = await enqueue(held, { store });
+  await waitFor(async () => (((await store.getRun(runId))?.stepCounts.running ?? 0) > 0 ? 1 : 0), 1);
+  const second = spawnWorker('_stepwise-worker.mjs', env);
+  await second.ready;
+  first.child.kill('SIGKILL');
+  const killed = Date.now();
+  await waitFor(async () => ((await store.getRun(runId))?.status === 'completed' ? 1 : 0), 1);
+  const { readAll } = await import('@stepwise/core');
+  const resumed = (await readAll(store, runId)).find((event) => event.type === 'run-resume');
+  await stopAll([second]);
+  await store.close();
+  return Date.parse(resumed.at) - killed;
+}
+
+console.log('\ntakeover after SIGKILL (no control service, no manual call)');
+console.log('lease TTL ms   takeover ms   takeover / TTL   (target < 2×)');
+for (const ttlMs of [1_000, 3_000]) {
+  const samples = [];
+  for (let index = 0; index < 3; index++) samples.push(await takeover(ttlMs));
+  const worst = Math.max(...samples);
+  console.log(
+    `${String(ttlMs).padStart(12)}   ${String(worst).padStart(11)}   ${(worst / ttlMs).toFixed(2).padStart(14)}×   (worst of ${samples.join(', ')})`,
+  );
+}
+console.log(
+  'DBOS Transact self-hosted: a dead process’s workflows stay PENDING until a control service or a manual recovery call (not measured)',
+);
+
+await admin.end();
+server.close();

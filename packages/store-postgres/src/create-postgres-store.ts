@@ -1,0 +1,229 @@
+import {
+  applyEvent,
+  checkBatch,
+  ErrorCodes,
+  type ExecutionRecord,
+  emptyRun,
+  executionRecord,
+  type FoldedRun,
+  type Lease,
+  type RunEvent,
+  type RunFilter,
+  type RunStore,
+  type RunSummary,
+  StepwiseError,
+} from '@stepwise/core';
+import { type Kysely, sql } from 'kysely';
+import { checkEvents } from './check-events.js';
+import type { PostgresStoreDatabase } from './database-schema.js';
+import { FoldCache } from './fold-cache.js';
+import { readEventPage } from './journal-pages.js';
+import {
+  migrate,
+  openConnection,
+  type PostgresConnection,
+  type PostgresConnectionOptions,
+  storeError,
+} from './postgres-connection.js';
+import { writeBatch } from './projections.js';
+import {
+  acquireLease,
+  checkAppendLease,
+  checkLeaseRequest,
+  type LockedRun,
+  releaseLease,
+  renewLease,
+} from './run-leases.js';
+
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** Plans, arguments, outputs and model traffic of at least this many bytes of JSON are stored once in `blobs`. Default 65 536. */
+  readonly blobThresholdBytes?: number;
+  /** Folded runs kept in memory so appends do not re-read their journal. Default 1 000. */
+  readonly foldCacheSize?: number;
+}
+
+/** A RunStore in Postgres, shared by every process that opens the same database and schema. */
+export interface PostgresStore extends RunStore {
+  /** Settles when migrations ran; every method waits for it. */
+  readonly ready: Promise<void>;
+  /** The Postgres schema holding the tables. */
+  readonly schema: string;
+  /** The connection the store uses; workers and queues share it. */
+  readonly connection: PostgresConnection;
+  /** Typed kysely over the store's tables, for audit queries of your own. */
+  readonly db: Kysely<PostgresStoreDatabase>;
+}
+
+const READ_PAGE = 500;
+
+class PostgresRunStore implements PostgresStore {
+  readonly ready: Promise<void>;
+  readonly schema: string;
+  readonly connection: PostgresConnection;
+  readonly #threshold: number;
+  readonly #folds: FoldCache;
+  #closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    this.connection = openConnection(options);
+    this.schema = this.connection.schema;
+    this.#threshold = options.blobThresholdBytes ?? 65_536;
+    this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
+    this.ready = migrate(this.connection).catch((error: unknown) => {
+      throw storeError(error, `migrating schema "${this.schema}"`, this.schema);
+    });
+    // Callers that never await `ready` learn about a failed migration from their first call.
+    this.ready.catch(() => undefined);
+  }
+
+  get db(): Kysely<PostgresStoreDatabase> {
+    return this.connection.db;
+  }
+
+  async #open(): Promise<void> {
+    await this.ready;
+    if (this.#closed) throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'the Postgres store is closed');
+  }
+
+  async #guard<T>(what: string, location: string, body: () => Promise<T>): Promise<T> {
+    await this.#open();
+    try {
+      return await body();
+    } catch (error) {
+      throw storeError(error, what, location);
+    }
+  }
+
+  /** Applies the journal rows after the fold's last seq (another process may have written them). */
+  async #catchUp(db: Kysely<PostgresStoreDatabase>, runId: string, fold: FoldedRun, toSeq: number): Promise<void> {
+    while (fold.lastSeq < toSeq) {
+      const page = await readEventPage(db, runId, fold.lastSeq, Math.min(READ_PAGE, toSeq - fold.lastSeq));
+      if (page.length === 0) return;
+      for (const event of page) applyEvent(fold, event);
+    }
+  }
+
+  async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+    checkEvents(runId, events);
+    if (events.length === 0) return this.#open();
+    return this.#guard(`appending to run ${runId}`, runId, () =>
+      this.#folds.use(runId, async (cached) => {
+        const fold = cached ?? emptyRun(runId);
+        await this.connection.db.transaction().execute(async (trx) => {
+          // Creates the row or locks the existing one, in one round trip.
+          const locked = await sql<LockedRun>`
+            insert into ${this.connection.table('runs')} as r (id) values (${runId})
+            on conflict (id) do update set last_seq = r.last_seq
+            returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live`.execute(
+            trx,
+          );
+          const row = locked.rows[0] as LockedRun;
+          // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
+          checkAppendLease(runId, row, lease);
+          checkBatch(runId, row.last_seq, events);
+          await this.#catchUp(trx, runId, fold, row.last_seq);
+          for (const event of events) applyEvent(fold, event);
+          await writeBatch(trx, fold, events, this.#threshold);
+        });
+        return { fold, value: undefined };
+      }),
+    );
+  }
+
+  async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
+    let after = Number.isFinite(afterSeq) ? afterSeq : 0;
+    for (;;) {
+      const page = await this.#guard(`reading run ${runId}`, runId, () =>
+        readEventPage(this.connection.db, runId, after, READ_PAGE),
+      );
+      yield* page;
+      if (page.length < READ_PAGE) return;
+      after = (page[page.length - 1] as RunEvent).seq;
+    }
+  }
+
+  getRun(runId: string): Promise<RunSummary | undefined> {
+    return this.#guard(`reading run ${runId}`, runId, async () => {
+      const row = await this.connection.db
+        .selectFrom('runs')
+        .select('summary')
+        .where('id', '=', runId)
+        .where('last_seq', '>', 0)
+        .executeTakeFirst();
+      return row?.summary ? (row.summary as RunSummary) : undefined;
+    });
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+    if (statuses?.length === 0) return this.#open().then(() => []);
+    return this.#guard('listing runs', 'runs', async () => {
+      let query = this.connection.db.selectFrom('runs').select('summary').where('last_seq', '>', 0);
+      if (statuses) query = query.where('status', 'in', statuses);
+      if (filter.planId) query = query.where('plan_id', '=', filter.planId);
+      if (filter.since) query = query.where('created_at', '>=', filter.since);
+      if (filter.until) query = query.where('created_at', '<', filter.until);
+      const rows = await query
+        .orderBy('created_at', 'desc')
+        .orderBy('position')
+        .limit(filter.limit ?? 100)
+        .offset(filter.offset ?? 0)
+        .execute();
+      return rows.map((row) => row.summary as RunSummary);
+    });
+  }
+
+  getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    return this.#guard(`reading execution ${executionId}`, executionId, async () => {
+      const row = await this.connection.db
+        .selectFrom('executions')
+        .innerJoin('runs', 'runs.id', 'executions.run_id')
+        .select(['executions.run_id', 'runs.last_seq'])
+        .where('execution_id', '=', executionId)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      // The journal is the source of truth: the record is core's fold of it, as in every store.
+      return this.#folds.use(row.run_id, async (cached) => {
+        const fold = cached ?? emptyRun(row.run_id);
+        await this.#catchUp(this.connection.db, row.run_id, fold, row.last_seq);
+        return { fold, value: executionRecord(fold, executionId) };
+      });
+    });
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseRequest(runId, owner, ttlMs);
+    return this.#guard(`leasing run ${runId}`, runId, () => acquireLease(this.connection, runId, owner, ttlMs));
+  }
+
+  async renewLease(lease: Lease): Promise<Lease> {
+    checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
+    return this.#guard(`renewing the lease on run ${lease.runId}`, lease.runId, () =>
+      renewLease(this.connection, lease),
+    );
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    // A closed store cannot release; the lease then simply expires (as in MemoryStore, no error).
+    if (this.#closed) return;
+    await this.#guard(`releasing the lease on run ${lease.runId}`, lease.runId, () =>
+      releaseLease(this.connection, lease),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.ready.catch(() => undefined);
+    this.#folds.clear();
+    await this.connection.close();
+  }
+}
+
+/**
+ * Opens a Stepwise store in Postgres, creating its schema and tables on first use (migrations run
+ * once, whichever process gets there first). Pass a connection string or the host's `pg.Pool`.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  return new PostgresRunStore(options);
+}

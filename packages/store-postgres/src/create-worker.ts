@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { type Engine, ErrorCodes, type RunHandle, StepwiseError, type ToolRegistry } from '@stepwise/core';
+import type { PostgresStore } from './create-postgres-store.js';
+import { storeError } from './postgres-connection.js';
+import { checkToolLimits, limitTools } from './tool-limits.js';
+import { type ClaimedRun, claimRuns, finishQueuedRun, releaseClaim, renewClaims } from './work-queue.js';
+
+export interface WorkerOptions {
+  /** The store every worker and the engine share. */
+  readonly store: PostgresStore;
+  /**
+   * The engine that runs claimed plans; it must journal to the same database (build it with `store`).
+   * With `toolLimits`, pass a factory: it gets `tools` with the cluster-wide limits applied.
+   */
+  readonly engine: Engine | ((tools: ToolRegistry) => Engine);
+  /** The engine's tools; required with `toolLimits`. */
+  readonly tools?: ToolRegistry;
+  /** Runs this worker executes at once. Default 4. */
+  readonly concurrency?: number;
+  /** Default `default`. */
+  readonly queue?: string;
+  /** At most this many runs of the queue held at once across all workers (give every worker the same value). Default: no limit. */
+  readonly queueLimit?: number;
+  /** Tool name → at most this many calls at once across all workers, e.g. `{ run_command: 4 }`. */
+  readonly toolLimits?: Readonly<Record<string, number>>;
+  /**
+   * How long a claim lasts without a heartbeat; a dead worker's runs are claimed again after it.
+   * Use the engine's `leaseTtlMs` (default 30 000 ms for both).
+   */
+  readonly leaseTtlMs?: number;
+  /** How often an idle worker looks for runs. Default 200 ms. */
+  readonly pollIntervalMs?: number;
+  /** Names this worker in `work_queue.claimed_by`. Default `<hostname-free pid>:<uuid>`. */
+  readonly owner?: string;
+  /** A run claimed this many times without ending is failed instead of tried again. Default 100. */
+  readonly maxClaims?: number;
+  /** A run this worker drove ended (completed, failed, …) or was given back (`requeued`). */
+  readonly onRunEnd?: (runId: string, status: string) => void;
+  /** Errors that did not end a run (the database away, a claim lost). Default: ignored. */
+  readonly onError?: (error: StepwiseError) => void;
+}
+
+export interface Worker {
+  readonly owner: string;
+  /** Runs in flight in this worker. */
+  readonly active: number;
+  /** Stops claiming and waits for the runs in flight to end. */
+  stop(): Promise<void>;
+}
+
+/** Errors after which the run is given back to the queue instead of failed. */
+function worthRetrying(error: StepwiseError): boolean {
+  return (
+    error.retryable ||
+    error.code === ErrorCodes.LEASE_CONFLICT ||
+    error.code === ErrorCodes.JOURNAL_CONFLICT ||
+    error.code === ErrorCodes.STORE_UNAVAILABLE
+  );
+}
+
+function checkCount(value: number | undefined, name: string, min: number): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < min)) {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `${name} must be an integer ≥ ${min} (got ${value})`, {
+      location: name,
+    });
+  }
+}
+
+class PostgresWorker implements Worker {
+  readonly owner: string;
+  readonly #options: WorkerOptions;
+  readonly #engine: Engine;
+  readonly #ttlMs: number;
+  readonly #concurrency: number;
+  readonly #handles = new Map<string, RunHandle | undefined>();
+  #stopping = false;
+  #wake: (() => void) | undefined;
+  readonly #loop: Promise<void>;
+  readonly #heartbeat: NodeJS.Timeout;
+
+  constructor(options: WorkerOptions) {
+    checkCount(options.concurrency, 'concurrency', 1);
+    checkCount(options.queueLimit, 'queueLimit', 1);
+    checkCount(options.leaseTtlMs, 'leaseTtlMs', 10);
+    this.#options = options;
+    this.owner = options.owner ?? `worker:${process.pid}:${randomUUID()}`;
+    this.#ttlMs = options.leaseTtlMs ?? 30_000;
+    this.#concurrency = options.concurrency ?? 4;
+    this.#engine = this.#buildEngine();
+    this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
+    this.#loop = this.#run();
+  }
+
+  #buildEngine(): Engine {
+    const { engine, tools, toolLimits, store } = this.#options;
+    if (toolLimits && Object.keys(toolLimits).length > 0) {
+      checkToolLimits(toolLimits);
+      if (typeof engine !== 'function' || !tools) {
+        throw new StepwiseError(
+          ErrorCodes.CONFIG_INVALID,
+          'toolLimits need `tools` and `engine` as a factory (tools) => Engine, so the engine gets the limited tools',
+          { location: 'toolLimits' },
+        );
+      }
+      const limited = limitTools(tools, {
+        connection: store.connection,
+        limits: toolLimits,
+        owner: this.owner,
+        slotTtlMs: this.#ttlMs,
+      });
+      return engine(limited);
+    }
+    if (typeof engine === 'function') {
+      if (!tools)
+        throw new StepwiseError(ErrorCodes.CONFIG_INVALID, 'an engine factory needs `tools`', { location: 'tools' });
+      return engine(tools);
+    }
+    return engine;
+  }
+
+  get active(): number {
+    return this.#handles.size;
+  }
+
+  #report(error: unknown, what: string): void {
+    this.#options.onError?.(storeError(error, what, this.owner));
+  }
+
+  async #run(): Promise<void> {
+    await this.#options.store.ready.catch((error: unknown) => this.#report(error, 'opening the store'));
+    // An idle worker looks again soon, then less and less often (up to the poll interval).
+    let idlePolls = 0;
+    while (!this.#stopping) {
+      const room = this.#concurrency - this.#handles.size;
+      let claimed: ClaimedRun[] = [];
+      if (room > 0) {
+        try {
+          claimed = await claimRuns(this.#options.store.connection, {
+            queue: this.#options.queue ?? 'default',
+            owner: this.owner,
+            count: room,
+            ttlMs: this.#ttlMs,
+            queueLimit: this.#options.queueLimit,
+          });
+        } catch (error) {
+          this.#report(error, 'claiming runs');
+        }
+        for (const run of claimed) this.#start(run);
+      }
+      idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
+      // Full: sleep until a run ends. Room left and nothing to claim: sleep, then poll again.
+      if (claimed.length === 0 || claimed.length === room) await this.#sleep(room - claimed.length > 0, idlePolls);
+    }
+  }
+
+  #sleep(poll: boolean, idlePolls: number): Promise<void> {
+    const interval = this.#options.pollIntervalMs ?? 200;
+    const delay = Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10)) * (0.75 + Math.random() / 2);
+    return new Promise((resolve) => {
+      const timer = poll ? setTimeout(finish, delay) : undefined;
+      const self = this;
+      function finish() {
+        if (timer) clearTimeout(timer);
+        self.#wake = undefined;
+        resolve();
+      }
+      this.#wake = finish;
+    });
+  }
+
+  #start(run: ClaimedRun): void {
+    this.#handles.set(run.runId, undefined);
+    void this.#execute(run).finally(() => {
+      this.#handles.delete(run.runId);
+      this.#wake?.();
+    });
+  }
+
+  async #execute(run: ClaimedRun): Promise<void> {
+    const { connection } = this.#options.store;
+    let status: string;
+    try {
+      status = await this.#drive(run);
+    } catch (thrown) {
+      const error = storeError(thrown, `running ${run.runId}`, run.runId);
+      if (worthRetrying(error) && run.claims < (this.#options.maxClaims ?? 100)) {
+        // Another owner's lease may still be live: look again once a good part of it passed.
+        const delay = error.code === ErrorCodes.LEASE_CONFLICT ? this.#ttlMs / 4 : Math.min(200 * run.claims, 5_000);
+        await releaseClaim(connection, run.runId, this.owner, delay, error.message).catch((failure: unknown) =>
+          this.#report(failure, `giving back ${run.runId}`),
+        );
+        this.#options.onRunEnd?.(run.runId, 'requeued');
+        return;
+      }
+      status = 'failed';
+      await finishQueuedRun(connection, run.runId, status, error.message).catch((failure: unknown) =>
+        this.#report(failure, `recording the end of ${run.runId}`),
+      );
+      this.#options.onRunEnd?.(run.runId, status);
+      return;
+    }
+    // If this does not land, the claim expires and the next worker sees the run ended (see #drive).
+    await finishQueuedRun(connection, run.runId, status).catch((failure: unknown) =>
+      this.#report(failure, `recording the end of ${run.runId}`),
+    );
+    this.#options.onRunEnd?.(run.runId, status);
+  }
+
+  /** Starts the run, or resumes it from its journal when a previous worker got that far. */
+  async #drive(run: ClaimedRun): Promise<string> {
+    const summary = await this.#options.store.getRun(run.runId);
+    if (summary && summary.status !== 'running') return summary.status;
+    const handle = summary
+      ? this.#engine.resume(run.runId)
+      : this.#engine.run(run.plan, { runId: run.runId, ...run.options });
+    this.#handles.set(run.runId, handle);
+    const result = await handle.result;
+    return result.status;
+  }
+
+  async #renew(): Promise<void> {
+    const runIds = [...this.#handles.keys()];
+    try {
+      const lost = await renewClaims(this.#options.store.connection, this.owner, runIds, this.#ttlMs);
+      for (const runId of lost) {
+        // The run's lease (fenced) still decides who writes; this is only news.
+        this.#options.onError?.(
+          new StepwiseError(ErrorCodes.LEASE_CONFLICT, `worker ${this.owner} lost its claim on ${runId}`, {
+            location: runId,
+          }),
+        );
+      }
+    } catch (error) {
+      this.#report(error, 'renewing claims');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wake?.();
+    await this.#loop;
+    while (this.#handles.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    clearInterval(this.#heartbeat);
+  }
+}
+
+/**
+ * Starts a worker: it claims runs from a queue in Postgres (`FOR UPDATE SKIP LOCKED`), heartbeats its
+ * claims, and drives each run with `engine.run` or, when a previous worker died mid-run,
+ * `engine.resume` — the journal and the run's fenced lease make that safe. Start as many as you like,
+ * on as many machines as you like; there is no coordinator.
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  return new PostgresWorker(options);
+}

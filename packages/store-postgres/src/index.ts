@@ -1,0 +1,17 @@
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './create-postgres-store.js';
+export { createWorker, type Worker, type WorkerOptions } from './create-worker.js';
+export type {
+  ApprovalsTable,
+  BlobsTable,
+  EventsTable,
+  ExecutionsTable,
+  ModelCallsTable,
+  PostgresStoreDatabase,
+  RunsTable,
+  StepsTable,
+  ToolSlotsTable,
+  WorkQueueTable,
+} from './database-schema.js';
+export { type EnqueuedRun, type EnqueueOptions, enqueue } from './enqueue.js';
+export type { PostgresConnection, PostgresConnectionOptions } from './postgres-connection.js';
+export { limitTools, type ToolLimitOptions } from './tool-limits.js';

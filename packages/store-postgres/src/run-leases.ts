@@ -1,0 +1,121 @@
+import { ErrorCodes, type Lease, StepwiseError } from '@stepwise/core';
+import { sql } from 'kysely';
+import type { PostgresConnection } from './postgres-connection.js';
+
+/** A century: any longer and the expiry is not a date. */
+const MAX_TTL_MS = 100 * 365 * 24 * 3_600_000;
+
+/** Refuses a lease request whose expiry could not be computed. */
+export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
+  if (
+    typeof runId !== 'string' ||
+    runId === '' ||
+    typeof owner !== 'string' ||
+    typeof ttlMs !== 'number' ||
+    !Number.isFinite(ttlMs) ||
+    ttlMs < 0 ||
+    ttlMs > MAX_TTL_MS
+  ) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
+      { location: typeof runId === 'string' ? runId : 'lease' },
+    );
+  }
+}
+
+interface LeaseRow {
+  readonly lease_token: number;
+  readonly lease_expires_at: Date;
+}
+
+const toLease = (runId: string, owner: string, ttlMs: number, row: LeaseRow): Lease => ({
+  runId,
+  owner,
+  token: row.lease_token,
+  ttlMs,
+  expiresAt: row.lease_expires_at.toISOString(),
+});
+
+/**
+ * Expiry is judged by the database's clock, never the caller's: workers on several machines agree
+ * on it whatever their clocks say.
+ */
+export async function acquireLease(
+  connection: PostgresConnection,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+): Promise<Lease | undefined> {
+  const runs = connection.table('runs');
+  await sql`insert into ${runs} (id) values (${runId}) on conflict (id) do nothing`.execute(connection.db);
+  const result = await sql<LeaseRow>`
+    update ${runs} set lease_owner = ${owner}, lease_token = lease_token + 1, lease_ttl_ms = ${ttlMs},
+      lease_expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
+    where id = ${runId}
+      and (lease_owner is null or lease_owner = ${owner} or lease_expires_at <= clock_timestamp())
+    returning lease_token, lease_expires_at`.execute(connection.db);
+  const row = result.rows[0];
+  return row ? toLease(runId, owner, ttlMs, row) : undefined;
+}
+
+/** Only the current token may renew: expiry alone does not void a lease nobody took. */
+export async function renewLease(connection: PostgresConnection, lease: Lease): Promise<Lease> {
+  const runs = connection.table('runs');
+  const result = await sql<LeaseRow>`
+    update ${runs} set lease_expires_at = clock_timestamp() + ${lease.ttlMs} * interval '1 millisecond'
+    where id = ${lease.runId} and lease_token = ${lease.token} and lease_owner is not null
+    returning lease_token, lease_expires_at`.execute(connection.db);
+  const row = result.rows[0];
+  if (!row) {
+    const held = await connection.db
+      .selectFrom('runs')
+      .select(['lease_owner', 'lease_token'])
+      .where('id', '=', lease.runId)
+      .executeTakeFirst();
+    throw new StepwiseError(
+      ErrorCodes.LEASE_CONFLICT,
+      `lease token ${lease.token} on run ${lease.runId} is stale${held?.lease_owner ? ` (held by ${held.lease_owner}, token ${held.lease_token})` : ''}`,
+      { location: lease.runId },
+    );
+  }
+  return toLease(lease.runId, lease.owner, lease.ttlMs, row);
+}
+
+export async function releaseLease(connection: PostgresConnection, lease: Lease): Promise<void> {
+  await connection.db
+    .updateTable('runs')
+    .set({ lease_owner: null, lease_ttl_ms: null, lease_expires_at: null })
+    .where('id', '=', lease.runId)
+    .where('lease_token', '=', lease.token)
+    .execute();
+}
+
+/** The lease columns an append checks, with the row locked for the append's transaction. */
+export interface LockedRun {
+  readonly last_seq: number;
+  readonly lease_owner: string | null;
+  readonly lease_token: number;
+  readonly lease_live: boolean;
+}
+
+/** E501 unless `lease` is the run's current one, or (without a lease) nobody holds a live lease. */
+export function checkAppendLease(runId: string, row: LockedRun, lease: Lease | undefined): void {
+  if (lease) {
+    if (row.lease_owner === null || row.lease_token !== lease.token) {
+      throw new StepwiseError(
+        ErrorCodes.LEASE_CONFLICT,
+        `lease token ${lease.token} on run ${runId} is stale${row.lease_owner ? ` (held by ${row.lease_owner}, token ${row.lease_token})` : ''}`,
+        { location: runId },
+      );
+    }
+  } else if (row.lease_owner !== null && row.lease_live) {
+    throw new StepwiseError(
+      ErrorCodes.LEASE_CONFLICT,
+      `run ${runId} is leased by ${row.lease_owner}; append with its lease`,
+      {
+        location: runId,
+      },
+    );
+  }
+}

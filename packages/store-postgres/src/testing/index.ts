@@ -1,0 +1,7 @@
+export {
+  findPostgresBinaries,
+  freePort,
+  startThrowawayPostgres,
+  type ThrowawayPostgres,
+  type ThrowawayPostgresOptions,
+} from './throwaway-postgres.js';

@@ -1,0 +1,116 @@
+import { ErrorCodes, readAll } from '@stepwise/core';
+import { makePlan } from '@stepwise/core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, enqueue, type PostgresStore } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+
+const postgres = await testPostgres();
+const TTL = 1_500;
+let tag = 0;
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () => {
+  const url = postgres?.url as string;
+  const processes: WorkerProcess[] = [];
+  const stores: PostgresStore[] = [];
+  afterAll(async () => {
+    for (const worker of processes) worker.child.kill('SIGKILL');
+    await Promise.all(processes.map((worker) => worker.exited));
+    await Promise.all(stores.map((store) => store.close()));
+    postgres?.server?.close();
+  });
+
+  /** One run whose middle step (`tool`) blocks on its first call; the worker holding it is killed there. */
+  async function killMidStep(tool: string) {
+    const name = `takeover_${process.pid}_${tag++}`;
+    const side = `${name}_side`;
+    await createSideTables(url, side);
+    const store = createPostgresStore({ connectionString: url, schema: name });
+    stores.push(store);
+    const plan = makePlan([
+      { id: 's0', tool: 'ledger_write' },
+      { id: 's1', tool, args: { firstCallSleepMs: 60_000 }, dependsOn: ['s0'] },
+      { id: 's2', tool: 'ledger_write', dependsOn: ['s1'] },
+    ]);
+    const { runId } = await enqueue(plan, { store });
+    const env = { STEPWISE_PG_URL: url, STEPWISE_PG_SCHEMA: name, SIDE_SCHEMA: side, LEASE_TTL_MS: String(TTL) };
+    const first = spawnWorker(env);
+    processes.push(first);
+    await first.ready;
+    await until(
+      async () => (await query(url, `select 1 from ${side}.invocations where step_id = 's1'`)).length > 0 || undefined,
+      20_000,
+      'the first worker to start s1',
+    );
+    // The second worker is already polling: what follows is the automatic takeover, no call from us.
+    const second = spawnWorker(env);
+    processes.push(second);
+    await second.ready;
+    first.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await first.exited;
+    const summary = await until(
+      async () => {
+        const run = await store.getRun(runId);
+        return run && run.status !== 'running' ? run : undefined;
+      },
+      TTL * 10,
+      'the run to end on the second worker',
+    );
+    const events = await readAll(store, runId);
+    const resumedAt = Date.parse(events.find((event) => event.type === 'run-resume')?.at ?? '');
+    const invocations = await query<{ step_id: string; calls: number }>(
+      url,
+      `select step_id, count(*)::int as calls from ${side}.invocations group by step_id order by step_id`,
+    );
+    const queued = await store.db.selectFrom('work_queue').selectAll().where('run_id', '=', runId).executeTakeFirst();
+    return { summary, events, takeoverMs: resumedAt - killedAt, invocations, queued, side };
+  }
+
+  it('resumes a dead worker’s run within the lease TTL and re-runs only the in-flight idempotent step', async () => {
+    const outcome = await killMidStep('ledger_write');
+    expect(outcome.summary.status).toBe('completed');
+    expect(outcome.takeoverMs).toBeGreaterThan(0);
+    expect(outcome.takeoverMs).toBeLessThan(2 * TTL);
+    expect(outcome.invocations).toEqual([
+      { step_id: 's0', calls: 1 },
+      { step_id: 's1', calls: 2 },
+      { step_id: 's2', calls: 1 },
+    ]);
+    expect(await query(url, `select step_id from ${outcome.side}.ledger order by step_id`)).toEqual([
+      { step_id: 's0' },
+      { step_id: 's1' },
+      { step_id: 's2' },
+    ]);
+    expect(outcome.queued?.state).toBe('done');
+    expect(outcome.queued?.claims).toBe(2);
+  }, 60_000);
+
+  it('never runs an in-flight non-idempotent step again: it fails as interrupted', async () => {
+    const outcome = await killMidStep('notify_once');
+    expect(outcome.summary.status).toBe('failed');
+    const ended = outcome.events.find((event) => event.type === 'step-end' && event.stepId === 's1');
+    expect((ended as { result?: { error?: { code?: string } } }).result?.error?.code).toBe(ErrorCodes.STEP_INTERRUPTED);
+    expect(outcome.invocations).toEqual([
+      { step_id: 's0', calls: 1 },
+      { step_id: 's1', calls: 1 },
+    ]);
+    expect(outcome.takeoverMs).toBeLessThan(2 * TTL);
+  }, 60_000);
+});
+
+if (!postgres) {
+  describe('takeover after SIGKILL', () => {
+    it.skip('needs a Postgres server (see the message above)', () => undefined);
+  });
+}
