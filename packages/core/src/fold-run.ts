@@ -1,6 +1,7 @@
+import { applyPlanRevise } from './apply-plan-revise.js';
 import type { Artifact, Effect } from './define-tool.js';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { ModelCallEvent, RunEvent, StepResult, TokenUsage } from './events.js';
+import type { ModelCallEvent, PlanReviseEvent, RunEvent, StepResult, TokenUsage } from './events.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { ApprovalRecord, ExecutionRecord, RunState, RunSummary } from './run-store.js';
@@ -61,6 +62,8 @@ export interface FoldedRun {
   readonly executions: Map<string, ExecutionState>;
   readonly approvals: ApprovalRecord[];
   readonly modelCalls: ModelCallEvent[];
+  /** Every revision of the plan, oldest first; `plan` and `planDigest` are the latest. */
+  readonly revisions: PlanReviseEvent[];
   usage: TokenUsage | undefined;
 }
 
@@ -85,6 +88,7 @@ export function emptyRun(runId: string): FoldedRun {
     executions: new Map(),
     approvals: [],
     modelCalls: [],
+    revisions: [],
     usage: undefined,
   };
 }
@@ -235,6 +239,9 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
       step.result = event.result;
       break;
     }
+    case 'plan-revise':
+      applyPlanRevise(run, event, stepOf);
+      break;
     case 'run-end':
       run.status = event.status;
       run.finishedAt = event.at;
