@@ -31,6 +31,13 @@ export {
 export type { FailingTest, TestRunner } from './test-output/failing-test.js';
 export { unifiedDiff } from './unified-diff.js';
 export {
+  CHECKPOINT_TOO_LARGE,
+  createCheckpoint,
+  type WorkspaceChanges,
+  type WorkspaceCheckpoint,
+  type WorkspaceCheckpointOptions,
+} from './workspace-checkpoint.js';
+export {
   isInside,
   type ResolvedPath,
   type ResolveOptions,
