@@ -2,6 +2,7 @@ import {
   addUsage,
   type EngineKind,
   ErrorCodes,
+  type ModelCallEvent,
   type Plan,
   type PlanProblem,
   type RunJournal,
@@ -109,7 +110,17 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanFr
       : undefined;
     lastProblems = validation ? validation.problems : last.ok ? [] : [last.problem];
     calls.push({ turn, messages, response, latencyMs, problems: lastProblems });
-    await journalCall(options, turn, messages, response, latencyMs, lastProblems);
+    await journalCall(options, turn, messages, {
+      response: {
+        text: response.text,
+        toolCalls: response.toolCalls,
+        finishReason: response.finishReason,
+        ...(response.model ? { model: response.model } : {}),
+        problems: lastProblems,
+      },
+      ...(response.usage ? { usage: response.usage } : {}),
+      latencyMs,
+    });
     if (validation?.ok) return { plan: validation.plan, order: validation.order, calls, usage };
     conversation.push(...feedback(response, lastProblems));
   }
@@ -159,6 +170,24 @@ function feedback(response: ChatResponse, problems: readonly PlanProblem[]): Cha
   ];
 }
 
+/** Journals one planner model call (answered or failed), when a journal was given. */
+async function journalCall(
+  options: PlanFromGoalOptions,
+  turn: number,
+  messages: readonly ChatMessage[],
+  outcome: Pick<ModelCallEvent, 'response' | 'usage' | 'latencyMs' | 'error'>,
+): Promise<void> {
+  if (!options.journal) return;
+  await options.journal.record({
+    type: 'model-call',
+    stepId: options.stepId ?? 'plan',
+    turn,
+    model: options.model.name,
+    request: { purpose: 'plan', messages },
+    ...outcome,
+  });
+}
+
 async function callModel(
   options: PlanFromGoalOptions,
   messages: readonly ChatMessage[],
@@ -174,14 +203,8 @@ async function callModel(
       timeoutMs: options.modelTimeoutMs,
       random: Math.random,
       onFailure: async ({ error, call, latencyMs, retryInMs }) => {
-        if (!options.journal) return;
         const journaled = toStepError(error);
-        await options.journal.record({
-          type: 'model-call',
-          stepId: options.stepId ?? 'plan',
-          turn,
-          model: options.model.name,
-          request: { purpose: 'plan', messages },
+        await journalCall(options, turn, messages, {
           latencyMs,
           error: {
             ...journaled,
@@ -191,31 +214,4 @@ async function callModel(
       },
     },
   );
-}
-
-async function journalCall(
-  options: PlanFromGoalOptions,
-  turn: number,
-  messages: readonly ChatMessage[],
-  response: ChatResponse,
-  latencyMs: number,
-  problems: readonly PlanProblem[],
-): Promise<void> {
-  if (!options.journal) return;
-  await options.journal.record({
-    type: 'model-call',
-    stepId: options.stepId ?? 'plan',
-    turn,
-    model: options.model.name,
-    request: { purpose: 'plan', messages },
-    response: {
-      text: response.text,
-      toolCalls: response.toolCalls,
-      finishReason: response.finishReason,
-      ...(response.model ? { model: response.model } : {}),
-      problems,
-    },
-    ...(response.usage ? { usage: response.usage } : {}),
-    latencyMs,
-  });
 }

@@ -15,8 +15,8 @@ export interface FailingTest {
 /** A failing test before trimming. */
 export interface RawFailure {
   readonly name: string;
-  readonly file?: string;
-  readonly lines: readonly string[];
+  readonly file: string | undefined;
+  readonly lines: string[];
 }
 
 /** Frames inside Node or the runner itself say nothing about the bug. */

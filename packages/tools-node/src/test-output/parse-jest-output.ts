@@ -8,7 +8,7 @@ const END = /^(?:Test Suites:|Tests:|Snapshots:|Time:|\s*(?:PASS|FAIL)\s)/;
 export function parseJest(lines: readonly string[]): RawFailure[] {
   const failures: RawFailure[] = [];
   let file: string | undefined;
-  let current: { name: string; file: string | undefined; lines: string[] } | undefined;
+  let current: RawFailure | undefined;
   for (const line of lines) {
     const fileHeader = FILE.exec(line);
     if (fileHeader) {
@@ -28,9 +28,5 @@ export function parseJest(lines: readonly string[]): RawFailure[] {
     }
     current?.lines.push(line);
   }
-  return failures.map(({ name, file: path, lines: output }) => ({
-    name,
-    ...(path ? { file: path } : {}),
-    lines: output,
-  }));
+  return failures;
 }

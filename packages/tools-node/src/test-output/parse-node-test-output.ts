@@ -34,7 +34,7 @@ export function parseNodeTap(lines: readonly string[]): RawFailure[] {
     const names = [...path.slice(0, depth), failed[2] as string];
     failures.push({
       name: names.join(' > '),
-      ...(location ? { file: location } : {}),
+      file: location,
       lines: block.filter((entry) => !/^\s*(duration_ms|type|failureType|location):/.test(entry)),
     });
   }
@@ -53,7 +53,7 @@ export function parseNodeSpec(lines: readonly string[]): RawFailure[] {
   const start = lines.findIndex((line) => SPEC_SUMMARY.test(line));
   if (start < 0) return [];
   const failures: RawFailure[] = [];
-  let current: { name: string; file: string | undefined; lines: string[] } | undefined;
+  let current: RawFailure | undefined;
   let file: string | undefined;
   for (const line of lines.slice(start + 1)) {
     const at = SPEC_AT.exec(line);
@@ -70,9 +70,5 @@ export function parseNodeSpec(lines: readonly string[]): RawFailure[] {
     }
     current?.lines.push(line);
   }
-  return failures.map(({ name, file: path, lines: output }) => ({
-    name,
-    ...(path ? { file: path } : {}),
-    lines: output,
-  }));
+  return failures;
 }

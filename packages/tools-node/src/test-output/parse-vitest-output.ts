@@ -8,7 +8,7 @@ const BANNER = /⎯ Failed (?:Tests|Suites) \d+ ⎯/;
 /** Vitest's default reporter: a ` FAIL  file > suite > test` block per failure, ended by a `⎯⎯⎯` rule. */
 export function parseVitest(lines: readonly string[]): RawFailure[] {
   const failures: RawFailure[] = [];
-  let current: { name: string; file: string; lines: string[] } | undefined;
+  let current: RawFailure | undefined;
   let inFailures = false;
   for (const line of lines) {
     if (BANNER.test(line)) {
