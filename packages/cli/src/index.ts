@@ -46,6 +46,7 @@ export {
 export { attemptFeedback, type FailedAttempt } from './solve/attempt-feedback.js';
 export { runValidation, type ValidationResult } from './solve/run-validation.js';
 export {
+  DEFAULT_CHECKPOINT_EXCLUDE,
   IMPLEMENTATION_TOOLS,
   type SolveAttempt,
   type SolveEvent,

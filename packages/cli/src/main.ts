@@ -8,6 +8,7 @@ import { reportCommand } from './commands/report-command.js';
 import { resumeCommand, runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
+import { solveCommand } from './commands/solve-command.js';
 import { validateCommand } from './commands/validate-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
 import { type CommandIo, processIo } from './terminal.js';
@@ -21,6 +22,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   showCommand,
   reportCommand,
   graphCommand,
+  solveCommand,
 ];
 
 function version(): string {

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, MemoryStore, readAll, StepwiseError } from '@stepwise/core';
-import { scriptedModel } from '@stepwise/engine-agentic/testing';
+import { scriptedModel, startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SolveEvent, solve } from '../src/index.js';
+import { assertBuilt, runCli } from './helpers.js';
 
 const example = fileURLToPath(new URL('../../../examples/code-agent/', import.meta.url));
 const project = path.join(example, 'project');
@@ -168,6 +169,41 @@ describe('solve', () => {
     }
     expect(model.calls).toBe(0);
   });
+});
+
+describe('stepwise solve', () => {
+  it('solves through the configured endpoint, journals every run and exits 0', async () => {
+    assertBuilt();
+    const dir = mkdtempSync(path.join(tmpdir(), 'solve-cli-'));
+    const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
+    try {
+      cpSync(project, dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({ model: { baseURL: server.url, model: 'scripted-fixer' } }),
+      );
+      const outcome = await runCli(['solve', 'Make the tests pass', '--validate', 'node --test'], {
+        cwd: dir,
+        timeoutMs: 120_000,
+      });
+      expect(outcome.stdout).toMatch(
+        /fix-discount attempt 1: step succeeded; changed src\/cart.js; node --test failed \(exit 1\); failing: .*half price; rolled back/,
+      );
+      expect(outcome.stdout).toMatch(
+        /fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/,
+      );
+      expect(outcome.code).toBe(0);
+      const runs = await runCli(['runs', '--json'], { cwd: dir });
+      expect(JSON.parse(runs.stdout) as unknown[]).toHaveLength(4);
+
+      const usage = await runCli(['solve', 'Make the tests pass'], { cwd: dir });
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain('--validate');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('examples/code-agent', () => {

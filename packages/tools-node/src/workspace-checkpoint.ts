@@ -18,7 +18,11 @@ export interface WorkspaceCheckpointOptions {
    * absent, so restore deletes whatever was created there. Default `['.']`: the whole workspace.
    */
   readonly paths?: readonly string[];
-  /** Directory names left out at any depth: neither snapshotted nor touched by restore. Default `.git`, `node_modules`. */
+  /**
+   * Names (of directories or files) left out at any depth: neither recorded nor touched by restore.
+   * Default `.git`, `node_modules`. Leave out anything another process writes meanwhile, such as a
+   * journal database inside the workspace: restoring it would overwrite that process's writes.
+   */
   readonly exclude?: readonly string[];
   /** Leave out what `.gitignore` ignores (build output, caches). Default true. */
   readonly gitignore?: boolean;
@@ -90,7 +94,7 @@ async function scan(scope: Scope): Promise<Map<string, 'file' | 'directory' | 's
       ...(scope.gitignore ? { gitignore: scope.gitignore } : {}),
     });
     for (const entry of walk) {
-      if (entry.type === 'other' || (entry.type === 'directory' && scope.exclude.has(entry.name))) continue;
+      if (entry.type === 'other' || scope.exclude.has(entry.name)) continue;
       found.set(entry.relative, entry.type);
     }
   }

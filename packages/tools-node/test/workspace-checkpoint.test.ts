@@ -114,6 +114,23 @@ describe('createCheckpoint', () => {
     expect(await readFile(path.join(ws, 'src/index.js'), 'utf8')).toBe('export const a = 1;\r\nexport const b = 2;\n');
   });
 
+  it('never records or restores excluded file names, such as a journal written meanwhile', async () => {
+    await mkdir(path.join(ws, '.stepwise'));
+    await writeFile(path.join(ws, '.stepwise/stepwise.db'), 'journal v1');
+    await writeFile(path.join(ws, 'journal.db-wal'), 'wal v1');
+    const checkpoint = await createCheckpoint({
+      workspace: ws,
+      exclude: ['node_modules', '.stepwise', 'journal.db-wal'],
+    });
+    await writeFile(path.join(ws, '.stepwise/stepwise.db'), 'journal v2');
+    await writeFile(path.join(ws, 'journal.db-wal'), 'wal v2');
+    await writeFile(path.join(ws, 'src/index.js'), 'changed');
+
+    expect(await checkpoint.restore()).toEqual({ created: [], modified: ['src/index.js'], deleted: [] });
+    expect(await readFile(path.join(ws, '.stepwise/stepwise.db'), 'utf8')).toBe('journal v2');
+    expect(await readFile(path.join(ws, 'journal.db-wal'), 'utf8')).toBe('wal v2');
+  });
+
   it('checkpoints only the paths given, including one that does not exist yet', async () => {
     const checkpoint = await createCheckpoint({
       workspace: new WorkspaceSandbox({ root: ws }),

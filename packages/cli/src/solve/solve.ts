@@ -34,6 +34,12 @@ export const IMPLEMENTATION_TOOLS: readonly string[] = [
   'run_command',
 ];
 
+/**
+ * Left out of the checkpoints by default: dependencies, and `.stepwise`, where the command line keeps
+ * its journal (restoring a database that is being written would corrupt it). `.git` is never included.
+ */
+export const DEFAULT_CHECKPOINT_EXCLUDE: readonly string[] = ['node_modules', '.stepwise'];
+
 export interface SolveOptions {
   /** What to achieve, in words: the planner's goal and every step's context. */
   readonly task: string;
@@ -58,7 +64,10 @@ export interface SolveOptions {
   readonly limits?: AgenticLimits;
   /** Default: `run_command` runs without asking (it may only start allowed programs). */
   readonly approvals?: ApprovalOptions;
-  /** Caps and paths of the checkpoint taken before each attempt (default: the whole workspace). */
+  /**
+   * Paths, caps and exclusions of the checkpoint taken before each attempt (default: the whole
+   * workspace but `DEFAULT_CHECKPOINT_EXCLUDE`). A journal database inside the workspace must be excluded.
+   */
   readonly checkpoint?: Omit<WorkspaceCheckpointOptions, 'workspace'>;
   /** More tools for the implementation steps (registered beside the Node tools). */
   readonly tools?: readonly AnyTool[];
@@ -150,7 +159,11 @@ async function solveStep(context: SolveContext, step: Step, attempts: SolveAttem
   const feedback: string[] = [];
   for (let attempt = 1; attempt <= (options.maxAttempts ?? 3); attempt++) {
     options.onProgress?.({ type: 'attempt-start', stepId: step.id, attempt });
-    const checkpoint = await createCheckpoint({ ...options.checkpoint, workspace: context.sandbox });
+    const checkpoint = await createCheckpoint({
+      exclude: DEFAULT_CHECKPOINT_EXCLUDE,
+      ...options.checkpoint,
+      workspace: context.sandbox,
+    });
     const { dependsOn: _dependsOn, ...own } = step;
     const description = [step.description ?? options.task, ...feedback].join('\n\n');
     const implementation: Step = step.tool
