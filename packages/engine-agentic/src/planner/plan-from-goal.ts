@@ -37,11 +37,21 @@ export interface PlanFromGoalOptions {
   /** Default: the engine's instructions for plans. */
   readonly systemPrompt?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Replaces the default check (`validatePlan` with `tools` and `engine`) of each answer; its
+   * problems go back to the model like validation problems. `replanRemaining` uses it.
+   */
+  readonly check?: (candidate: unknown) => PlanCheck;
   /** Transient model errors are retried with backoff (same defaults as the agentic engine). */
   readonly retry?: ModelRetryOptions;
   /** Per model call. Default none. */
   readonly modelTimeoutMs?: number;
 }
+
+/** The verdict on one answer: the accepted plan, or every problem to send back. */
+export type PlanCheck =
+  | { readonly ok: true; readonly plan: Plan; readonly order: readonly string[] }
+  | { readonly ok: false; readonly problems: readonly PlanProblem[] };
 
 /** One model call of the planner, as it is journaled. */
 export interface PlannerCall {
@@ -105,10 +115,11 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanFr
     const { response, latencyMs } = await callModel(options, messages, turn, submitPlan);
     usage = addUsage(usage, response.usage);
     last = readPlanAnswer(response);
+    const candidate = last.ok ? withDefaults(last.candidate, options.goal) : undefined;
     const validation = last.ok
-      ? validatePlan(withDefaults(last.candidate, options.goal), { tools: options.tools, engine })
+      ? (options.check?.(candidate) ?? validatePlan(candidate, { tools: options.tools, engine }))
       : undefined;
-    lastProblems = validation ? validation.problems : last.ok ? [] : [last.problem];
+    lastProblems = validation ? (validation.ok ? [] : validation.problems) : last.ok ? [] : [last.problem];
     calls.push({ turn, messages, response, latencyMs, problems: lastProblems });
     await journalCall(options, turn, messages, {
       response: {
