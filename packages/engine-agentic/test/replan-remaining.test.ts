@@ -1,4 +1,4 @@
-import { ErrorCodes, type Plan, planDigest } from '@stepwise/core';
+import { type Plan, planDigest } from '@stepwise/core';
 import { createTestTools } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { PlannerErrorCodes, replanRemaining, SUBMIT_PLAN } from '../src/index.js';
@@ -61,8 +61,11 @@ describe('replanRemaining', () => {
       tools: createTestTools().registry,
       model: scriptedModel(() => toolCall(SUBMIT_PLAN, cyclic)),
       maxRepairs: 1,
-    }).catch((thrown: unknown) => thrown as { code: string; details: { problems: { kind: string }[] } });
-    expect(error.code).toBe(PlannerErrorCodes.REPAIRS_EXHAUSTED);
-    expect(error.details.problems.map((problem) => problem.kind)).toContain('dependency-cycle');
+    }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code: string; details: { problems: { kind: string }[] } },
+    );
+    expect(error?.code).toBe(PlannerErrorCodes.REPAIRS_EXHAUSTED);
+    expect(error?.details.problems.map((problem) => problem.kind)).toContain('dependency-cycle');
   });
 });
