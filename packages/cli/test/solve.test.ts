@@ -143,12 +143,70 @@ describe('solve', () => {
       model: wrongEveryTime,
       plan: PLAN,
       maxAttempts: 2,
+      maxReplans: 0,
     });
     expect(result.status).toBe('failed');
     expect(result.failedStepId).toBe('fix-discount');
     expect(result.attempts.map((attempt) => attempt.rolledBack)).toEqual([true, true]);
     expect(result.attempts[0]?.changes).toMatchObject({ created: ['scratch.txt'], modified: ['src/cart.js'] });
     expect(files(dir)).toEqual(original);
+  }, 120_000);
+
+  it('revises the rest of the plan when a step uses all its attempts, keeping solved steps', async () => {
+    const dir = workspace();
+    const fix = { id: 'fix', description: 'Fix applyDiscount.' };
+    const twoSteps = {
+      id: 'two-steps',
+      goal: 'Make the tests pass.',
+      steps: [fix, { id: 'guess', description: 'Change the rounding.', dependsOn: ['fix'] }],
+    };
+    const replanned: string[] = [];
+    const model = scriptedModel(({ request }) => {
+      const opening = request.messages.find((message) => message.role === 'user')?.content ?? '';
+      if (request.tools.some((tool) => tool.name === 'submit_plan')) {
+        replanned.push(opening);
+        const note = { id: 'note', description: 'Write NOTES.md.', dependsOn: ['fix'] };
+        return { toolCalls: [{ name: 'submit_plan', arguments: { ...twoSteps, steps: [fix, note] } }] };
+      }
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      const edit = (search: string, replace: string) => ({
+        toolCalls: [{ name: 'file_edit', arguments: { path: 'src/cart.js', edits: [{ search, replace }] } }],
+      });
+      if (turn > 0) return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+      if (opening.includes('Write NOTES.md')) {
+        return { toolCalls: [{ name: 'file_create', arguments: { path: 'NOTES.md', contents: 'notes' } }] };
+      }
+      if (opening.includes('Change the rounding')) return edit('* 100) / 100', '* 100) / 10');
+      return edit('return total - percent;', 'return total * (1 - percent / 100);');
+    });
+    const progress: SolveEvent[] = [];
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      plan: twoSteps,
+      maxAttempts: 1,
+      onProgress: (event) => progress.push(event),
+    });
+
+    expect(result.status).toBe('solved');
+    expect(result.attempts.map((attempt) => `${attempt.stepId}:${attempt.validation.passed}`)).toEqual([
+      'fix:true',
+      'guess:false',
+      'note:true',
+    ]);
+    expect(result.revisions).toHaveLength(1);
+    expect(
+      result.revisions[0]?.diff.map((change) => `${change.kind}:${'stepId' in change ? change.stepId : ''}`),
+    ).toEqual(['step-removed:guess', 'step-added:note']);
+    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix', 'note']);
+    expect(replanned[0]).toContain('step "guess" failed 1 time');
+    expect(replanned[0]).toContain('may not change: fix');
+    // The solved step was not run again after the revision; the guess was rolled back.
+    expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('* 100) / 100');
+    expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('notes');
+    expect(progress.map((event) => event.type)).toContain('plan-revised');
   }, 120_000);
 
   it('refuses bad options with typed errors before touching anything', async () => {

@@ -29,6 +29,9 @@ function checkpointExclude(workspace: string, database: string): string[] {
 function describeProgress(event: SolveEvent): string | undefined {
   if (event.type === 'plan-ready') return `plan: ${event.plan.steps.map((step) => step.id).join(', ')}`;
   if (event.type === 'attempt-start') return undefined;
+  if (event.type === 'plan-revised') {
+    return `plan revised (revision ${event.revision.revision}): ${event.revision.plan.steps.map((step) => step.id).join(', ')}`;
+  }
   const { attempt } = event;
   const { validation } = attempt;
   const failing = validation.failingTests.map((test) => test.name);

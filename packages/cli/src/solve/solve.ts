@@ -5,6 +5,7 @@ import {
   ErrorCodes,
   MemoryStore,
   type Plan,
+  type PlanRevision,
   planInvalidError,
   type RunEvent,
   type RunStore,
@@ -12,7 +13,13 @@ import {
   StepwiseError,
   ToolRegistry,
 } from '@stepwise/core';
-import { type AgenticLimits, agenticEngine, type ChatModel, planFromGoal } from '@stepwise/engine-agentic';
+import {
+  type AgenticLimits,
+  agenticEngine,
+  type ChatModel,
+  planFromGoal,
+  replanRemaining,
+} from '@stepwise/engine-agentic';
 import {
   createCheckpoint,
   nodeTools,
@@ -54,6 +61,11 @@ export interface SolveOptions {
   readonly store?: RunStore;
   /** Attempts per step before giving up. Default 3. */
   readonly maxAttempts?: number;
+  /**
+   * When a step uses all its attempts, the model may regenerate the rest of the plan (solved steps
+   * stay) this many times before `solve` gives up. Default 1; 0 never revises.
+   */
+  readonly maxReplans?: number;
   /** Planner repairs. Default 2. */
   readonly maxRepairs?: number;
   /** Programs `run_command` may start. Default: the validation command's program only. */
@@ -95,11 +107,15 @@ export interface SolveAttempt {
 export type SolveEvent =
   | { readonly type: 'plan-ready'; readonly plan: Plan }
   | { readonly type: 'attempt-start'; readonly stepId: string; readonly attempt: number }
-  | { readonly type: 'attempt-end'; readonly attempt: SolveAttempt };
+  | { readonly type: 'attempt-end'; readonly attempt: SolveAttempt }
+  | { readonly type: 'plan-revised'; readonly revision: PlanRevision };
 
 export interface SolveResult {
   readonly status: 'solved' | 'failed';
+  /** The plan as it ended (the last revision, when the plan was revised). */
   readonly plan: Plan;
+  /** Revisions made when a step used all its attempts (`maxReplans`). */
+  readonly revisions: readonly PlanRevision[];
   readonly attempts: readonly SolveAttempt[];
   /** The step that used all its attempts, when the task failed. */
   readonly failedStepId?: string;
@@ -129,6 +145,8 @@ function checkOptions(options: SolveOptions): void {
   }
   const attempts = options.maxAttempts ?? 3;
   if (!Number.isInteger(attempts) || attempts < 1) throw bad('maxAttempts', 'maxAttempts must be a whole number ≥ 1');
+  const replans = options.maxReplans ?? 1;
+  if (!Number.isInteger(replans) || replans < 0) throw bad('maxReplans', 'maxReplans must be a whole number ≥ 0');
 }
 
 function summarize(result: Omit<SolveResult, 'summary'>): string {
@@ -143,6 +161,11 @@ function summarize(result: Omit<SolveResult, 'summary'>): string {
       `- ${attempt.stepId} attempt ${attempt.attempt}: step ${attempt.status}${attempt.error ? ` (${attempt.error})` : ''}, \`${validation.command.join(' ')}\` ${verdict}${attempt.rolledBack ? ', rolled back' : ''}`,
     );
   }
+  for (const revision of result.revisions) {
+    lines.push(
+      `- plan revised (revision ${revision.revision}): ${revision.plan.steps.map((step) => step.id).join(', ')}`,
+    );
+  }
   return lines.join('\n');
 }
 
@@ -153,8 +176,11 @@ interface SolveContext {
   readonly plan: Plan;
 }
 
-/** Implements one step: attempt, validate, roll back on failure and retry with the failure explained. */
-async function solveStep(context: SolveContext, step: Step, attempts: SolveAttempt[]): Promise<boolean> {
+/**
+ * Implements one step: attempt, validate, roll back on failure and retry with the failure explained.
+ * Resolves to undefined when solved, else to the explanation of the last failure.
+ */
+async function solveStep(context: SolveContext, step: Step, attempts: SolveAttempt[]): Promise<string | undefined> {
   const { options, engine, plan } = context;
   const feedback: string[] = [];
   for (let attempt = 1; attempt <= (options.maxAttempts ?? 3); attempt++) {
@@ -196,10 +222,28 @@ async function solveStep(context: SolveContext, step: Step, attempts: SolveAttem
     };
     attempts.push(record);
     options.onProgress?.({ type: 'attempt-end', attempt: record });
-    if (solved) return true;
+    if (solved) return undefined;
     feedback.push(attemptFeedback({ attempt, ...(error ? { implementationError: error } : {}), validation, changes }));
   }
-  return false;
+  return `step "${step.id}" failed ${feedback.length} time${feedback.length === 1 ? '' : 's'}. The last failure:\n${feedback.at(-1)}`;
+}
+
+/** Runs the plan's steps in order, skipping those already solved; the first step that fails ends it. */
+async function solveSteps(
+  context: SolveContext,
+  done: Set<string>,
+  attempts: SolveAttempt[],
+): Promise<{ stepId: string; reason: string } | undefined> {
+  const validation = context.engine.validate(context.plan);
+  if (!validation.ok) throw planInvalidError(validation.problems);
+  for (const stepId of validation.order) {
+    if (done.has(stepId)) continue;
+    const step = context.plan.steps.find((candidate) => candidate.id === stepId) as Step;
+    const reason = await solveStep(context, step, attempts);
+    if (reason !== undefined) return { stepId, reason };
+    done.add(stepId);
+  }
+  return undefined;
 }
 
 /**
@@ -241,19 +285,33 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
         ...(options.signal ? { signal: options.signal } : {}),
       })
     ).plan;
-  const validation = engine.validate(plan);
-  if (!validation.ok) throw planInvalidError(validation.problems);
   options.onProgress?.({ type: 'plan-ready', plan });
-
   const attempts: SolveAttempt[] = [];
-  const context: SolveContext = { options, engine, sandbox, plan };
-  for (const stepId of validation.order) {
-    const step = plan.steps.find((candidate) => candidate.id === stepId) as Step;
-    if (!(await solveStep(context, step, attempts))) {
-      const failed = { status: 'failed' as const, plan, attempts, failedStepId: step.id };
+  const revisions: PlanRevision[] = [];
+  const done = new Set<string>();
+  let current = plan;
+  for (let replans = 0; ; replans++) {
+    const failure = await solveSteps({ options, engine, sandbox, plan: current }, done, attempts);
+    if (failure === undefined) break;
+    if (replans >= (options.maxReplans ?? 1)) {
+      const failed = { status: 'failed' as const, plan: current, attempts, revisions, failedStepId: failure.stepId };
       return { ...failed, summary: summarize(failed) };
     }
+    const { revision } = await replanRemaining({
+      plan: current,
+      started: done,
+      reason: failure.reason,
+      tools,
+      model: options.model,
+      engine: 'agentic',
+      context: plannerContext(options.validate),
+      ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    revisions.push(revision);
+    current = revision.plan;
+    options.onProgress?.({ type: 'plan-revised', revision });
   }
-  const solved = { status: 'solved' as const, plan, attempts };
+  const solved = { status: 'solved' as const, plan: current, attempts, revisions };
   return { ...solved, summary: summarize(solved) };
 }
