@@ -199,7 +199,8 @@ export async function openSqliteStore(file: string): Promise<RunStore> {
   return store;
 }
 
-async function createModel(model: RunnerOptions['model']): Promise<object | undefined> {
+/** The ChatModel a configured endpoint describes (an object that is already a model is returned as is). */
+export async function createModel(model: RunnerOptions['model']): Promise<object | undefined> {
   if (model === undefined) return undefined;
   const endpoint = model as ModelEndpoint;
   if (typeof endpoint.baseURL !== 'string' || typeof endpoint.model !== 'string') return model;

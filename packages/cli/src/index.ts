@@ -43,4 +43,15 @@ export {
   type ConfigOverrides,
   runnerOptionsFromConfig,
 } from './runner-options-from-config.js';
+export { attemptFeedback, type FailedAttempt } from './solve/attempt-feedback.js';
+export { runValidation, type ValidationResult } from './solve/run-validation.js';
+export {
+  DEFAULT_CHECKPOINT_EXCLUDE,
+  IMPLEMENTATION_TOOLS,
+  type SolveAttempt,
+  type SolveEvent,
+  type SolveOptions,
+  type SolveResult,
+  solve,
+} from './solve/solve.js';
 export { type UnifiedDiffOptions, unifiedDiff } from './unified-diff.js';

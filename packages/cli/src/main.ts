@@ -8,6 +8,7 @@ import { reportCommand } from './commands/report-command.js';
 import { resumeCommand, runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
+import { solveCommand } from './commands/solve-command.js';
 import { validateCommand } from './commands/validate-command.js';
 import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   reportCommand,
   graphCommand,
   workerCommand,
+  solveCommand,
 ];
 
 function version(): string {

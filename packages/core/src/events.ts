@@ -1,5 +1,6 @@
 import type { Artifact, Effect } from './define-tool.js';
 import type { StepError } from './errors.js';
+import type { PlanDiff } from './plan-diff.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 
@@ -236,6 +237,22 @@ export interface StepEndEvent extends EventBase {
   readonly result: StepResult;
 }
 
+/** The plan of a running run was revised: from now on `plan` is the plan the run carries out. */
+export interface PlanReviseEvent extends EventBase {
+  readonly type: 'plan-revise';
+  /** 1 for the first revision of the run's plan, then 2, 3… (the plan's own `revision`). */
+  readonly revision: number;
+  /** Digest of the plan this revision replaces: the run's current digest when it was journaled. */
+  readonly parentDigest: string;
+  /** Digest of `plan`. */
+  readonly digest: string;
+  readonly diff: PlanDiff;
+  readonly plan: Plan;
+  /** Who revised it: a person, a policy or a model, e.g. `adjust:model`. */
+  readonly by: string;
+  readonly reason?: string;
+}
+
 export interface RunEndEvent extends EventBase {
   readonly type: 'run-end';
   readonly status: RunStatus;
@@ -259,6 +276,7 @@ export type RunEvent =
   | GoalProgressEvent
   | LimitReachEvent
   | StepEndEvent
+  | PlanReviseEvent
   | RunEndEvent;
 
 export type RunEventType = RunEvent['type'];

@@ -1,5 +1,6 @@
 import { addUsage } from './add-usage.js';
-import type { RunEvent, RunEventType } from './events.js';
+import { applyPlanRevise } from './apply-plan-revise.js';
+import type { PlanReviseEvent, RunEvent, RunEventType } from './events.js';
 import type { FoldedRun, StepState } from './fold-run.js';
 
 /** How one event type changes a folded run (in place). */
@@ -163,4 +164,5 @@ export const foldEventHandlers: { readonly [T in RunEventType]?: FoldHandler<T> 
   'approval-decision': approvalDecision,
   'model-call': modelCall,
   'goal-progress': goalProgress,
+  'plan-revise': (run: FoldedRun, event: PlanReviseEvent) => applyPlanRevise(run, event, stepOf),
 };

@@ -3,6 +3,7 @@ import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
 import type {
   GoalProgressEvent,
   ModelCallEvent,
+  PlanReviseEvent,
   ProcessStartEvent,
   RunEvent,
   StepResult,
@@ -76,6 +77,8 @@ export interface FoldedRun {
   readonly modelCalls: ModelCallEvent[];
   /** Process groups started by tools whose calls have not ended, by execution id: a crash may have left them running. */
   readonly processes: Map<string, ProcessStartEvent[]>;
+  /** Every revision of the plan, oldest first; `plan` and `planDigest` are the latest. */
+  readonly revisions: PlanReviseEvent[];
   usage: TokenUsage | undefined;
 }
 
@@ -101,6 +104,7 @@ export function emptyRun(runId: string): FoldedRun {
     approvals: [],
     modelCalls: [],
     processes: new Map(),
+    revisions: [],
     usage: undefined,
   };
 }

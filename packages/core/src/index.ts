@@ -1,3 +1,4 @@
+export { applyPlanRevise, startedStepIds } from './apply-plan-revise.js';
 export {
   type ApprovalDecision,
   type ApprovalHandler,
@@ -83,6 +84,7 @@ export {
   type TextPosition,
 } from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
+export { diffPlans, type PlanChange, type PlanDiff } from './plan-diff.js';
 export {
   approvePlan,
   canonicalJson,
@@ -95,6 +97,15 @@ export {
   verifyAuthorization,
 } from './plan-digest.js';
 export { planGenerations, planGraph } from './plan-graph.js';
+export {
+  PLAN_REVISION_CONFLICT,
+  type PlanEdit,
+  type PlanRevision,
+  planReviseEvent,
+  type RevisePlanOptions,
+  replaceRemainingSteps,
+  revisePlan,
+} from './plan-revision.js';
 export {
   type Expectation,
   ExpectationSchema,

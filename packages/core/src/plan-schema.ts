@@ -70,6 +70,16 @@ export const PlanSchema = z
     intent: z.string().optional(),
     steps: z.array(StepSchema).min(1),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Set by a revision: 1 for the first, then 2, 3…; absent on a plan never revised. No default,
+     * so an unrevised plan keeps the digest it had before revisions existed (approvals bind to it).
+     */
+    revision: z.number().int().min(1).optional(),
+    /** Set by a revision: the digest of the plan it was made from (the digest chain). */
+    parentDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'a plan digest is 64 lowercase hex digits')
+      .optional(),
   })
   .strict();
 

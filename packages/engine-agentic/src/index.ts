@@ -41,5 +41,19 @@ export {
   parseChatCompletion,
   parseToolArguments,
 } from './openai-compatible.js';
+export {
+  type PlanCheck,
+  type PlanFromGoalOptions,
+  type PlanFromGoalResult,
+  type PlannerCall,
+  planFromGoal,
+} from './planner/plan-from-goal.js';
+export { PlannerError, PlannerErrorCodes } from './planner/planner-error.js';
+export { PLANNER_SYSTEM_PROMPT, SUBMIT_PLAN } from './planner/planner-prompt.js';
+export {
+  type ReplanRemainingOptions,
+  type ReplanRemainingResult,
+  replanRemaining,
+} from './planner/replan-remaining.js';
 export { DEFAULT_SYSTEM_PROMPT } from './step-prompt.js';
 export { heuristicEstimator, loadTokenEstimator, type TokenEstimator } from './token-estimator.js';

@@ -33,7 +33,19 @@ export {
 export { type CommandOptions, type RunCommandOutput, runCommandInput, runCommandTool } from './run-command-tool.js';
 export { type ProcessResult, type RunProcessOptions, runProcess } from './run-process.js';
 export { applySearchReplace, type EditProblem, type SearchReplaceEdit } from './search-replace.js';
+export {
+  type ExtractFailingTestsOptions,
+  extractFailingTests,
+} from './test-output/extract-failing-tests.js';
+export type { FailingTest, TestRunner } from './test-output/failing-test.js';
 export { unifiedDiff } from './unified-diff.js';
+export {
+  CHECKPOINT_TOO_LARGE,
+  createCheckpoint,
+  type WorkspaceChanges,
+  type WorkspaceCheckpoint,
+  type WorkspaceCheckpointOptions,
+} from './workspace-checkpoint.js';
 export {
   isInside,
   type ResolvedPath,

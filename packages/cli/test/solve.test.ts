@@ -1,0 +1,299 @@
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ErrorCodes, MemoryStore, readAll, StepwiseError } from '@stepwise/core';
+import { scriptedModel, startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type SolveEvent, solve } from '../src/index.js';
+import { assertBuilt, runCli } from './helpers.js';
+
+const example = fileURLToPath(new URL('../../../examples/code-agent/', import.meta.url));
+const project = path.join(example, 'project');
+const { scriptedFixer, PLAN } = (await import(path.join(example, 'scripted-fixer.mjs'))) as {
+  scriptedFixer: (request: { body: unknown }) => unknown;
+  PLAN: { id: string; goal: string; steps: { id: string; description: string }[] };
+};
+
+/** Every file under `root` (node_modules aside) with its exact bytes. */
+function files(root: string, relative = ''): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const name of readdirSync(path.join(root, relative)).sort()) {
+    const child = relative ? `${relative}/${name}` : name;
+    if (statSync(path.join(root, child)).isDirectory()) Object.assign(found, files(root, child));
+    else found[child] = readFileSync(path.join(root, child)).toString('base64');
+  }
+  return found;
+}
+
+/** The example's script as an in-process ChatModel (OpenAI wire format turned back into requests). */
+function exampleModel() {
+  return scriptedModel(({ request }) => {
+    const body = {
+      tools: request.tools.map((tool) => ({ function: { name: tool.name } })),
+      messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
+    };
+    return scriptedFixer({ body }) as never;
+  });
+}
+
+describe('solve', () => {
+  const scratch: string[] = [];
+  const workspace = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'solve-'));
+    scratch.push(dir);
+    cpSync(project, dir, { recursive: true });
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('rolls the wrong first edit back byte for byte, feeds the failing tests back, and keeps the right one', async () => {
+    const dir = workspace();
+    const original = files(dir);
+    const model = exampleModel();
+    const store = new MemoryStore();
+    const afterAttempt: Record<string, string>[] = [];
+    const progress: SolveEvent[] = [];
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      store,
+      onProgress(event) {
+        progress.push(event);
+        if (event.type === 'attempt-end') afterAttempt.push(files(dir));
+      },
+    });
+
+    expect(result.status).toBe('solved');
+    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix-discount']);
+    const [first, second] = result.attempts;
+    expect(first).toMatchObject({ attempt: 1, status: 'succeeded', rolledBack: true });
+    expect(first?.validation.passed).toBe(false);
+    expect(first?.validation.exitCode).toBe(1);
+    expect(first?.validation.failingTests.map((test) => test.name)).toEqual([
+      'discounts > no discount keeps the total',
+      'discounts > half price',
+    ]);
+    expect(first?.changes.modified).toEqual(['src/cart.js']);
+    // After the failed attempt the workspace is exactly the original, byte for byte.
+    expect(afterAttempt[0]).toEqual(original);
+    expect(second).toMatchObject({ attempt: 2, status: 'succeeded', rolledBack: false });
+    expect(second?.validation.passed).toBe(true);
+    expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('return total * (1 - percent / 100);');
+    expect(readFileSync(path.join(dir, 'test/cart.test.js'))).toEqual(
+      readFileSync(path.join(project, 'test/cart.test.js')),
+    );
+
+    // The second attempt's prompt carried the failing test names and their assertion output.
+    const retryPrompt = model.requests.find((request) =>
+      request.messages.some((message) => message.content.includes('failed and was rolled back')),
+    );
+    const opening = retryPrompt?.messages.find((message) => message.role === 'user')?.content ?? '';
+    expect(opening).toContain('discounts > half price');
+    expect(opening).toContain('29.4 !== 15');
+    expect(opening).toContain('`node --test` exited with code 1');
+
+    // Four runs in the store: implementation and validation, twice; the failing validation is journaled.
+    const runs = await store.listRuns();
+    expect(runs).toHaveLength(4);
+    const validationRun = runs.find((run) => run.runId === first?.validation.runId);
+    expect(validationRun?.status).toBe('failed');
+    const events = await readAll(store, first?.validation.runId ?? '');
+    const toolResult = events.find((event) => event.type === 'tool-result');
+    expect(toolResult).toMatchObject({ tool: 'run_command', status: 'failed', error: { code: 'E304' } });
+    expect(progress.map((event) => event.type)).toEqual([
+      'plan-ready',
+      'attempt-start',
+      'attempt-end',
+      'attempt-start',
+      'attempt-end',
+    ]);
+    expect(result.summary).toContain('fix-discount attempt 1');
+    expect(result.summary).toContain('rolled back');
+  }, 120_000);
+
+  it('gives up after maxAttempts with the workspace as it was', async () => {
+    const dir = workspace();
+    const original = files(dir);
+    const wrongEveryTime = scriptedModel(({ request }) => {
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      if (turn === 0) {
+        return {
+          toolCalls: [
+            {
+              name: 'file_edit',
+              arguments: { path: 'src/cart.js', edits: [{ search: 'return total - percent;', replace: 'return 0;' }] },
+            },
+          ],
+        };
+      }
+      if (turn === 1)
+        return { toolCalls: [{ name: 'file_create', arguments: { path: 'scratch.txt', contents: 'x' } }] };
+      return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+    });
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model: wrongEveryTime,
+      plan: PLAN,
+      maxAttempts: 2,
+      maxReplans: 0,
+    });
+    expect(result.status).toBe('failed');
+    expect(result.failedStepId).toBe('fix-discount');
+    expect(result.attempts.map((attempt) => attempt.rolledBack)).toEqual([true, true]);
+    expect(result.attempts[0]?.changes).toMatchObject({ created: ['scratch.txt'], modified: ['src/cart.js'] });
+    expect(files(dir)).toEqual(original);
+  }, 120_000);
+
+  it('revises the rest of the plan when a step uses all its attempts, keeping solved steps', async () => {
+    const dir = workspace();
+    const fix = { id: 'fix', description: 'Fix applyDiscount.' };
+    const twoSteps = {
+      id: 'two-steps',
+      goal: 'Make the tests pass.',
+      steps: [fix, { id: 'guess', description: 'Change the rounding.', dependsOn: ['fix'] }],
+    };
+    const replanned: string[] = [];
+    const model = scriptedModel(({ request }) => {
+      const opening = request.messages.find((message) => message.role === 'user')?.content ?? '';
+      if (request.tools.some((tool) => tool.name === 'submit_plan')) {
+        replanned.push(opening);
+        const note = { id: 'note', description: 'Write NOTES.md.', dependsOn: ['fix'] };
+        return { toolCalls: [{ name: 'submit_plan', arguments: { ...twoSteps, steps: [fix, note] } }] };
+      }
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      const edit = (search: string, replace: string) => ({
+        toolCalls: [{ name: 'file_edit', arguments: { path: 'src/cart.js', edits: [{ search, replace }] } }],
+      });
+      if (turn > 0) return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+      if (opening.includes('Write NOTES.md')) {
+        return { toolCalls: [{ name: 'file_create', arguments: { path: 'NOTES.md', contents: 'notes' } }] };
+      }
+      if (opening.includes('Change the rounding')) return edit('* 100) / 100', '* 100) / 10');
+      return edit('return total - percent;', 'return total * (1 - percent / 100);');
+    });
+    const progress: SolveEvent[] = [];
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      plan: twoSteps,
+      maxAttempts: 1,
+      onProgress: (event) => progress.push(event),
+    });
+
+    expect(result.status).toBe('solved');
+    expect(result.attempts.map((attempt) => `${attempt.stepId}:${attempt.validation.passed}`)).toEqual([
+      'fix:true',
+      'guess:false',
+      'note:true',
+    ]);
+    expect(result.revisions).toHaveLength(1);
+    expect(
+      result.revisions[0]?.diff.map((change) => `${change.kind}:${'stepId' in change ? change.stepId : ''}`),
+    ).toEqual(['step-removed:guess', 'step-added:note']);
+    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix', 'note']);
+    expect(replanned[0]).toContain('step "guess" failed 1 time');
+    expect(replanned[0]).toContain('may not change: fix');
+    // The solved step was not run again after the revision; the guess was rolled back.
+    expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('* 100) / 100');
+    expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('notes');
+    expect(progress.map((event) => event.type)).toContain('plan-revised');
+  }, 120_000);
+
+  it('refuses bad options with typed errors before touching anything', async () => {
+    const dir = workspace();
+    const model = scriptedModel([]);
+    for (const [options, location] of [
+      [{ validate: [] }, 'validate'],
+      [{ validate: ['node', ''] }, 'validate'],
+      [{ validate: ['node'], maxAttempts: 0 }, 'maxAttempts'],
+      [{ validate: ['node'], task: ' ' }, 'task'],
+    ] as const) {
+      const error = await solve({ task: 'x', workspace: dir, model, ...options } as never).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(StepwiseError.isInstance(error) && error.code).toBe(ErrorCodes.CONFIG_INVALID);
+      expect((error as StepwiseError).location).toBe(location);
+    }
+    expect(model.calls).toBe(0);
+  });
+});
+
+describe('stepwise solve', () => {
+  it('solves through the configured endpoint, journals every run and exits 0', async () => {
+    assertBuilt();
+    const dir = mkdtempSync(path.join(tmpdir(), 'solve-cli-'));
+    const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
+    try {
+      cpSync(project, dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({ model: { baseURL: server.url, model: 'scripted-fixer' } }),
+      );
+      const outcome = await runCli(['solve', 'Make the tests pass', '--validate', 'node --test'], {
+        cwd: dir,
+        timeoutMs: 120_000,
+      });
+      expect(outcome.stdout).toMatch(
+        /fix-discount attempt 1: step succeeded; changed src\/cart.js; node --test failed \(exit 1\); failing: .*half price; rolled back/,
+      );
+      expect(outcome.stdout).toMatch(
+        /fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/,
+      );
+      expect(outcome.code).toBe(0);
+      const runs = await runCli(['runs', '--json'], { cwd: dir });
+      expect(JSON.parse(runs.stdout) as unknown[]).toHaveLength(4);
+
+      const usage = await runCli(['solve', 'Make the tests pass'], { cwd: dir });
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain('--validate');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+describe('examples/code-agent', () => {
+  it('runs end to end through the fake OpenAI-compatible server and npm test', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'code-agent-example-'));
+    try {
+      const workspaceDir = path.join(dir, 'project');
+      const env = { ...process.env };
+      delete env.STEPWISE_MODEL_URL;
+      const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [path.join(example, 'run.mjs'), '--workspace', workspaceDir], {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        child.on('exit', (exitCode) => resolve({ code: exitCode, output: text }));
+      });
+      expect(output).toMatch(
+        /fix-discount attempt 1: changed src\/cart.js; npm test failed \(exit 1\); failing: .*half price.*; rolled back/,
+      );
+      expect(output).toMatch(/fix-discount attempt 2: changed src\/cart.js; npm test passed/);
+      expect(output).toContain('Solved:');
+      expect(code).toBe(0);
+      expect(readFileSync(path.join(workspaceDir, 'src/cart.js'), 'utf8')).toContain('(1 - percent / 100)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
