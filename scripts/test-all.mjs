@@ -1,4 +1,4 @@
-// `npm test`: biome, then turbo's build/typecheck/lint/test pipeline, streamed as it runs,
+// `npm test`: biome, the function-length limit, then turbo's build/typecheck/lint/test pipeline, streamed as it runs,
 // ending with one line that totals every package's vitest results.
 import { spawn } from 'node:child_process';
 
@@ -21,6 +21,9 @@ function run(command, args) {
 
 const biome = await run('npx', ['biome', 'check', '.']);
 if (biome.code !== 0) process.exit(biome.code);
+// Every function in packages/*/src fits in one's head: none over 120 lines (the longest are listed).
+const lengths = await run('node', ['scripts/function-lengths.mjs', '5']);
+if (lengths.code !== 0) process.exit(lengths.code);
 const turbo = await run('npx', ['turbo', 'run', 'build', 'typecheck', 'lint', 'test', '--output-logs=full']);
 const totals = { passed: 0, failed: 0, skipped: 0 };
 // vitest's summary line per package: "Tests  12 failed | 40 passed | 2 skipped (54)".
