@@ -11,6 +11,8 @@ export const ErrorCodes = {
   PLAN_MISMATCH: 'E003',
   /** Broken JSON or a configuration file that does not parse. */
   INPUT_INVALID: 'E004',
+  /** A plan revision touches a step that already started. */
+  PLAN_REVISION_CONFLICT: 'E005',
   /** Precondition failed: a file is missing. */
   PRECONDITION_FILE: 'E101',
   /** Precondition failed: the project marker (package.json, Cargo.toml, …) is missing. */
@@ -47,6 +49,8 @@ export const ErrorCodes = {
   STEP_INTERRUPTED: 'E309',
   /** A dependency failed, so the step was skipped. */
   DEPENDENCY_FAILED: 'E310',
+  /** A workspace checkpoint would exceed its size or entry cap. */
+  CHECKPOINT_TOO_LARGE: 'E311',
   /** A person or policy denied the approval. */
   APPROVAL_DENIED: 'E401',
   /** A path or command left the sandbox. */
@@ -61,6 +65,10 @@ export const ErrorCodes = {
   STEP_BLOCKED: 'E406',
   /** Agentic: the model endpoint failed (after retries for transient errors). */
   MODEL_ERROR: 'E407',
+  /** Planner: the model's last answer held no JSON plan. */
+  PLAN_ANSWER_NOT_JSON: 'E408',
+  /** Planner: every repair was used and the plan still has problems. */
+  PLAN_REPAIRS_EXHAUSTED: 'E409',
   /** Store: another owner holds the run, or this lease's fencing token is stale. */
   LEASE_CONFLICT: 'E501',
   /** Store: events do not continue the journal (seq gap or duplicate). */

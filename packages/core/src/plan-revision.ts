@@ -7,7 +7,7 @@ import type { ToolRegistry } from './tool-registry.js';
 import { type EngineKind, planInvalidError, validatePlan } from './validate-plan.js';
 
 /** A revision would change, move or remove a step that has already started (code E005). */
-export const PLAN_REVISION_CONFLICT = 'E005';
+export const PLAN_REVISION_CONFLICT = ErrorCodes.PLAN_REVISION_CONFLICT;
 
 /** One change asked of a plan. Only steps that have not started may be edited, moved or removed. */
 export type PlanEdit =

@@ -1,6 +1,6 @@
 import { symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { commitChanges, type FileChange } from './commit-changes.js';
 import { errorCode } from './file-system.js';
 import { ALWAYS_SKIPPED, DEFAULT_IGNORED, GitignoreFilter } from './gitignore-filter.js';
@@ -8,7 +8,7 @@ import { walkTree } from './walk-tree.js';
 import { WorkspaceSandbox } from './workspace-sandbox.js';
 
 /** The snapshot would exceed `maxBytes` or `maxFiles`: checkpoint fewer paths or raise the caps. */
-export const CHECKPOINT_TOO_LARGE = 'E311';
+export const CHECKPOINT_TOO_LARGE = ErrorCodes.CHECKPOINT_TOO_LARGE;
 
 export interface WorkspaceCheckpointOptions {
   /** The workspace root, or the sandbox the tools use (its symlink and protection rules then apply). */

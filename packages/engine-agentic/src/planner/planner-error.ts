@@ -1,4 +1,4 @@
-import { StepwiseError, type StepwiseErrorOptions } from '@stepwise/core';
+import { ErrorCodes, StepwiseError, type StepwiseErrorOptions } from '@stepwise/core';
 
 /**
  * Codes of the planner's own failures. They extend core's E4xx family (the model loop) so a host
@@ -6,9 +6,9 @@ import { StepwiseError, type StepwiseErrorOptions } from '@stepwise/core';
  */
 export const PlannerErrorCodes = {
   /** The model's last answer held no JSON plan (neither a `submit_plan` call nor JSON text). */
-  ANSWER_NOT_JSON: 'E408',
+  ANSWER_NOT_JSON: ErrorCodes.PLAN_ANSWER_NOT_JSON,
   /** Every repair was used and the plan still has problems (`details.problems`). */
-  REPAIRS_EXHAUSTED: 'E409',
+  REPAIRS_EXHAUSTED: ErrorCodes.PLAN_REPAIRS_EXHAUSTED,
 } as const;
 
 /** A plan could not be made from the goal. `details` carries the attempts and the last problems. */
