@@ -44,7 +44,7 @@ export interface PostgresStoreOptions extends PostgresConnectionOptions {
 
 /** A RunStore in Postgres, shared by every process that opens the same database and schema. */
 export interface PostgresStore extends RunStore {
-  /** Settles when migrations ran; every method waits for it. */
+  /** Settles when migrations ran; every method waits for it. After a failure because the server was away, reading it again tries again. */
   readonly ready: Promise<void>;
   /** The Postgres schema holding the tables. */
   readonly schema: string;
@@ -57,7 +57,9 @@ export interface PostgresStore extends RunStore {
 const READ_PAGE = 500;
 
 class PostgresRunStore implements PostgresStore {
-  readonly ready: Promise<void>;
+  #ready: Promise<void>;
+  /** The last migration attempt failed for a reason that may pass (the server was away): try again on next use. */
+  #migrateAgain = false;
   readonly schema: string;
   readonly connection: PostgresConnection;
   readonly #threshold: number;
@@ -69,11 +71,27 @@ class PostgresRunStore implements PostgresStore {
     this.schema = this.connection.schema;
     this.#threshold = options.blobThresholdBytes ?? 65_536;
     this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
-    this.ready = migrate(this.connection).catch((error: unknown) => {
-      throw storeError(error, `migrating schema "${this.schema}"`, this.schema);
+    this.#ready = this.#migrate();
+  }
+
+  /** Reading it after a migration failed because the server was away starts another attempt. */
+  get ready(): Promise<void> {
+    if (this.#migrateAgain && !this.#closed) {
+      this.#migrateAgain = false;
+      this.#ready = this.#migrate();
+    }
+    return this.#ready;
+  }
+
+  #migrate(): Promise<void> {
+    const attempt = migrate(this.connection).catch((error: unknown) => {
+      const failure = storeError(error, `migrating schema "${this.schema}"`, this.schema);
+      this.#migrateAgain = failure.retryable;
+      throw failure;
     });
     // Callers that never await `ready` learn about a failed migration from their first call.
-    this.ready.catch(() => undefined);
+    attempt.catch(() => undefined);
+    return attempt;
   }
 
   get db(): Kysely<PostgresStoreDatabase> {

@@ -135,6 +135,8 @@ class PostgresWorker implements Worker {
       let claimed: ClaimedRun[] = [];
       if (room > 0) {
         try {
+          // The tables may not exist yet when the worker started while the server was away.
+          await this.#options.store.ready;
           claimed = await claimRuns(this.#options.store.connection, {
             queue: this.#options.queue ?? 'default',
             owner: this.owner,

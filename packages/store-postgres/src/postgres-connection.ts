@@ -43,8 +43,13 @@ export function openConnection(options: PostgresConnectionOptions): PostgresConn
   const ownsPool = !options.pool;
   const pool =
     options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
-  // An idle client that loses its server (restart, network cut) must not crash the host process.
-  if (ownsPool) pool.on('error', () => undefined);
+  // A client that loses its server (restart, network cut) must not crash the host process: pg emits
+  // 'error' on idle clients (the pool's listener) and on checked-out ones between queries (the
+  // client's own). The query in flight, or the next one, fails instead and becomes E503.
+  if (ownsPool) {
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
+  }
   const db = new Kysely<PostgresStoreDatabase>({ dialect: new PostgresDialect({ pool }) }).withSchema(schema);
   let closing: Promise<void> | undefined;
   return {
