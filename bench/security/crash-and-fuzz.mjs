@@ -261,7 +261,8 @@ async function guarded(call, label) {
       : `untyped: ${error?.name}: ${String(error?.message).slice(0, 120)}`;
   } finally {
     clearTimeout(timer);
-    if (performance.now() - started > 5000) console.log(`  ${label} took ${Math.round(performance.now() - started)} ms`);
+    if (performance.now() - started > 5000)
+      console.log(`  ${label} took ${Math.round(performance.now() - started)} ms`);
   }
 }
 
