@@ -286,6 +286,8 @@ async function fuzz() {
   const samples = new Set();
   for (const [name, target] of Object.entries(targets)) {
     const counts = { ok: 0, typed: 0, untyped: 0, hang: 0 };
+    // Warm-up (not counted): an engine's first run loads its modules, seconds on a busy machine.
+    await guarded(() => target({ id: 'warm', steps: [{ id: 's0', tool: 'echo', args: { text: 'hi' } }] }), 'warm-up');
     seed = 7;
     for (let index = 0; index < FUZZED; index++) {
       const plan = fuzzedPlan(index);
