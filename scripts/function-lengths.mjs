@@ -26,7 +26,8 @@ for (const file of files) {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const start = source.getLineAndCharacterOfPosition(node.getStart()).line;
       const end = source.getLineAndCharacterOfPosition(node.end).line;
-      const name = node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '<anonymous>');
+      const name =
+        node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : '<anonymous>');
       found.push({ lines: end - start + 1, where: `${relative(root, file)}:${start + 1}`, name });
     }
     ts.forEachChild(node, visit);
