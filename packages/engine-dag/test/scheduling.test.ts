@@ -36,7 +36,8 @@ describe('eager scheduling', () => {
 
   it('fans out 60 steps at once and fans them back in', async () => {
     const harness = createHarness();
-    const engine = dagEngine({ tools: harness.registry });
+    // Unbounded on purpose (the default is 16): every ready step starts at once.
+    const engine = dagEngine({ tools: harness.registry, concurrency: Number.POSITIVE_INFINITY });
     const middle = Array.from({ length: 60 }, (_, index) => ({
       id: `m${index}`,
       tool: 'work',
@@ -155,7 +156,11 @@ describe('eager scheduling', () => {
 
   it('keeps an unbounded run free of artificial limits', async () => {
     const harness = createHarness();
-    const engine = dagEngine({ tools: harness.registry, store: new MemoryStore() });
+    const engine = dagEngine({
+      tools: harness.registry,
+      store: new MemoryStore(),
+      concurrency: Number.POSITIVE_INFINITY,
+    });
     const plan = makePlan(
       Array.from({ length: 40 }, (_, index) => ({ id: `p${index}`, tool: 'work', args: { ms: 50 } })),
     );
