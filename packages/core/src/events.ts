@@ -4,7 +4,8 @@ import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
-export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused';
+/** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
+export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused' | 'waiting';
 
 export interface TokenUsage {
   readonly promptTokens: number;
@@ -69,6 +70,21 @@ export interface RunResumeEvent extends EventBase {
     stepId: string;
     action: 'rerun' | 'fail' | 'finish';
   }[];
+}
+
+/**
+ * A run that ended (failed, partial, cancelled, waiting) continues as the same run: the named steps
+ * are retried (a new attempt) or skipped (they end `skipped`, their dependents may run); steps that
+ * ended only because of the stop (cancelled, or skipped behind a dependency) become pending again.
+ */
+export interface RunContinueEvent extends EventBase {
+  readonly type: 'run-continue';
+  /** The run's status before it continued (`running`: a crashed run). */
+  readonly from: RunStatus | 'running';
+  readonly retry: readonly string[];
+  readonly skip: readonly string[];
+  readonly by?: string;
+  readonly reason?: string;
 }
 
 export interface StepStartEvent extends EventBase {
@@ -246,6 +262,7 @@ export interface RunEndEvent extends EventBase {
 export type RunEvent =
   | RunStartEvent
   | RunResumeEvent
+  | RunContinueEvent
   | StepStartEvent
   | ApprovalRequestEvent
   | ApprovalDecisionEvent

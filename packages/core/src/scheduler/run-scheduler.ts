@@ -386,9 +386,15 @@ export class RunScheduler {
     }
   }
 
-  /** The hook chose `skip`: the step ends `skipped` (keeping its error) and its dependents may run. */
-  async skipByDecision(slot: Slot, failed: StepResult, reason: string | undefined): Promise<void> {
+  /** The hook (or a person continuing the run) chose `skip`: the step ends `skipped`, keeping its error; its dependents may run. */
+  async skipByDecision(
+    slot: Slot,
+    failed: StepResult,
+    reason: string | undefined,
+    by: 'hook' | 'person' = 'hook',
+  ): Promise<void> {
     const error = failed.error ?? toStepError(new Error('the step failed'));
+    const who = by === 'hook' ? 'the recovery hook' : 'a person';
     const event = this.#journal.emit({
       type: 'step-end',
       stepId: slot.step.id,
@@ -397,8 +403,8 @@ export class RunScheduler {
         status: 'skipped',
         error: {
           ...error,
-          message: `skipped by the recovery hook${reason ? ` (${reason})` : ''}: ${error.message}`,
-          details: { ...error.details, recovery: 'skip' },
+          message: `skipped by ${who}${reason ? ` (${reason})` : ''}: ${error.message}`,
+          details: { ...error.details, recovery: 'skip', ...(by === 'person' ? { skippedBy: 'person' } : {}) },
         },
       },
     });

@@ -1,4 +1,4 @@
-import type { RunOptions } from '../engine.js';
+import type { ResumeOptions, RunOptions } from '../engine.js';
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunResult } from '../events.js';
 import { type FoldedRun, foldRun } from '../fold-run.js';
@@ -9,6 +9,7 @@ import type { Plan } from '../plan-schema.js';
 import { reopenRun, resultFromFold, startRun, stepResults } from '../run-session.js';
 import { type RunStore, readAll } from '../run-store.js';
 import { type PlanValidation, planInvalidError, validatePlan } from '../validate-plan.js';
+import { continuationOf, continueRun } from './continue-run.js';
 import { buildDependencyGraph } from './dependency-graph.js';
 import type { EnginePolicy } from './engine-policy.js';
 import type { OpenedSession } from './launch-session.js';
@@ -64,10 +65,11 @@ export class SessionOpener {
   }
 
   /** Takes the lease of an existing run and continues it from its journal (or replays its end). */
-  async reopen(runId: string, hooks: SessionHooks | undefined): Promise<OpenedSession> {
+  async reopen(runId: string, hooks: SessionHooks | undefined, options: ResumeOptions = {}): Promise<OpenedSession> {
     const { journal, run, plan, events } = await reopenRun({ ...this.#session, runId });
     try {
-      if (run.status !== 'running') {
+      const continuation = continuationOf(run, options);
+      if (run.status !== 'running' && !continuation) {
         await journal.close();
         const finished = resultFromFold(run) as RunResult;
         hooks?.onOpened?.({ kind: 'replayed', plan, ended: finished.steps });
@@ -83,6 +85,7 @@ export class SessionOpener {
       const validation = this.validate(plan, this.#setup.policy.validation === 'sequential');
       if (!validation.ok) throw planInvalidError(validation.problems);
       this.#setup.verifyResume?.(validation.plan, run.authorization);
+      if (continuation) await continueRun(journal, run, continuation);
       return this.#resumed(validation.plan, run, events, journal, hooks);
     } catch (error) {
       await journal.close().catch(() => undefined);
