@@ -8,7 +8,7 @@ export {
   approvalModeFor,
   DEFAULT_EFFECT_MODES,
 } from './approval.js';
-export { backoffDelay, DEFAULT_RETRY, sleep } from './backoff.js';
+export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './backoff.js';
 export {
   checkRequestedEnvironment,
   inheritEnvironment,

@@ -30,7 +30,7 @@ function engineOn(store: RunStore) {
       effect: 'read',
       execute: async (input) => {
         const { file } = input as { file: string };
-        if (!existsSync(file)) throw new ToolError(ErrorCodes.TOOL_FAILED, `${file} is missing`);
+        if (!existsSync(file)) throw new ToolError({ message: `${file} is missing` });
         return { file };
       },
     }),
@@ -122,7 +122,7 @@ describe('continuing a finished run', () => {
     const continued = await engine.resume(failed.runId, { skip: ['gate'], reason: 'not needed today' }).result;
     const gate = continued.steps.find((step) => step.stepId === 'gate');
     expect(gate?.status).toBe('skipped');
-    expect(gate?.error?.message).toContain('skipped by a person (not needed today)');
+    expect(gate?.error?.message).toBe(`skipped by a person (not needed today): ${file} is missing`);
     expect(gate?.error?.code).toBe(ErrorCodes.TOOL_FAILED);
     expect(statuses(continued.steps)).toMatchObject({ 'after-gate': 'succeeded', 'uses-gate': 'skipped' });
     expect(continued.steps.find((step) => step.stepId === 'uses-gate')?.error?.code).toBe(ErrorCodes.DEPENDENCY_FAILED);

@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import { backoffDelay, DEFAULT_RETRY, sleep } from '../backoff.js';
+import { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from '../backoff.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
 import type { RunResult, RunStatus, StepResult } from '../events.js';
 import type { FoldedRun } from '../fold-run.js';
 import { invokeStep, type KernelContext } from '../invoke-step.js';
 import type { RunJournal } from '../journal.js';
-import type { Plan } from '../plan-schema.js';
+import type { Plan, RetryPolicy } from '../plan-schema.js';
 import { findReferences } from '../references.js';
 import { finishRun } from '../run-session.js';
 import type { DependencyGraph } from './dependency-graph.js';
@@ -239,9 +239,15 @@ export class RunScheduler {
   #isFinal(slot: Slot, result: StepResult): boolean {
     if (result.status !== 'failed' || this.policy.stopOn === 'any') return true;
     if (this.policy.onStepFailed) return false;
-    if (this.policy.retry === false || !result.error?.retryable) return true;
+    if (this.policy.retry === false || !isRetryable(result.error, this.#retryPolicy(slot))) return true;
     const maxAttempts = slot.step.retry?.maxAttempts ?? this.policy.retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
     return result.attempt >= maxAttempts;
+  }
+
+  /** The engine's retry settings under the step's own (`false` when the engine never retries). */
+  #retryPolicy(slot: Slot): Partial<RetryPolicy> | undefined {
+    if (this.policy.retry === false) return undefined;
+    return { ...this.policy.retry, ...slot.step.retry };
   }
 
   #work(slot: Slot, attempt: number): Promise<StepResult> {
@@ -319,7 +325,7 @@ export class RunScheduler {
 
   /** A retryable error with attempts left: journal `step-retry`, wait the backoff, enqueue again. */
   async #retryLater(slot: Slot, result: StepResult, error: StepError): Promise<boolean> {
-    if (this.policy.retry === false || !error.retryable) return false;
+    if (this.policy.retry === false || !isRetryable(error, this.#retryPolicy(slot))) return false;
     const policy = { ...DEFAULT_RETRY, ...this.policy.retry, ...slot.step.retry };
     if (result.attempt >= policy.maxAttempts) return false;
     const delayMs = backoffDelay(policy, result.attempt, this.policy.random);
