@@ -117,6 +117,21 @@ export interface ApprovalDecisionEvent extends EventBase {
   readonly reason?: string;
 }
 
+/**
+ * A person's answer to an approval request of a `waiting` run, journaled by `respond()` under the
+ * run's lease. The resumed run applies it when the step runs again (`edit`: with these args).
+ */
+export interface ApprovalResponseEvent extends EventBase {
+  readonly type: 'approval-response';
+  readonly stepId: string;
+  /** The request answered (its `executionId`, which is the request id). */
+  readonly requestId: string;
+  readonly decision: 'approve' | 'deny' | 'skip' | 'edit';
+  readonly args?: Record<string, unknown>;
+  readonly by: string;
+  readonly reason?: string;
+}
+
 export interface ToolCallEvent extends EventBase {
   readonly type: 'tool-call';
   readonly stepId: string;
@@ -266,6 +281,7 @@ export type RunEvent =
   | StepStartEvent
   | ApprovalRequestEvent
   | ApprovalDecisionEvent
+  | ApprovalResponseEvent
   | ToolCallEvent
   | ToolResultEvent
   | StepRetryEvent

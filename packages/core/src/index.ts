@@ -83,6 +83,8 @@ export {
   type TextPosition,
 } from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
+export { type JournaledAnswers, waitingError } from './pause-approval.js';
+export { type ApprovalState, approvalState, type PendingApproval } from './pending-approvals.js';
 export {
   approvePlan,
   canonicalJson,
@@ -132,6 +134,7 @@ export {
   resolveReferences,
   toJsonPath,
 } from './references.js';
+export { type ApprovalAnswer, pendingApprovals, respond } from './respond.js';
 export { createLazyRunHandle, createRunHandle, type RunHandle } from './run-handle.js';
 export {
   finishRun,
@@ -192,6 +195,7 @@ export {
   cancelledError,
   dependencyError,
   describeOutcome,
+  isWaiting,
   letsDependentsRun,
 } from './scheduler/step-outcome.js';
 export {

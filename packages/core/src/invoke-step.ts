@@ -3,6 +3,7 @@ import type { Artifact, Effect, ToolContext, ToolLogger } from './define-tool.js
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from './errors.js';
 import type { StepResult, ToolCallEvent, ToolResultEvent } from './events.js';
 import { isoNow, type RunJournal } from './journal.js';
+import { answerOrWait, type JournaledAnswers, waitingError } from './pause-approval.js';
 import { deriveExecutionId } from './plan-digest.js';
 import type { Precondition, Step } from './plan-schema.js';
 import { describeProcess } from './process-groups.js';
@@ -22,6 +23,8 @@ export interface KernelContext {
   /** Used when neither the step nor the tool sets a timeout. Default: none. */
   readonly defaultTimeoutMs?: number;
   readonly log?: ToolLogger;
+  /** Answers to `pause` approvals, journaled by `respond()` (a resumed waiting run). */
+  readonly answers?: JournaledAnswers;
 }
 
 export interface StepInvocation {
@@ -160,6 +163,9 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
       validated.value,
       signal,
     );
+    if (decided.decision === 'waiting') {
+      return failure(request, 'cancelled', waitingError(request.stepId, tool.name), started);
+    }
     if (decided.decision !== 'approved') {
       const status = decided.decision === 'skipped' ? 'skipped' : 'denied';
       return failure(
@@ -382,10 +388,10 @@ async function decideApproval(
   context: KernelContext,
   toolName: string,
   effect: Effect,
-  approval: { mode: 'prompt' | 'deny'; reason: 'step' | 'policy' },
+  approval: { mode: 'prompt' | 'deny' | 'pause'; reason: 'step' | 'policy' },
   args: unknown,
   signal: AbortSignal,
-): Promise<{ decision: 'approved' | 'denied' | 'skipped'; reason?: string }> {
+): Promise<{ decision: 'approved' | 'denied' | 'skipped' | 'waiting'; reason?: string }> {
   const { journal } = context;
   const base = {
     stepId: request.stepId,
@@ -412,6 +418,9 @@ async function decideApproval(
   });
   await journal.flush();
   const handler = context.approvals?.handler;
+  if (approval.mode === 'pause' || (!handler && context.approvals?.policy?.nonInteractive === 'pause')) {
+    return answerOrWait(journal, context.answers, base);
+  }
   if (!handler) {
     const fallback = context.approvals?.policy?.nonInteractive ?? 'deny';
     const reason = fallback === 'auto' ? 'non-interactive: approved by policy' : 'non-interactive: no one to ask';

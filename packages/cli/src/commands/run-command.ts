@@ -25,7 +25,7 @@ import { type CommandContext, loadCommandConfig, print, printError } from './com
 import type { CommandDefinition } from './command-definition.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
-const APPROVE_MODES = ['auto', 'prompt', 'deny'] as const;
+const APPROVE_MODES = ['auto', 'prompt', 'deny', 'pause'] as const;
 type ApproveMode = (typeof APPROVE_MODES)[number];
 
 const sharedOptions = {
@@ -82,6 +82,7 @@ function approvalHandler(
 ): ApprovalHandler | undefined {
   if (mode === 'auto') return async () => ({ decision: 'approve', by: 'stepwise --approve auto' });
   if (mode === 'deny') return async () => ({ decision: 'deny', by: 'stepwise --approve deny' });
+  if (mode === 'pause') return undefined;
   return shown.interactive ? tty() : undefined;
 }
 
@@ -178,13 +179,16 @@ function overridesFrom(context: CommandContext, values: Values, engine: EngineNa
     ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
     ...(concurrency === undefined ? {} : { concurrency }),
+    ...(values.approve === 'pause' ? { nonInteractive: 'pause' as const } : {}),
   };
 }
 
 const APPROVE_HELP = `      --approve M        auto: approve every question; deny: deny every question;
                          prompt (default in a TTY): ask [a]pprove [d]eny [v]iew [s]kip.
                          Without a TTY nobody is asked: the configured nonInteractive
-                         fallback applies (default deny). A policy "deny" is never overridden.`;
+                         fallback applies (default deny). A policy "deny" is never overridden.
+                         pause: ask nobody now; the run ends waiting (exit 35) with its
+                         questions journaled: stepwise pending, stepwise respond, stepwise resume.`;
 
 export const runCommand: CommandDefinition = {
   name: 'run',
@@ -192,7 +196,7 @@ export const runCommand: CommandDefinition = {
   positionals: { min: 1, max: 1, names: '<plan.json>' },
   options: runOptions,
   help: `Usage: stepwise run <plan.json> [--engine E] [--config F] [--workspace DIR] [--db F]
-                    [--authorization F] [--approve auto|prompt|deny] [--concurrency N] [--json]
+                    [--authorization F] [--approve auto|prompt|deny|pause] [--concurrency N] [--json]
 
 Runs the plan with the configured engine, tools and journal. In a terminal: a live view of the
 steps and interactive approval prompts (with a diff for file writes and edits). With --json or
@@ -288,7 +292,7 @@ export const resumeCommand: CommandDefinition = {
   positionals: { min: 1, max: 1, names: '<runId>' },
   options: resumeOptions,
   help: `Usage: stepwise resume <runId> [--retry STEP]... [--skip STEP]... [--by WHO] [--reason TEXT]
-                       [--config F] [--workspace DIR] [--db F] [--approve auto|prompt|deny] [--json]
+                       [--config F] [--workspace DIR] [--db F] [--approve auto|prompt|deny|pause] [--json]
 
 Continues a run that stopped without ending (its process crashed or was killed) from its journal,
 with the engine that started it: steps that succeeded are not

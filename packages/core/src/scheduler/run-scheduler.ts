@@ -22,7 +22,7 @@ import { normalizeDecision } from './recovery-decision.js';
 import { restoreSession } from './restore-session.js';
 import type { RestoredStep } from './resume-state.js';
 import { type Slot, StepBoard } from './step-board.js';
-import { dependencyError, describeOutcome } from './step-outcome.js';
+import { dependencyError, describeOutcome, isWaiting } from './step-outcome.js';
 
 /** A hook may keep asking for retries; past this many attempts the failure policy decides (the schema's own cap). */
 const MAX_ATTEMPTS = 100;
@@ -58,7 +58,7 @@ export class RunScheduler {
   #resumed: FoldedRun | undefined;
   /** Scheduling work not yet settled (queued or running attempts, backoffs, hooks, journal flushes). */
   #pending = 0;
-  #stopped: { readonly kind: 'cancelled' | 'failed'; readonly reason: string } | undefined;
+  #stopped: { readonly kind: 'cancelled' | 'failed' | 'waiting'; readonly reason: string } | undefined;
   #fatal: { readonly error: unknown } | undefined;
   #resolveIdle: () => void = () => undefined;
   readonly #idle = new Promise<void>((resolve) => {
@@ -151,7 +151,7 @@ export class RunScheduler {
     return result.status === 'failed' && slot.step.critical !== false;
   }
 
-  stop(kind: 'cancelled' | 'failed', reason: string): void {
+  stop(kind: 'cancelled' | 'failed' | 'waiting', reason: string): void {
     if (this.#stopped) return;
     this.#stopped = { kind, reason };
     this.#controller.abort(new StepwiseError(ErrorCodes.STEP_CANCELLED, reason));
@@ -319,7 +319,7 @@ export class RunScheduler {
 
   /** A final result: a stop comes first, so a stopping run journals nothing for the step's dependents. */
   #conclude(slot: Slot, result: StepResult, reason: string): void {
-    if (!this.#stopped && this.stopsRun(slot, result)) this.stop('failed', reason);
+    if (!this.#stopped && this.stopsRun(slot, result)) this.stop(isWaiting(result) ? 'waiting' : 'failed', reason);
     this.complete(slot, result);
   }
 
@@ -473,6 +473,8 @@ export class RunScheduler {
 
   #status(results: readonly StepResult[]): RunStatus {
     if (this.#stopped) return this.#stopped.kind;
+    // A step waiting for a person's answer: the run ends `waiting`; respond, then resume.
+    if (results.some(isWaiting)) return 'waiting';
     const all = results.length === this.board.slots.length && results.every((result) => result.status === 'succeeded');
     return all ? 'completed' : 'partial';
   }
