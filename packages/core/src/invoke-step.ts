@@ -418,7 +418,12 @@ async function decideApproval(
   });
   await journal.flush();
   const handler = context.approvals?.handler;
-  if (approval.mode === 'pause' || (!handler && context.approvals?.policy?.nonInteractive === 'pause')) {
+  // A person's journaled answer applies whatever the mode (the resuming process may have a handler or none).
+  if (
+    context.answers?.has(request.stepId) ||
+    approval.mode === 'pause' ||
+    (!handler && context.approvals?.policy?.nonInteractive === 'pause')
+  ) {
     return answerOrWait(journal, context.answers, base);
   }
   if (!handler) {

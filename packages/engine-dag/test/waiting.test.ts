@@ -26,8 +26,11 @@ beforeEach(() => {
   runId = `run_waiting_${count}`;
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON a child process printed, read field by field
+type Printed = Record<string, any>;
+
 /** Runs one host process to its end and returns the JSON line it printed. */
-async function hostProcess(...args: string[]): Promise<Record<string, any>> {
+async function hostProcess(...args: string[]): Promise<Printed> {
   const output = await run(process.execPath, [host, args[0] as string, database, runId, ...args.slice(1)]).catch(
     (error: { stdout: string }) => error,
   );
@@ -42,7 +45,7 @@ const invoked = () =>
         .map((line) => line.split(' ')[0])
     : [];
 
-const statusOf = (result: Record<string, any>, stepId: string) =>
+const statusOf = (result: Printed, stepId: string) =>
   (result.steps as { stepId: string; status: string }[]).find((step) => step.stepId === stepId)?.status;
 
 describe.skipIf(!ready)('waiting for a person', () => {
@@ -101,7 +104,7 @@ describe.skipIf(!ready)('waiting for a person', () => {
   }, 60_000);
 
   it('deny, skip and edit each continue as documented', async () => {
-    const outcomes: Record<string, Record<string, any>> = {};
+    const outcomes: Record<string, Printed> = {};
     for (const [decision, args] of [
       ['deny', undefined],
       ['skip', undefined],
@@ -112,7 +115,7 @@ describe.skipIf(!ready)('waiting for a person', () => {
       await hostProcess('respond', 'deploy', decision, ...(args ? [args] : []));
       outcomes[decision] = await hostProcess('resume', sideFile);
     }
-    const { deny, skip, edit } = outcomes as Record<string, Record<string, any>>;
+    const { deny, skip, edit } = outcomes as Record<string, Printed>;
     expect(statusOf(deny!, 'deploy')).toBe('denied');
     expect(statusOf(deny!, 'after')).toBe('skipped');
     expect(deny!.status).toBe('partial');
