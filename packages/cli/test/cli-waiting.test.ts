@@ -38,7 +38,7 @@ describe('waiting for a person from the command line', () => {
     expect(answered.code, answered.stderr).toBe(0);
     const twice = await cli.stepwise(['respond', runId, '--step', 'ask', '--deny', '--by', 'bob']);
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toContain('E409');
+    expect(twice.stderr).toContain('E411');
 
     const resumed = await cli.stepwise(['resume', runId, '--json']);
     expect(resumed.code, resumed.stderr).toBe(0);

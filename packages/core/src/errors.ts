@@ -62,9 +62,9 @@ export const ErrorCodes = {
   /** Agentic: the model endpoint failed (after retries for transient errors). */
   MODEL_ERROR: 'E407',
   /** The step waits for a person's answer to its approval request (approval mode `pause`); the run ends `waiting`. */
-  APPROVAL_WAITING: 'E408',
+  APPROVAL_WAITING: 'E410',
   /** An answer was refused: the run is not waiting, the request is unknown or stale, or it was already answered. */
-  ANSWER_REFUSED: 'E409',
+  ANSWER_REFUSED: 'E411',
   /** Store: another owner holds the run, or this lease's fencing token is stale. */
   LEASE_CONFLICT: 'E501',
   /** Store: events do not continue the journal (seq gap or duplicate). */

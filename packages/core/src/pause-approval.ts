@@ -5,7 +5,7 @@ import type { RunJournal } from './journal.js';
 /** Answers journaled by `respond()` and not yet applied, by step id; a resumed session hands them to the kernel. */
 export type JournaledAnswers = ReadonlyMap<string, ApprovalResponseEvent>;
 
-/** The approval request of a waiting step: nothing of the step ran (E408); `respond()`, then `resume`. */
+/** The approval request of a waiting step: nothing of the step ran (E410); `respond()`, then `resume`. */
 export function waitingError(stepId: string, tool: string): StepError {
   return {
     code: ErrorCodes.APPROVAL_WAITING,

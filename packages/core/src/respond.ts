@@ -36,7 +36,7 @@ export async function pendingApprovals(store: RunStore, runId: string): Promise<
  * Journals a person's answer to a waiting run's approval request, from any process with the store.
  * The answer is written under the run's lease: while another process holds the run (running it,
  * or answering at the same moment) it is refused with E501; an answer to a run that is not
- * waiting, to an unknown or stale request, or to a request already answered is refused with E409
+ * waiting, to an unknown or stale request, or to a request already answered is refused with E411
  * (`details.reason`: `not-waiting | unknown | stale | answered`). Then `resume(runId)` continues.
  */
 export async function respond(store: RunStore, runId: string, answer: ApprovalAnswer): Promise<ApprovalResponseEvent> {

@@ -127,7 +127,7 @@ describe.skipIf(!ready)('waiting for a person', () => {
     expect(after.output).toMatchObject({ value: 'v2' });
   }, 120_000);
 
-  it('refuses unknown, stale and early answers with E409, and of two racing answers exactly one wins', async () => {
+  it('refuses unknown, stale and early answers with E411, and of two racing answers exactly one wins', async () => {
     const store = createSqliteStore({ path: database });
     const refusal = (answer: Parameters<typeof respond>[2]) =>
       respond(store, runId, answer).then(
@@ -135,8 +135,8 @@ describe.skipIf(!ready)('waiting for a person', () => {
         (error: { code: string; details?: { reason?: string } }) => [error.code, error.details?.reason],
       );
     expect((await hostProcess('run', sideFile)).status).toBe('waiting');
-    expect(await refusal({ requestId: 'nope', decision: 'approve', by: 'x' })).toEqual(['E409', 'unknown']);
-    expect(await refusal({ stepId: 'prepare', decision: 'approve', by: 'x' })).toEqual(['E409', 'unknown']);
+    expect(await refusal({ requestId: 'nope', decision: 'approve', by: 'x' })).toEqual(['E411', 'unknown']);
+    expect(await refusal({ stepId: 'prepare', decision: 'approve', by: 'x' })).toEqual(['E411', 'unknown']);
     expect(await refusal({ stepId: 'deploy', decision: 'edit', by: 'x' })).toEqual(['E004', undefined]);
 
     const racers = await Promise.all([
@@ -154,7 +154,7 @@ describe.skipIf(!ready)('waiting for a person', () => {
     expect(completed.status).toBe(winners[0]?.decision === 'approve' ? 'completed' : 'partial');
     // The request was answered and applied: a late answer to it is stale now, the run is not waiting.
     expect(await refusal({ requestId: winners[0]?.requestId, decision: 'approve', by: 'x' })).toEqual([
-      'E409',
+      'E411',
       'not-waiting',
     ]);
     store.close();

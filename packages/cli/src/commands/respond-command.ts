@@ -102,7 +102,7 @@ Journals a person's answer to an approval request of a waiting run (see stepwise
 stepwise resume <runId> continues the run from there: --approve runs the step, --deny ends it
 denied, --skip ends it skipped, --edit '{"path":"b.txt"}' runs it with these args instead.
 An answer to a request that is unknown, stale or already answered, or to a run that is not
-waiting, is refused (E409, exit 2); while another process holds the run it is refused with E501
+waiting, is refused (E411, exit 2); while another process holds the run it is refused with E501
 (exit 1): answer again.
 
 Examples:

@@ -13,7 +13,7 @@ export function letsDependentsRun(result: StepResult): boolean {
   );
 }
 
-/** The step ended without running because its approval waits for a person (E408). */
+/** The step ended without running because its approval waits for a person (E410). */
 export function isWaiting(result: StepResult): boolean {
   return result.status === 'cancelled' && result.error?.code === ErrorCodes.APPROVAL_WAITING;
 }
