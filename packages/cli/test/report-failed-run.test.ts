@@ -4,10 +4,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll } from '@stepwise/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { createRunner, type Runner } from '../src/create-runner.js';
 import { generateReport } from '../src/report/generate-report.js';
 import { buildReportModel } from '../src/report/report-model.js';
+import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
 const CHAIN = Array.from({ length: 12 }, (_, index) => `chain-${index + 1}`);
