@@ -1,9 +1,9 @@
 import { RetryPolicySchema } from '@stepwise/core';
 import { z } from 'zod';
 
-const ApprovalModeSchema = z.enum(['auto', 'prompt', 'deny']);
+const ApprovalModeSchema = z.enum(['auto', 'prompt', 'deny', 'pause']);
 
-/** Approval policy per effect (`auto | prompt | deny`), per tool, and the non-interactive fallback. */
+/** Approval policy per effect (`auto | prompt | deny | pause`), per tool, and the non-interactive fallback. */
 export const ApprovalsConfigSchema = z
   .object({
     read: ApprovalModeSchema.optional(),
@@ -13,8 +13,8 @@ export const ApprovalsConfigSchema = z
     network: ApprovalModeSchema.optional(),
     /** Per tool name; wins over the effect. */
     tools: z.record(z.string(), ApprovalModeSchema).optional(),
-    /** What `prompt` becomes with nobody to ask (`--json`, no TTY, CI). Default `deny`. */
-    nonInteractive: z.enum(['auto', 'deny']).optional(),
+    /** What `prompt` becomes with nobody to ask (`--json`, no TTY, CI). Default `deny`; `pause` waits for `stepwise respond`. */
+    nonInteractive: z.enum(['auto', 'deny', 'pause']).optional(),
   })
   .strict();
 

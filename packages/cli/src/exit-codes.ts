@@ -18,11 +18,14 @@ export const ExitCodes = {
   APPROVAL_DENIED: 33,
   /** A step exceeded its timeout (E306). */
   STEP_TIMEOUT: 34,
+  /** The run waits for a person's answer (approval mode `pause`): `stepwise respond`, then `stepwise resume`. */
+  WAITING: 35,
 } as const;
 
 export type ExitCode = (typeof ExitCodes)[keyof typeof ExitCodes];
 
 const BY_ERROR_CODE: Readonly<Record<string, ExitCode>> = {
+  [ErrorCodes.ANSWER_REFUSED]: ExitCodes.INVALID_INPUT,
   [ErrorCodes.TURN_LIMIT]: ExitCodes.TURN_LIMIT,
   [ErrorCodes.SANDBOX_VIOLATION]: ExitCodes.SANDBOX_VIOLATION,
   [ErrorCodes.APPROVAL_DENIED]: ExitCodes.APPROVAL_DENIED,
@@ -70,6 +73,7 @@ function decisiveFailure(steps: readonly StepResult[]): StepResult | undefined {
  */
 export function exitCodeForResult(result: Pick<RunResult, 'status' | 'steps'>): ExitCode {
   if (result.status === 'completed') return ExitCodes.COMPLETED;
+  if (result.status === 'waiting') return ExitCodes.WAITING;
   const failure = decisiveFailure(result.steps);
   if (failure?.error) return BY_ERROR_CODE[failure.error.code] ?? ExitCodes.STEP_FAILED;
   if (result.status === 'failed' || result.status === 'partial') return ExitCodes.STEP_FAILED;

@@ -108,6 +108,23 @@ describe('LiveView', () => {
     expect(frame[5]).toMatch(/3\/3 steps · 1 failed · 2\.5s · failed$/);
   });
 
+  it('follows a continued run past its earlier end', () => {
+    const view = new LiveView({
+      plan,
+      output: sink() as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: false }, {}),
+      engine: 'dag',
+      now: () => 0,
+    });
+    view.update(event({ type: 'run-start' }));
+    view.update(event({ type: 'run-end', status: 'failed' }));
+    expect(stripAnsi(view.frame().at(-1) ?? '')).toMatch(/failed$/);
+    view.update(event({ type: 'run-continue', from: 'failed', retry: ['b'], skip: [] }));
+    const footer = stripAnsi(view.frame().at(-1) ?? '');
+    expect(footer).not.toMatch(/failed$/);
+    expect(view.frame().map(stripAnsi).join('\n')).toContain('retried');
+  });
+
   it('redraws in place and clears itself for a prompt', () => {
     const output = sink();
     const view = new LiveView({

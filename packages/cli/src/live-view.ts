@@ -137,6 +137,14 @@ export class LiveView {
           if (target) target.note = `interrupted: ${interrupted.action}`;
         }
         break;
+      case 'run-continue':
+        // The run ended before and goes on as the same run: its earlier end no longer stands.
+        this.#runStatus = undefined;
+        for (const stepId of event.retry) {
+          const target = this.#byId.get(stepId);
+          if (target) target.note = 'retried';
+        }
+        break;
       case 'run-end':
         this.#runStatus = event.status;
         break;

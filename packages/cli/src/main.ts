@@ -5,6 +5,7 @@ import { commandContext, describeError, printError } from './commands/command-co
 import type { CommandDefinition } from './commands/command-definition.js';
 import { graphCommand } from './commands/graph-command.js';
 import { reportCommand } from './commands/report-command.js';
+import { pendingCommand, respondCommand } from './commands/respond-command.js';
 import { resumeCommand, runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
@@ -17,6 +18,8 @@ import { type CommandIo, processIo } from './terminal.js';
 export const COMMANDS: readonly CommandDefinition[] = [
   runCommand,
   resumeCommand,
+  pendingCommand,
+  respondCommand,
   validateCommand,
   approveCommand,
   runsCommand,

@@ -15,7 +15,7 @@ export interface ConfigOverrides {
   /** Asks a person; without one the non-interactive fallback applies. */
   readonly approvalHandler?: ApprovalHandler;
   /** Replaces the configured fallback (`--approve auto|deny` without a TTY). */
-  readonly nonInteractive?: 'auto' | 'deny';
+  readonly nonInteractive?: 'auto' | 'deny' | 'pause';
   readonly cwd?: string;
 }
 
@@ -23,7 +23,7 @@ const EFFECTS: readonly Effect[] = ['read', 'write', 'exec', 'destructive', 'net
 
 /** The core approval policy a configuration's `approvals` section describes. */
 export function approvalPolicyFromConfig(approvals: StepwiseConfig['approvals']): ApprovalPolicy {
-  const effects: Partial<Record<Effect, 'auto' | 'prompt' | 'deny'>> = {};
+  const effects: Partial<Record<Effect, 'auto' | 'prompt' | 'deny' | 'pause'>> = {};
   for (const effect of EFFECTS) {
     const mode = approvals?.[effect];
     if (mode) effects[effect] = mode;

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonLines, startCli, useCliWorkspace } from './helpers.js';
 
@@ -64,4 +66,49 @@ describe('resume', () => {
     const shown = await cli.stepwise(['show', runId, '--json']);
     expect((JSON.parse(shown.stdout) as { run: { status: string } }).run.status).toBe('completed');
   }, 60_000);
+
+  it('continues a failed run with --retry as the same run, keeping the failed attempt', async () => {
+    await cli.resetCalls();
+    const flag = path.join(cli.directory, 'retry-flag');
+    await writeFile(path.join(cli.directory, 'gate.js'), "require('node:fs').statSync('retry-flag');\n");
+    await cli.write('gate.json', {
+      id: 'gate',
+      steps: [
+        { id: 'gate', tool: 'run_command', args: { command: ['node', 'gate.js'] } },
+        { id: 'after', tool: 'sleep_ms', args: { ms: 1, label: 'after' }, dependsOn: ['gate'] },
+      ],
+    });
+    const failed = await cli.stepwise(['run', 'gate.json', '--json', '--approve', 'auto']);
+    expect(failed.code, failed.stdout).toBe(30);
+    const runId = parseJsonLines(failed.stdout)[0]?.runId as string;
+
+    const refused = await cli.stepwise(['resume', runId, '--json']);
+    expect(refused.code).toBe(30);
+    expect(refused.stderr).toContain('--retry STEP or --skip STEP');
+
+    await writeFile(flag, 'ok');
+    const resumed = await cli.stepwise([
+      'resume',
+      runId,
+      '--retry',
+      'gate',
+      '--by',
+      'ops',
+      '--json',
+      '--approve',
+      'auto',
+    ]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const events = parseJsonLines(resumed.stdout);
+    expect(events[0]).toMatchObject({ type: 'run-continue', from: 'failed', retry: ['gate'], by: 'ops' });
+    expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+    expect(await cli.readCalls()).toEqual(['start after', 'end after']);
+
+    const shown = await cli.stepwise(['show', runId, '--json']);
+    const run = JSON.parse(shown.stdout) as { run: { status: string } };
+    expect(run.run.status).toBe('completed');
+    const again = await cli.stepwise(['resume', runId, '--skip', 'gate']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('E004');
+  }, 90_000);
 });

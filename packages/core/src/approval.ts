@@ -1,15 +1,18 @@
 import type { Effect } from './define-tool.js';
 
-/** What happens when a tool of some effect is about to run. */
-export type ApprovalMode = 'auto' | 'prompt' | 'deny';
+/**
+ * What happens when a tool of some effect is about to run. `pause`: the request is journaled, the
+ * step does not run and the run ends `waiting`; `respond()` answers it later, `resume` continues.
+ */
+export type ApprovalMode = 'auto' | 'prompt' | 'deny' | 'pause';
 
 export interface ApprovalPolicy {
   /** Per effect. Defaults: read/write `auto`, exec/destructive/network `prompt`. */
   readonly effects?: Readonly<Partial<Record<Effect, ApprovalMode>>>;
   /** Per tool name; wins over `effects`. */
   readonly tools?: Readonly<Record<string, ApprovalMode>>;
-  /** What `prompt` becomes when there is no handler (CI, `--json`): default `deny`. */
-  readonly nonInteractive?: 'auto' | 'deny';
+  /** What `prompt` becomes when there is no handler (CI, `--json`): default `deny`; `pause` waits for `respond()`. */
+  readonly nonInteractive?: 'auto' | 'deny' | 'pause';
 }
 
 export interface ApprovalRequest {
@@ -58,6 +61,6 @@ export function approvalModeFor(
 ): { mode: ApprovalMode; reason: 'step' | 'policy' } {
   const configured = policy?.tools?.[tool] ?? policy?.effects?.[effect] ?? DEFAULT_EFFECT_MODES[effect];
   if (configured === 'deny') return { mode: 'deny', reason: 'policy' };
-  if (requiresApproval) return { mode: 'prompt', reason: 'step' };
+  if (requiresApproval) return { mode: configured === 'pause' ? 'pause' : 'prompt', reason: 'step' };
   return { mode: configured, reason: 'policy' };
 }

@@ -1,7 +1,8 @@
+import type { StepError } from './errors.js';
 import type { RetryPolicy } from './plan-schema.js';
 
 /** The seed's "1 s, 2 s, 4 s": three attempts, doubling from one second. */
-export const DEFAULT_RETRY: Required<RetryPolicy> = {
+export const DEFAULT_RETRY: Required<Omit<RetryPolicy, 'on'>> = {
   maxAttempts: 3,
   initialDelayMs: 1000,
   factor: 2,
@@ -44,4 +45,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Whether a failed attempt may be retried: the tool marked the error retryable, or the policy lists its code in `on`. */
+export function isRetryable(error: StepError | undefined, policy: Partial<RetryPolicy> | undefined): boolean {
+  if (!error) return false;
+  return error.retryable || (policy?.on?.includes(error.code) ?? false);
 }

@@ -2,6 +2,7 @@ import { approvalModeFor } from './approval.js';
 import type { ToolDefinition } from './define-tool.js';
 import { ErrorCodes, type StepError } from './errors.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
+import { waitingError } from './pause-approval.js';
 import { compileSchema, formatIssues } from './schema.js';
 import { decideApproval } from './step-approval.js';
 
@@ -95,6 +96,7 @@ export async function admitCall(
       validated.value,
       signal,
     );
+    if (decided.decision === 'waiting') return refuse('cancelled', waitingError(request.stepId, tool.name));
     if (decided.decision !== 'approved') {
       const status = decided.decision === 'skipped' ? 'skipped' : 'denied';
       return refuse(status, {

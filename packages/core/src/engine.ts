@@ -46,6 +46,19 @@ export interface RunOptions {
 export interface ResumeOptions {
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: RunEvent) => void;
+  /**
+   * Continue a run that ended (failed, partial, cancelled): run these steps again as a new attempt.
+   * Their dependents that were skipped because of them run too. Journaled as `run-continue`.
+   */
+  readonly retry?: readonly string[];
+  /**
+   * Continue a run that ended: these steps end `skipped` (keeping their error) and their dependents
+   * run, except those that reference a skipped step's output (skipped with E310).
+   */
+  readonly skip?: readonly string[];
+  /** Journaled with `run-continue`. */
+  readonly by?: string;
+  readonly reason?: string;
 }
 
 /** What `createRunner` switches between with one word of configuration. */

@@ -69,6 +69,10 @@ export const ErrorCodes = {
   PLAN_ANSWER_NOT_JSON: 'E408',
   /** Planner: every repair was used and the plan still has problems. */
   PLAN_REPAIRS_EXHAUSTED: 'E409',
+  /** The step waits for a person's answer to its approval request (approval mode `pause`); the run ends `waiting`. */
+  APPROVAL_WAITING: 'E410',
+  /** An answer was refused: the run is not waiting, the request is unknown or stale, or it was already answered. */
+  ANSWER_REFUSED: 'E411',
   /** Store: another owner holds the run, or this lease's fencing token is stale. */
   LEASE_CONFLICT: 'E501',
   /** Store: events do not continue the journal (seq gap or duplicate). */

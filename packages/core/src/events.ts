@@ -5,7 +5,8 @@ import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
-export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused';
+/** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
+export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused' | 'waiting';
 
 export interface TokenUsage {
   readonly promptTokens: number;
@@ -72,6 +73,21 @@ export interface RunResumeEvent extends EventBase {
   }[];
 }
 
+/**
+ * A run that ended (failed, partial, cancelled, waiting) continues as the same run: the named steps
+ * are retried (a new attempt) or skipped (they end `skipped`, their dependents may run); steps that
+ * ended only because of the stop (cancelled, or skipped behind a dependency) become pending again.
+ */
+export interface RunContinueEvent extends EventBase {
+  readonly type: 'run-continue';
+  /** The run's status before it continued (`running`: a crashed run). */
+  readonly from: RunStatus | 'running';
+  readonly retry: readonly string[];
+  readonly skip: readonly string[];
+  readonly by?: string;
+  readonly reason?: string;
+}
+
 export interface StepStartEvent extends EventBase {
   readonly type: 'step-start';
   readonly stepId: string;
@@ -99,6 +115,21 @@ export interface ApprovalDecisionEvent extends EventBase {
   /** `handler`: a person or service answered; `policy`: the effect policy; `fallback`: no handler. */
   readonly source: 'handler' | 'policy' | 'fallback';
   readonly by?: string;
+  readonly reason?: string;
+}
+
+/**
+ * A person's answer to an approval request of a `waiting` run, journaled by `respond()` under the
+ * run's lease. The resumed run applies it when the step runs again (`edit`: with these args).
+ */
+export interface ApprovalResponseEvent extends EventBase {
+  readonly type: 'approval-response';
+  readonly stepId: string;
+  /** The request answered (its `executionId`, which is the request id). */
+  readonly requestId: string;
+  readonly decision: 'approve' | 'deny' | 'skip' | 'edit';
+  readonly args?: Record<string, unknown>;
+  readonly by: string;
   readonly reason?: string;
 }
 
@@ -263,9 +294,11 @@ export interface RunEndEvent extends EventBase {
 export type RunEvent =
   | RunStartEvent
   | RunResumeEvent
+  | RunContinueEvent
   | StepStartEvent
   | ApprovalRequestEvent
   | ApprovalDecisionEvent
+  | ApprovalResponseEvent
   | ToolCallEvent
   | ToolResultEvent
   | StepRetryEvent

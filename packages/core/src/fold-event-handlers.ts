@@ -1,5 +1,6 @@
 import { addUsage } from './add-usage.js';
 import { applyPlanRevise } from './apply-plan-revise.js';
+import { ErrorCodes } from './errors.js';
 import type { PlanReviseEvent, RunEvent, RunEventType } from './events.js';
 import type { FoldedRun, StepState } from './fold-run.js';
 
@@ -21,6 +22,7 @@ export function stepOf(run: FoldedRun, stepId: string): StepState {
       result: undefined,
       usage: undefined,
       goalProgress: undefined,
+      skipRequest: undefined,
     };
     run.steps.set(stepId, step);
   }
@@ -47,6 +49,37 @@ const runResume: FoldHandler<'run-resume'> = (run) => {
   run.finishedAt = undefined;
 };
 
+/** Steps that ended only because the run stopped: a continued run runs them again. */
+function endedByStop(step: StepState): boolean {
+  const result = step.result;
+  if (!result) return false;
+  return (
+    result.status === 'cancelled' ||
+    (result.status === 'skipped' && result.error?.code === ErrorCodes.DEPENDENCY_FAILED)
+  );
+}
+
+const runContinue: FoldHandler<'run-continue'> = (run, event) => {
+  run.status = 'running';
+  run.finishedAt = undefined;
+  const retry = new Set(event.retry);
+  const skip = new Set(event.skip);
+  for (const step of run.steps.values()) {
+    if (skip.has(step.stepId)) {
+      step.skipRequest = {
+        ...(event.reason === undefined ? {} : { reason: event.reason }),
+        ...(event.by === undefined ? {} : { by: event.by }),
+      };
+    } else if (retry.has(step.stepId) || endedByStop(step)) {
+      // The attempt number stays: the next attempt is attempt + 1, and the journal keeps the ended one.
+      step.status = 'pending';
+      step.result = undefined;
+      step.toolResult = undefined;
+      step.toolCalled = false;
+    }
+  }
+};
+
 const runEnd: FoldHandler<'run-end'> = (run, event) => {
   run.status = event.status;
   run.finishedAt = event.at;
@@ -67,6 +100,7 @@ const stepStart: FoldHandler<'step-start'> = (run, event) => {
   step.toolResult = undefined;
   step.result = undefined;
   step.goalProgress = undefined;
+  step.skipRequest = undefined;
 };
 
 const stepRetry: FoldHandler<'step-retry'> = (run, event) => {
@@ -80,6 +114,7 @@ const stepEnd: FoldHandler<'step-end'> = (run, event) => {
   step.executionId = event.result.executionId;
   step.startedAt = event.result.startedAt;
   step.result = event.result;
+  step.skipRequest = undefined;
 };
 
 // Tool executions: called (after approval), then their result.
@@ -155,6 +190,7 @@ const goalProgress: FoldHandler<'goal-progress'> = (run, event) => {
 export const foldEventHandlers: { readonly [T in RunEventType]?: FoldHandler<T> } = {
   'run-start': runStart,
   'run-resume': runResume,
+  'run-continue': runContinue,
   'run-end': runEnd,
   'step-start': stepStart,
   'step-retry': stepRetry,

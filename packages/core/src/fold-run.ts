@@ -34,6 +34,8 @@ export interface StepState {
   usage: TokenUsage | undefined;
   /** Goal steps: where the current attempt stood after its latest model turn. */
   goalProgress: GoalProgressEvent | undefined;
+  /** A `run-continue` named this ended step to be skipped; cleared when its new `step-end` is journaled. */
+  skipRequest: { readonly reason?: string; readonly by?: string } | undefined;
 }
 
 export interface ExecutionState {

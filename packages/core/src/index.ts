@@ -9,7 +9,7 @@ export {
   approvalModeFor,
   DEFAULT_EFFECT_MODES,
 } from './approval.js';
-export { backoffDelay, DEFAULT_RETRY, sleep } from './backoff.js';
+export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './backoff.js';
 export {
   checkRequestedEnvironment,
   inheritEnvironment,
@@ -84,6 +84,8 @@ export {
   type TextPosition,
 } from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
+export { type JournaledAnswers, waitingError } from './pause-approval.js';
+export { type ApprovalState, approvalState, type PendingApproval } from './pending-approvals.js';
 export { diffPlans, type PlanChange, type PlanDiff } from './plan-diff.js';
 export {
   approvePlan,
@@ -143,6 +145,7 @@ export {
   resolveReferences,
   toJsonPath,
 } from './references.js';
+export { type ApprovalAnswer, pendingApprovals, respond } from './respond.js';
 export { createLazyRunHandle, createRunHandle, type RunHandle } from './run-handle.js';
 export {
   finishRun,
@@ -203,6 +206,7 @@ export {
   cancelledError,
   dependencyError,
   describeOutcome,
+  isWaiting,
   letsDependentsRun,
 } from './scheduler/step-outcome.js';
 export {

@@ -4,6 +4,7 @@ import type { Artifact, ToolLogger } from './define-tool.js';
 import { type StepError, StepwiseError, toStepError } from './errors.js';
 import type { StepResult, ToolCallEvent, ToolResultEvent } from './events.js';
 import { isoNow, type RunJournal } from './journal.js';
+import type { JournaledAnswers } from './pause-approval.js';
 import { deriveExecutionId } from './plan-digest.js';
 import type { Precondition, Step } from './plan-schema.js';
 import { resolveReferences } from './references.js';
@@ -22,6 +23,8 @@ export interface KernelContext {
   /** Used when neither the step nor the tool sets a timeout. Default: none. */
   readonly defaultTimeoutMs?: number;
   readonly log?: ToolLogger;
+  /** Answers to `pause` approvals, journaled by `respond()` (a resumed waiting run). */
+  readonly answers?: JournaledAnswers;
 }
 
 export interface StepInvocation {

@@ -16,6 +16,14 @@ export const RetryPolicySchema = z
     maxDelayMs: z.number().int().min(0).optional(),
     /** Fraction of the delay drawn at random (0 = none, 0.2 = ±20%). */
     jitter: z.number().min(0).max(1).optional(),
+    /**
+     * Error codes retried for this step besides the ones a tool marks retryable, e.g. `['E304']`:
+     * a command that exits non-zero is tried again.
+     */
+    on: z
+      .array(z.string().regex(/^E\d{3}$/, 'an error code: E and three digits, e.g. E304'))
+      .min(1)
+      .optional(),
   })
   .strict();
 

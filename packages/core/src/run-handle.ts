@@ -48,12 +48,15 @@ export function createRunHandle(options: {
       });
       let lastSeq = 0;
       try {
+        // A continued run has an earlier `run-end` followed by `run-continue`: only a last one ends it.
+        let ended = false;
         for await (const event of store.read(runId)) {
           if (event.seq <= lastSeq) continue;
           lastSeq = event.seq;
           yield event;
-          if (event.type === 'run-end') return;
+          ended = event.type === 'run-end';
         }
+        if (ended) return;
         while (true) {
           const event = live.shift();
           if (event) {

@@ -1,5 +1,6 @@
 import type { Effect } from './define-tool.js';
 import type { KernelContext, ToolCallRequest } from './invoke-step.js';
+import { answerOrWait } from './pause-approval.js';
 
 /** Asks for (or applies the policy's) approval of one call, journaling request and decision. */
 export async function decideApproval(
@@ -7,10 +8,10 @@ export async function decideApproval(
   context: KernelContext,
   toolName: string,
   effect: Effect,
-  approval: { mode: 'prompt' | 'deny'; reason: 'step' | 'policy' },
+  approval: { mode: 'prompt' | 'deny' | 'pause'; reason: 'step' | 'policy' },
   args: unknown,
   signal: AbortSignal,
-): Promise<{ decision: 'approved' | 'denied' | 'skipped'; reason?: string }> {
+): Promise<{ decision: 'approved' | 'denied' | 'skipped' | 'waiting'; reason?: string }> {
   const { journal } = context;
   const base = {
     stepId: request.stepId,
@@ -37,6 +38,14 @@ export async function decideApproval(
   });
   await journal.flush();
   const handler = context.approvals?.handler;
+  // A person's journaled answer applies whatever the mode (the resuming process may have a handler or none).
+  if (
+    context.answers?.has(request.stepId) ||
+    approval.mode === 'pause' ||
+    (!handler && context.approvals?.policy?.nonInteractive === 'pause')
+  ) {
+    return answerOrWait(journal, context.answers, base);
+  }
   if (!handler) {
     const fallback = context.approvals?.policy?.nonInteractive ?? 'deny';
     const reason = fallback === 'auto' ? 'non-interactive: approved by policy' : 'non-interactive: no one to ask';

@@ -25,7 +25,7 @@ import { type CommandContext, loadCommandConfig, print, printError } from './com
 import type { CommandDefinition } from './command-definition.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
-const APPROVE_MODES = ['auto', 'prompt', 'deny'] as const;
+const APPROVE_MODES = ['auto', 'prompt', 'deny', 'pause'] as const;
 type ApproveMode = (typeof APPROVE_MODES)[number];
 
 const sharedOptions = {
@@ -41,7 +41,26 @@ const runOptions = {
   authorization: { type: 'string', short: 'a' },
 } as const satisfies OptionSpecs;
 
+const resumeOptions = {
+  ...sharedOptions,
+  retry: { type: 'string', multiple: true },
+  skip: { type: 'string', multiple: true },
+  by: { type: 'string' },
+  reason: { type: 'string' },
+} as const satisfies OptionSpecs;
+
 type Values = Record<string, string | boolean | undefined>;
+
+/** `--retry` / `--skip` (repeatable), `--by`, `--reason`, as core's resume options. */
+function continuationFlags(values: Values) {
+  const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+  return {
+    retry: list(values.retry),
+    skip: list(values.skip),
+    ...(typeof values.by === 'string' ? { by: values.by } : {}),
+    ...(typeof values.reason === 'string' ? { reason: values.reason } : {}),
+  };
+}
 
 interface Presentation {
   /** JSONL on stdout, no prompts. */
@@ -63,6 +82,7 @@ function approvalHandler(
 ): ApprovalHandler | undefined {
   if (mode === 'auto') return async () => ({ decision: 'approve', by: 'stepwise --approve auto' });
   if (mode === 'deny') return async () => ({ decision: 'deny', by: 'stepwise --approve deny' });
+  if (mode === 'pause') return undefined;
   return shown.interactive ? tty() : undefined;
 }
 
@@ -159,13 +179,16 @@ function overridesFrom(context: CommandContext, values: Values, engine: EngineNa
     ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
     ...(concurrency === undefined ? {} : { concurrency }),
+    ...(values.approve === 'pause' ? { nonInteractive: 'pause' as const } : {}),
   };
 }
 
 const APPROVE_HELP = `      --approve M        auto: approve every question; deny: deny every question;
                          prompt (default in a TTY): ask [a]pprove [d]eny [v]iew [s]kip.
                          Without a TTY nobody is asked: the configured nonInteractive
-                         fallback applies (default deny). A policy "deny" is never overridden.`;
+                         fallback applies (default deny). A policy "deny" is never overridden.
+                         pause: ask nobody now; the run ends waiting (exit 35) with its
+                         questions journaled: stepwise pending, stepwise respond, stepwise resume.`;
 
 export const runCommand: CommandDefinition = {
   name: 'run',
@@ -173,7 +196,7 @@ export const runCommand: CommandDefinition = {
   positionals: { min: 1, max: 1, names: '<plan.json>' },
   options: runOptions,
   help: `Usage: stepwise run <plan.json> [--engine E] [--config F] [--workspace DIR] [--db F]
-                    [--authorization F] [--approve auto|prompt|deny] [--concurrency N] [--json]
+                    [--authorization F] [--approve auto|prompt|deny|pause] [--concurrency N] [--json]
 
 Runs the plan with the configured engine, tools and journal. In a terminal: a live view of the
 steps and interactive approval prompts (with a diff for file writes and edits). With --json or
@@ -265,27 +288,39 @@ function withHandler(handler: ApprovalHandler | undefined): Pick<ConfigOverrides
 
 export const resumeCommand: CommandDefinition = {
   name: 'resume',
-  summary: 'continue a run whose process died (crash, kill)',
+  summary: 'continue a run whose process died, or a failed, cancelled or waiting run',
   positionals: { min: 1, max: 1, names: '<runId>' },
-  options: sharedOptions,
-  help: `Usage: stepwise resume <runId> [--config F] [--workspace DIR] [--db F]
-                       [--approve auto|prompt|deny] [--json]
+  options: resumeOptions,
+  help: `Usage: stepwise resume <runId> [--retry STEP]... [--skip STEP]... [--by WHO] [--reason TEXT]
+                       [--config F] [--workspace DIR] [--db F] [--approve auto|prompt|deny|pause] [--json]
 
 Continues a run that stopped without ending (its process crashed or was killed) from its journal,
 with the engine that started it: steps that succeeded are not
 run again; a step that was in flight runs again if its tool is idempotent, else it fails as
 interrupted (E309) unless allowRerunInterrupted is configured. If the process that ran it died,
-its lease expires after leaseTtlMs (default 30 s); resume waits for that. A run that ended
-(completed, failed, cancelled) is not run again: resume says so and exits with its code.
+its lease expires after leaseTtlMs (default 30 s); resume waits for that.
+
+A cancelled run, or one waiting for an answer (see stepwise respond), continues as the same run:
+the steps it did not finish run. A failed or partial run continues when you name what to do with
+its failed steps: --retry runs a step again as a new attempt (the steps skipped because of it run
+too); --skip ends it skipped, so its dependents run, except those that read its output (skipped,
+E310). Both are journaled on the run (run-continue) beside the failed attempt. A completed run,
+or an ended run with nothing named, is not run again: resume says so and exits with its code.
 
 Options:
+      --retry STEP       run this failed, denied, cancelled or skipped step again (repeatable)
+      --skip STEP        end this step skipped and let its dependents run (repeatable)
+      --by WHO           who continued the run (journaled)
+      --reason TEXT      why (journaled)
 ${APPROVE_HELP}
       --json             JSONL events (only the new ones) on stdout, no prompts
       --db F             the SQLite journal (default: the configuration's)
 
 Examples:
   stepwise resume run_0123abcd
-  stepwise resume run_0123abcd --json`,
+  stepwise resume run_0123abcd --json
+  stepwise resume run_0123abcd --retry build
+  stepwise resume run_0123abcd --skip lint --by alice --reason "lint is advisory"`,
   async run(context, { values, positionals }) {
     const runId = positionals[0] as string;
     const approve = choice<ApproveMode>('resume', 'approve', values.approve, APPROVE_MODES);
@@ -304,11 +339,17 @@ Examples:
           location: runId,
         });
       }
+      const continuation = continuationFlags(values);
       const ended = resultFromFold(folded);
-      if (ended) {
+      const continues =
+        continuation.retry.length > 0 ||
+        continuation.skip.length > 0 ||
+        folded.status === 'cancelled' ||
+        folded.status === 'waiting';
+      if (ended && !continues) {
         printError(
           context,
-          `stepwise: run ${runId} already ended (${ended.status}); resume continues runs that stopped without ending (a crash or a kill). Start a new run with stepwise run.`,
+          `stepwise: run ${runId} already ended (${ended.status}); name its failed steps with --retry STEP or --skip STEP to continue it, or start a new run with stepwise run.`,
         );
         return exitCodeForResult(ended);
       }
@@ -345,7 +386,7 @@ Examples:
             view,
             controller,
             afterSeq: folded.lastSeq,
-            start: () => active.resume(runId, { signal: controller.signal } as Parameters<Runner['resume']>[1]),
+            start: () => active.resume(runId, { signal: controller.signal, ...continuation }),
           });
         } catch (error) {
           const leased = StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;

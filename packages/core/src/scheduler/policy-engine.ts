@@ -92,7 +92,7 @@ export function createPolicyEngine(setup: PolicyEngineSetup): PolicyEngine {
         total: 0,
         signal: resumeOptions.signal,
         listeners: listenersOf(resumeOptions.onEvent),
-        open: () => opener.reopen(runId, hooks),
+        open: () => opener.reopen(runId, hooks, resumeOptions),
       });
     },
   };

@@ -74,7 +74,7 @@ function continueStep(scheduler: RunScheduler, slot: Slot, state: RestoredStep):
       break;
     case 'skip':
       slot.status = 'recovering';
-      scheduler.track(scheduler.skipByDecision(slot, state.failure as StepResult, state.reason));
+      scheduler.track(scheduler.skipByDecision(slot, state.failure as StepResult, state.reason, state.by));
       break;
     default:
       break;

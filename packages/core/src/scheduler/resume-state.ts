@@ -22,8 +22,10 @@ export interface RestoredStep {
   readonly aborted?: boolean;
   /** A goal step's attempt continues (same attempt, its journaled turns replayed) instead of a new one. */
   readonly continueAttempt?: boolean;
-  /** For `skip`: the failed result the hook decided on. */
+  /** For `skip`: the failed result the hook (or a person continuing the run) decided on. */
   readonly failure?: StepResult;
+  /** For `skip`: who chose it (default the recovery hook). */
+  readonly by?: 'hook' | 'person';
   readonly reason?: string;
 }
 
@@ -70,6 +72,14 @@ export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowR
       });
     } else if (state.status === 'retrying') {
       steps.set(step.id, { ...base, action: 'retry' });
+    } else if (state.result && state.skipRequest) {
+      steps.set(step.id, {
+        ...base,
+        action: 'skip',
+        failure: state.result,
+        by: 'person',
+        ...(state.skipRequest.reason ? { reason: state.skipRequest.reason } : {}),
+      });
     } else if (state.result) {
       const decision = decisions.get(step.id);
       const decided = state.result.status === 'failed' && decision?.attempt === state.result.attempt;

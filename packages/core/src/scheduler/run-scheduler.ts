@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import { backoffDelay, DEFAULT_RETRY, sleep } from '../backoff.js';
+import { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from '../backoff.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
 import type { RunResult, RunStatus, StepResult } from '../events.js';
 import type { FoldedRun } from '../fold-run.js';
 import { invokeStep, type KernelContext } from '../invoke-step.js';
 import type { RunJournal } from '../journal.js';
-import type { Plan } from '../plan-schema.js';
+import type { Plan, RetryPolicy } from '../plan-schema.js';
 import { findReferences } from '../references.js';
 import { finishRun } from '../run-session.js';
 import type { DependencyGraph } from './dependency-graph.js';
@@ -22,7 +22,7 @@ import { normalizeDecision } from './recovery-decision.js';
 import { restoreSession } from './restore-session.js';
 import type { RestoredStep } from './resume-state.js';
 import { type Slot, StepBoard } from './step-board.js';
-import { dependencyError, describeOutcome } from './step-outcome.js';
+import { dependencyError, describeOutcome, isWaiting } from './step-outcome.js';
 
 /** A hook may keep asking for retries; past this many attempts the failure policy decides (the schema's own cap). */
 const MAX_ATTEMPTS = 100;
@@ -58,7 +58,7 @@ export class RunScheduler {
   #resumed: FoldedRun | undefined;
   /** Scheduling work not yet settled (queued or running attempts, backoffs, hooks, journal flushes). */
   #pending = 0;
-  #stopped: { readonly kind: 'cancelled' | 'failed'; readonly reason: string } | undefined;
+  #stopped: { readonly kind: 'cancelled' | 'failed' | 'waiting'; readonly reason: string } | undefined;
   #fatal: { readonly error: unknown } | undefined;
   #resolveIdle: () => void = () => undefined;
   readonly #idle = new Promise<void>((resolve) => {
@@ -151,7 +151,7 @@ export class RunScheduler {
     return result.status === 'failed' && slot.step.critical !== false;
   }
 
-  stop(kind: 'cancelled' | 'failed', reason: string): void {
+  stop(kind: 'cancelled' | 'failed' | 'waiting', reason: string): void {
     if (this.#stopped) return;
     this.#stopped = { kind, reason };
     this.#controller.abort(new StepwiseError(ErrorCodes.STEP_CANCELLED, reason));
@@ -239,9 +239,15 @@ export class RunScheduler {
   #isFinal(slot: Slot, result: StepResult): boolean {
     if (result.status !== 'failed' || this.policy.stopOn === 'any') return true;
     if (this.policy.onStepFailed) return false;
-    if (this.policy.retry === false || !result.error?.retryable) return true;
+    if (this.policy.retry === false || !isRetryable(result.error, this.#retryPolicy(slot))) return true;
     const maxAttempts = slot.step.retry?.maxAttempts ?? this.policy.retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
     return result.attempt >= maxAttempts;
+  }
+
+  /** The engine's retry settings under the step's own (`false` when the engine never retries). */
+  #retryPolicy(slot: Slot): Partial<RetryPolicy> | undefined {
+    if (this.policy.retry === false) return undefined;
+    return { ...this.policy.retry, ...slot.step.retry };
   }
 
   #work(slot: Slot, attempt: number): Promise<StepResult> {
@@ -313,13 +319,13 @@ export class RunScheduler {
 
   /** A final result: a stop comes first, so a stopping run journals nothing for the step's dependents. */
   #conclude(slot: Slot, result: StepResult, reason: string): void {
-    if (!this.#stopped && this.stopsRun(slot, result)) this.stop('failed', reason);
+    if (!this.#stopped && this.stopsRun(slot, result)) this.stop(isWaiting(result) ? 'waiting' : 'failed', reason);
     this.complete(slot, result);
   }
 
   /** A retryable error with attempts left: journal `step-retry`, wait the backoff, enqueue again. */
   async #retryLater(slot: Slot, result: StepResult, error: StepError): Promise<boolean> {
-    if (this.policy.retry === false || !error.retryable) return false;
+    if (this.policy.retry === false || !isRetryable(error, this.#retryPolicy(slot))) return false;
     const policy = { ...DEFAULT_RETRY, ...this.policy.retry, ...slot.step.retry };
     if (result.attempt >= policy.maxAttempts) return false;
     const delayMs = backoffDelay(policy, result.attempt, this.policy.random);
@@ -386,9 +392,15 @@ export class RunScheduler {
     }
   }
 
-  /** The hook chose `skip`: the step ends `skipped` (keeping its error) and its dependents may run. */
-  async skipByDecision(slot: Slot, failed: StepResult, reason: string | undefined): Promise<void> {
+  /** The hook (or a person continuing the run) chose `skip`: the step ends `skipped`, keeping its error; its dependents may run. */
+  async skipByDecision(
+    slot: Slot,
+    failed: StepResult,
+    reason: string | undefined,
+    by: 'hook' | 'person' = 'hook',
+  ): Promise<void> {
     const error = failed.error ?? toStepError(new Error('the step failed'));
+    const who = by === 'hook' ? 'the recovery hook' : 'a person';
     const event = this.#journal.emit({
       type: 'step-end',
       stepId: slot.step.id,
@@ -397,8 +409,8 @@ export class RunScheduler {
         status: 'skipped',
         error: {
           ...error,
-          message: `skipped by the recovery hook${reason ? ` (${reason})` : ''}: ${error.message}`,
-          details: { ...error.details, recovery: 'skip' },
+          message: `skipped by ${who}${reason ? ` (${reason})` : ''}: ${error.message}`,
+          details: { ...error.details, recovery: 'skip', ...(by === 'person' ? { skippedBy: 'person' } : {}) },
         },
       },
     });
@@ -461,6 +473,8 @@ export class RunScheduler {
 
   #status(results: readonly StepResult[]): RunStatus {
     if (this.#stopped) return this.#stopped.kind;
+    // A step waiting for a person's answer: the run ends `waiting`; respond, then resume.
+    if (results.some(isWaiting)) return 'waiting';
     const all = results.length === this.board.slots.length && results.every((result) => result.status === 'succeeded');
     return all ? 'completed' : 'partial';
   }

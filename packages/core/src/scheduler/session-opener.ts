@@ -1,19 +1,22 @@
-import type { RunOptions } from '../engine.js';
+import type { ResumeOptions, RunOptions } from '../engine.js';
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunResult } from '../events.js';
 import { type FoldedRun, foldRun } from '../fold-run.js';
 import type { RunJournal } from '../journal.js';
 import { MemoryStore } from '../memory-store.js';
+import type { JournaledAnswers } from '../pause-approval.js';
+import { approvalState } from '../pending-approvals.js';
 import { planDigest } from '../plan-digest.js';
 import type { Plan } from '../plan-schema.js';
 import { reopenRun, resultFromFold, startRun, stepResults } from '../run-session.js';
 import { type RunStore, readAll } from '../run-store.js';
 import { type PlanValidation, planInvalidError, validatePlan } from '../validate-plan.js';
+import { continuationOf, continueRun } from './continue-run.js';
 import { buildDependencyGraph } from './dependency-graph.js';
 import type { EnginePolicy } from './engine-policy.js';
 import type { OpenedSession } from './launch-session.js';
 import type { PolicyEngineSetup, SessionHooks } from './policy-engine.js';
-import { restoreSteps } from './resume-state.js';
+import { type RestoredStep, restoreSteps } from './resume-state.js';
 import { RunScheduler } from './run-scheduler.js';
 
 /** Opens sessions for one engine: starts a run, resumes one from its journal, or replays its end. */
@@ -51,12 +54,19 @@ export class SessionOpener {
     });
   }
 
-  #scheduler(plan: Plan, journal: RunJournal, policy: EnginePolicy, startedAt: number, hooks?: SessionHooks) {
+  #scheduler(
+    plan: Plan,
+    journal: RunJournal,
+    policy: EnginePolicy,
+    startedAt: number,
+    hooks?: SessionHooks,
+    answers?: JournaledAnswers,
+  ) {
     return new RunScheduler({
       plan,
       graph: buildDependencyGraph(plan),
       journal,
-      kernel: this.#kernel,
+      kernel: answers && answers.size > 0 ? { ...this.#kernel, answers } : this.#kernel,
       policy,
       startedAt,
       ...(hooks?.observer ? { observer: hooks.observer } : {}),
@@ -64,10 +74,11 @@ export class SessionOpener {
   }
 
   /** Takes the lease of an existing run and continues it from its journal (or replays its end). */
-  async reopen(runId: string, hooks: SessionHooks | undefined): Promise<OpenedSession> {
+  async reopen(runId: string, hooks: SessionHooks | undefined, options: ResumeOptions = {}): Promise<OpenedSession> {
     const { journal, run, plan, events } = await reopenRun({ ...this.#session, runId });
     try {
-      if (run.status !== 'running') {
+      const continuation = continuationOf(run, options);
+      if (run.status !== 'running' && !continuation) {
         await journal.close();
         const finished = resultFromFold(run) as RunResult;
         hooks?.onOpened?.({ kind: 'replayed', plan, ended: finished.steps });
@@ -83,6 +94,7 @@ export class SessionOpener {
       const validation = this.validate(plan, this.#setup.policy.validation === 'sequential');
       if (!validation.ok) throw planInvalidError(validation.problems);
       this.#setup.verifyResume?.(validation.plan, run.authorization);
+      if (continuation) await continueRun(journal, run, continuation);
       return this.#resumed(validation.plan, run, events, journal, hooks);
     } catch (error) {
       await journal.close().catch(() => undefined);
@@ -98,8 +110,11 @@ export class SessionOpener {
     hooks: SessionHooks | undefined,
   ): OpenedSession {
     const state = restoreSteps(run, events, this.#setup.options.allowRerunInterrupted ?? false);
+    const { answers } = approvalState(events);
+    const steps = withEditedArgs(state.steps, answers);
     const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
-    const live = this.#scheduler(plan, journal, runPolicy, Date.parse(run.createdAt) || Date.now(), hooks);
+    const startedAt = Date.parse(run.createdAt) || Date.now();
+    const live = this.#scheduler(plan, journal, runPolicy, startedAt, hooks, answers);
     const owner = journal.lease?.owner ?? this.#setup.options.owner ?? 'unknown';
     return {
       scheduler: live,
@@ -111,7 +126,7 @@ export class SessionOpener {
           throw error;
         }
         hooks?.onOpened?.({ kind: 'resumed', plan, ended: stepResults(plan, run) });
-        return live.execute(state.steps, run);
+        return live.execute(steps, run);
       },
     };
   }
@@ -175,3 +190,18 @@ export class SessionOpener {
 }
 
 type RunSchedulerKernel = ConstructorParameters<typeof RunScheduler>[0]['kernel'];
+
+/** A person's `edit` answer replaces the step's args for the attempt that applies it. */
+function withEditedArgs(
+  steps: ReadonlyMap<string, RestoredStep>,
+  answers: JournaledAnswers,
+): ReadonlyMap<string, RestoredStep> {
+  const edited = [...answers.values()].filter((answer) => answer.decision === 'edit' && answer.args);
+  if (edited.length === 0) return steps;
+  const copy = new Map(steps);
+  for (const answer of edited) {
+    const step = copy.get(answer.stepId);
+    if (step) copy.set(answer.stepId, { ...step, args: answer.args });
+  }
+  return copy;
+}

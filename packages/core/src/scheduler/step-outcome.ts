@@ -13,6 +13,11 @@ export function letsDependentsRun(result: StepResult): boolean {
   );
 }
 
+/** The step ended without running because its approval waits for a person (E410). */
+export function isWaiting(result: StepResult): boolean {
+  return result.status === 'cancelled' && result.error?.code === ErrorCodes.APPROVAL_WAITING;
+}
+
 /** Blocks dependents for good (as opposed to `cancelled`, which only says the run stopped). */
 export function blocksDependents(result: StepResult): boolean {
   return !letsDependentsRun(result) && result.status !== 'cancelled';
