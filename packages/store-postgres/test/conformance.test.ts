@@ -1,4 +1,4 @@
-import { runStoreConformance } from '@stepwise/core/testing';
+import { runStoreConformance } from '@stepwise/core/testing/vitest';
 import { afterAll, describe, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
