@@ -20,7 +20,17 @@ export class StepGate {
     this.#wake?.();
   }
 
-  async pass(): Promise<void> {
+  /** `undefined` when the step may start at once, else a promise that settles when it may. */
+  pass(): Promise<void> | undefined {
+    if (this.#free) return undefined;
+    if (this.#permits > 0) {
+      this.#permits--;
+      return undefined;
+    }
+    return this.#wait();
+  }
+
+  async #wait(): Promise<void> {
     while (!this.#free && this.#permits === 0) {
       await new Promise<void>((resolve) => {
         this.#wake = resolve;

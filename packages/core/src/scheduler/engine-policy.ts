@@ -141,5 +141,5 @@ export interface SchedulerObserver {
    * Awaited before each step starts, inside its concurrency slot: a host stepping through a plan
    * (the strict executor's `executeStep`) holds the run here between steps.
    */
-  beforeStep?(step: Step, index: number): Promise<void>;
+  beforeStep?(step: Step, index: number): Promise<void> | undefined;
 }

@@ -202,8 +202,10 @@ export class RunScheduler {
   /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
   async #attempt(slot: Slot, attempt: number): Promise<StepResult | undefined> {
     if (this.#stopped) return undefined;
-    if (this.#observer.beforeStep) {
-      await this.#observer.beforeStep(slot.step, slot.index);
+    // Only a held gate costs an await; a free-running host answers synchronously.
+    const held = this.#observer.beforeStep?.(slot.step, slot.index);
+    if (held) {
+      await held;
       if (this.#stopped) return undefined;
     }
     if (this.#skipForMissingReference(slot)) return undefined;

@@ -12,7 +12,10 @@ export function crashTools(sideFile: string, options: { readonly stall: boolean 
     appendFileSync(sideFile, `${tool} ${context.stepId} ${context.attempt}\n`);
   const stallOrReturn = (context: { stepId: string }) => {
     if (!options.stall) return { done: context.stepId };
-    appendFileSync(sideFile, `stalled ${context.stepId}\n`);
+    // The kill point comes a moment after the call started: an idempotent call's start is
+    // committed just after it begins (one commit per quick step), and these tests crash a call
+    // whose start is journaled. A crash before that commit leaves no trace and re-runs as attempt 1.
+    setTimeout(() => appendFileSync(sideFile, `stalled ${context.stepId}\n`), 50);
     return new Promise<never>(() => undefined);
   };
   return new ToolRegistry([
