@@ -24,7 +24,18 @@ if (biome.code !== 0) process.exit(biome.code);
 // Every function in packages/*/src fits in one's head: none over 120 lines (the longest are listed).
 const lengths = await run('node', ['scripts/function-lengths.mjs', '5']);
 if (lengths.code !== 0) process.exit(lengths.code);
-const turbo = await run('npx', ['turbo', 'run', 'build', 'typecheck', 'lint', 'test', '--output-logs=full']);
+// Two tasks at a time: CI has 2 cores, and the process-heavy suites (Postgres, SIGKILL, Chromium)
+// time out when every package's tests run at once.
+const turbo = await run('npx', [
+  'turbo',
+  'run',
+  'build',
+  'typecheck',
+  'lint',
+  'test',
+  '--output-logs=full',
+  '--concurrency=2',
+]);
 const totals = { passed: 0, failed: 0, skipped: 0 };
 // vitest's summary line per package: "Tests  12 failed | 40 passed | 2 skipped (54)".
 const plain = turbo.output.replace(/\u001b\[[0-9;]*m/g, '');

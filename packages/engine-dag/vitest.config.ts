@@ -1,5 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  test: { include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // The whole suite shares 2 cores with every other package's tests: 5 s is too short for the
+    // property and process tests there. Assertions do not depend on it.
+    testTimeout: 30_000,
+  },
 });

@@ -33,6 +33,10 @@ export const CommandsConfigSchema = z
     timeoutMs: z.number().int().positive().optional(),
     /** Cap per captured stream, in bytes. Default 1 MiB. */
     maxOutputBytes: z.number().int().positive().optional(),
+    /** The OS sandbox (bubblewrap): `required` refuses commands where it cannot start. Default `available`. */
+    sandbox: z.enum(['required', 'available', 'off']).optional(),
+    /** Let sandboxed commands reach the network. Default false. */
+    network: z.boolean().optional(),
   })
   .strict();
 

@@ -95,6 +95,10 @@ export interface RunnerOptions {
     readonly allowNodeEval?: boolean;
     readonly timeoutMs?: number;
     readonly maxOutputBytes?: number;
+    /** The OS sandbox: `required` refuses commands where bubblewrap cannot start. Default `available`. */
+    readonly sandbox?: 'required' | 'available' | 'off';
+    /** Let sandboxed commands reach the network. Default false. */
+    readonly network?: boolean;
   };
   /** Steps at once: dag default 4, agentic default 1 (its steps share the workspace). Ignored by sequential. */
   readonly concurrency?: number;
@@ -294,11 +298,16 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
     if (Array.isArray(options.tools)) sources.push(...(options.tools as readonly PluginSource[]));
     else if (options.tools === undefined) {
       const { nodeTools } = await import('@stepwise/tools-node');
-      const { env, allow, ...commands } = options.commands ?? {};
+      const { env, allow, network, ...commands } = options.commands ?? {};
       sources.push(
         nodeTools({
           workspace,
-          commands: { ...commands, allow: [...(allow ?? [])], ...(env ? { env: { allow: [...env] } } : {}) },
+          commands: {
+            ...commands,
+            allow: [...(allow ?? [])],
+            ...(env ? { env: { allow: [...env] } } : {}),
+            ...(network === undefined ? {} : { sandboxOptions: { network } }),
+          },
         }),
       );
     }

@@ -51,6 +51,14 @@ describe('planDigest', () => {
     expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
   });
 
+  it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
+    expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
+    expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
+    expect(() => approvePlan({ id: 'p', steps: [] } as never, { by: '' })).toThrow(
+      expect.objectContaining({ code: 'E002' }),
+    );
+  });
+
   it('keeps an own "__proto__" member: two plans differing only there have different digests', () => {
     const withProto = JSON.parse('[{"b":1,"__proto__":{"x":1}}]');
     expect(canonicalJson(withProto)).toBe('[{"__proto__":{"x":1},"b":1}]');

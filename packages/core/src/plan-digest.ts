@@ -73,7 +73,14 @@ export function planDigest(plan: Plan): string {
 }
 
 export function approvePlan(plan: Plan, options: { by: string; at?: Date }): PlanAuthorization {
-  if (!options.by) throw new TypeError('approvePlan needs { by }');
+  if (!plan || typeof plan !== 'object' || typeof plan.id !== 'string' || !Array.isArray(plan.steps)) {
+    throw new StepwiseError(ErrorCodes.PLAN_INVALID, 'approvePlan needs a plan: an object with an id and steps', {
+      location: '/',
+    });
+  }
+  if (!options?.by) {
+    throw new StepwiseError(ErrorCodes.NOT_AUTHORIZED, 'approvePlan needs { by }: who approves', { location: '/by' });
+  }
   return {
     id: `auth_${randomUUID()}`,
     planId: plan.id,

@@ -329,6 +329,9 @@ describe('events, progress and bad input', () => {
     expect(codeOf({ retry: { maxAttempts: 0 } })?.[0]).toBe(ErrorCodes.CONFIG_INVALID);
     expect(codeOf({ concurrency: Number.POSITIVE_INFINITY })).toBeUndefined();
     expect(() => dagEngine(undefined as never)).toThrow(StepwiseError);
+    // A list of tools instead of a registry, and a lease TTL as text, are mistakes caught up front.
+    expect(codeOf({ tools: [] } as never)).toEqual([ErrorCodes.CONFIG_INVALID, 'tools']);
+    expect(codeOf({ leaseTtlMs: '1s' } as never)).toEqual([ErrorCodes.CONFIG_INVALID, 'leaseTtlMs']);
   });
 
   it('a store that starts refusing writes mid-run rejects the result with its error, without hanging', async () => {

@@ -52,6 +52,9 @@ export function permissivePolicy(
   if (!options || typeof options !== 'object' || !options.tools) {
     throw invalid('tools', 'options.tools (a ToolRegistry) is required');
   }
+  if (typeof options.tools.get !== 'function' || typeof options.tools.has !== 'function') {
+    throw invalid('tools', 'options.tools must be a ToolRegistry (new ToolRegistry([...])), not a list of tools');
+  }
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!isLimit(concurrency)) throw invalid('concurrency', 'concurrency must be an integer ≥ 1 or Infinity');
   const toolConcurrency = options.toolConcurrency ?? {};

@@ -28,6 +28,7 @@ export class SessionOpener {
 
   constructor(setup: PolicyEngineSetup) {
     const { options } = setup;
+    checkEngineOptions(options);
     this.#setup = setup;
     this.store = options.store ?? new MemoryStore();
     this.#kernel = {
@@ -204,4 +205,18 @@ function withEditedArgs(
     if (step) copy.set(answer.stepId, { ...step, args: answer.args });
   }
   return copy;
+}
+
+/** The options every engine shares, checked once: E601 naming the option. */
+function checkEngineOptions(options: PolicyEngineSetup['options']): void {
+  const invalid = (location: string, message: string) =>
+    new StepwiseError(ErrorCodes.CONFIG_INVALID, message, { location });
+  if (!options || typeof options !== 'object') throw invalid('options', 'engine options must be an object');
+  if (!options.tools || typeof options.tools.get !== 'function') {
+    throw invalid('tools', 'options.tools must be a ToolRegistry (new ToolRegistry([...]))');
+  }
+  const ttl = options.leaseTtlMs;
+  if (ttl !== undefined && !(typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0)) {
+    throw invalid('leaseTtlMs', `leaseTtlMs must be a positive number of milliseconds, got ${JSON.stringify(ttl)}`);
+  }
 }
