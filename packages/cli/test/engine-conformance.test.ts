@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,7 +146,7 @@ describe.each(ENGINES as EngineName[])('engine conformance: %s', (name) => {
     child.stderr?.on('data', (chunk) => (output += String(chunk)));
     const exited = once(child, 'exit');
     const deadline = Date.now() + 30_000;
-    while (!readFileSync(sideFile, 'utf8').includes('hold ')) {
+    while (!existsSync(`${blockFile}.held`)) {
       if (Date.now() > deadline || child.exitCode !== null)
         throw new Error(`the child did not reach "hold": ${output}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
