@@ -1,13 +1,11 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.package';
 
-// p-queue 9 (and p-timeout) ship ESM only: bundled, so `require()` gets a working PQueue class on
-// every Node 20 release. They are devDependencies, so nothing is installed twice.
 export default defineConfig(
   packageBuild(
     { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/vitest': 'src/testing/vitest.ts' },
     // vitest is an optional peer, imported only by testing/vitest. Its CommonJS build requires
     // vitest, which throws vitest's own "cannot be imported in a CommonJS module" error.
-    { clean: false, external: ['vitest'], noExternal: ['p-queue', 'p-timeout', 'eventemitter3'] },
+    { clean: false, external: ['vitest'] },
   ),
 );

@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import PQueue from 'p-queue';
 import { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from '../backoff.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
 import type { RunResult, RunStatus, StepResult } from '../events.js';
@@ -18,6 +17,7 @@ import type {
   SchedulerObserver,
   SchedulerStepStatus,
 } from './engine-policy.js';
+import { ReadyQueue } from './ready-queue.js';
 import { normalizeDecision } from './recovery-decision.js';
 import { restoreSession } from './restore-session.js';
 import type { RestoredStep } from './resume-state.js';
@@ -38,11 +38,20 @@ export interface RunSchedulerInit {
   readonly observer?: SchedulerObserver;
 }
 
+/** A step waiting for a free slot, with the attempt it will start. */
+interface Queued {
+  readonly index: number;
+  readonly tool: string | undefined;
+  readonly toolLimit: number;
+  readonly slot: Slot;
+  readonly attempt: number;
+}
+
 /**
- * The one scheduler: decides which step runs next for every engine. A step starts the moment its
- * dependencies let it, through a global p-queue (priority = plan order, so concurrency 1 is array
- * order) and optional per-tool queues; the engine's policy decides retries, the recovery hook,
- * and whether a failure stops the run. Every state change is journaled through the kernel.
+ * The one scheduler: decides which step runs next for every engine. A step may start the moment
+ * its dependencies let it; it starts when a slot frees, lowest plan index first (so concurrency 1
+ * is array order), under the global and per-tool limits. The engine's policy decides retries, the
+ * recovery hook, and whether a failure stops the run. Every state change is journaled through the kernel.
  */
 export class RunScheduler {
   readonly board: StepBoard;
@@ -51,8 +60,8 @@ export class RunScheduler {
   readonly #journal: RunJournal;
   readonly #kernel: KernelContext;
   readonly #controller = new AbortController();
-  readonly #global: PQueue;
-  readonly #toolQueues = new Map<string, PQueue>();
+  readonly #ready: ReadyQueue<Queued>;
+  #pumping = false;
   readonly #startedAt: number;
   readonly #observer: SchedulerObserver;
   #resumed: FoldedRun | undefined;
@@ -79,7 +88,7 @@ export class RunScheduler {
     };
     // Every in-flight step listens to the run's signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.#controller.signal);
-    this.#global = new PQueue({ concurrency: init.policy.concurrency });
+    this.#ready = new ReadyQueue(init.policy.concurrency);
     this.board = new StepBoard(init.plan, init.graph, init.journal);
   }
 
@@ -142,7 +151,8 @@ export class RunScheduler {
 
   enqueue(slot: Slot, attempt: number): void {
     slot.status = 'ready';
-    this.track(this.#schedule(slot, attempt));
+    this.#ready.push({ index: slot.index, ...this.#toolLimit(slot), slot, attempt });
+    this.#pump();
   }
 
   /** Whether this result, once final, ends the run under the policy. */
@@ -173,30 +183,40 @@ export class RunScheduler {
       });
   }
 
-  #toolQueue(slot: Slot): PQueue | undefined {
-    const tool = slot.step.tool;
-    if (tool === undefined) return undefined;
-    const canonical = this.#kernel.registry.get(tool)?.name ?? tool;
-    const limits = this.policy.toolConcurrency;
-    const limit = limits[tool] ?? limits[canonical];
-    if (limit === undefined) return undefined;
-    let queue = this.#toolQueues.get(canonical);
-    if (!queue) {
-      queue = new PQueue({ concurrency: limit });
-      this.#toolQueues.set(canonical, queue);
+  /** Starts ready steps while slots are free. Re-entrant calls (a step ending synchronously) leave it to the outer loop. */
+  #pump(): void {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (!this.#stopped) {
+        const queued = this.#ready.take();
+        if (!queued) break;
+        this.track(this.#run(queued));
+      }
+    } finally {
+      this.#pumping = false;
     }
-    return queue;
   }
 
-  async #schedule(slot: Slot, attempt: number): Promise<void> {
-    const priority = -slot.index;
-    const job = () => this.#attempt(slot, attempt);
-    const toolQueue = this.#toolQueue(slot);
-    // The tool slot is taken first, so a step waiting for its tool never holds a global slot.
-    const failed = toolQueue
-      ? await toolQueue.add(() => this.#global.add(job, { priority }), { priority })
-      : await this.#global.add(job, { priority });
-    if (failed) await this.recover(slot, failed);
+  async #run(queued: Queued): Promise<void> {
+    let failed: StepResult | undefined;
+    try {
+      failed = await this.#attempt(queued.slot, queued.attempt);
+    } finally {
+      this.#ready.release(queued);
+      this.#pump();
+    }
+    if (failed) await this.recover(queued.slot, failed);
+  }
+
+  /** The policy's limit for the step's tool, counted under the canonical name (the limit may name an alias). */
+  #toolLimit(slot: Slot): { tool: string | undefined; toolLimit: number } {
+    const tool = slot.step.tool;
+    if (tool === undefined) return { tool: undefined, toolLimit: 0 };
+    const limits = this.policy.toolConcurrency;
+    const limit = limits[tool] ?? limits[this.#kernel.registry.get(tool)?.name ?? tool];
+    if (limit === undefined) return { tool: undefined, toolLimit: 0 };
+    return { tool: this.#kernel.registry.get(tool)?.name ?? tool, toolLimit: limit };
   }
 
   /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
