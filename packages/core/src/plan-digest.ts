@@ -138,7 +138,18 @@ export function deriveRunId(authorization: PlanAuthorization): string {
   return `run_${sha256(`${authorization.id}\u0000${authorization.planDigest}`).slice(0, 24)}`;
 }
 
+// Random bytes drawn 4 KiB at a time: one getrandom call per 341 run ids instead of one per id,
+// which was a visible share of a short run's fixed cost.
+let entropy = Buffer.alloc(0);
+let entropyOffset = 0;
+
 /** A random run id with the same 96 bits as derived ones. */
 export function newRunId(): string {
-  return `run_${randomBytes(12).toString('hex')}`;
+  if (entropyOffset + 12 > entropy.length) {
+    entropy = randomBytes(4096);
+    entropyOffset = 0;
+  }
+  const id = entropy.toString('hex', entropyOffset, entropyOffset + 12);
+  entropyOffset += 12;
+  return `run_${id}`;
 }

@@ -180,6 +180,12 @@ function createVisitor(redactText: (text: string) => string): Visit {
   return visit;
 }
 
+let defaultPrefilter: RegExp | undefined;
+
+function compilePrefilter(patterns: readonly RegExp[]): RegExp {
+  return new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join('|'), 'i');
+}
+
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const secrets = new Set<string>();
   const forms = new Set<string>();
@@ -200,7 +206,9 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   }
 
   // One case-insensitive alternation of every pattern: a cheap test that rules most strings out.
-  const prefilter = new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join('|'), 'i');
+  // Compiled once for the built-in patterns (a journal, so every run, makes a redactor).
+  const prefilter =
+    options.patterns === undefined ? (defaultPrefilter ??= compilePrefilter(patterns)) : compilePrefilter(patterns);
 
   const redactText = (text: string): string => {
     if (text.length < MIN_SECRET_LENGTH) return text;
