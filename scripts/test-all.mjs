@@ -35,6 +35,8 @@ const turbo = await run('npx', [
   'test',
   '--output-logs=full',
   '--concurrency=2',
+  // Every package's tests run even after one fails, so one run shows every failure.
+  '--continue',
 ]);
 const totals = { passed: 0, failed: 0, skipped: 0 };
 // vitest's summary line per package: "Tests  12 failed | 40 passed | 2 skipped (54)".
