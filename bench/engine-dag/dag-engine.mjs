@@ -60,7 +60,8 @@ async function ourRun(plan, { store, concurrency } = {}) {
   const engine = dagEngine({
     tools,
     store: store ?? new MemoryStore(),
-    ...(concurrency ? { concurrency } : {}),
+    // "unbounded" rows pass nothing: Infinity, as LangGraph without maxConcurrency (the engine's default is 16).
+    concurrency: concurrency ?? Number.POSITIVE_INFINITY,
     onEvent: (event) => {
       if (event.type === 'run-start') executionStarted = performance.now();
     },
