@@ -10,6 +10,7 @@ export {
   DEFAULT_EFFECT_MODES,
 } from './approval.js';
 export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './backoff.js';
+export { checkEvents } from './check-events.js';
 export {
   checkRequestedEnvironment,
   inheritEnvironment,

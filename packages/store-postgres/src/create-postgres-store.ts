@@ -1,6 +1,7 @@
 import {
   applyEvent,
   checkBatch,
+  checkEvents,
   ErrorCodes,
   type ExecutionRecord,
   emptyRun,
@@ -14,7 +15,6 @@ import {
   StepwiseError,
 } from '@stepwise/core';
 import { type Kysely, sql } from 'kysely';
-import { checkEvents } from './check-events.js';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
 import { readEventPage } from './journal-pages.js';
@@ -122,7 +122,7 @@ class PostgresRunStore implements PostgresStore {
   }
 
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
-    checkEvents(runId, events);
+    checkEvents(runId, events, { datedTimes: true });
     if (events.length === 0) return this.#open();
     return this.#guard(`appending to run ${runId}`, runId, () =>
       this.#folds.use(runId, async (cached) => {

@@ -1,4 +1,5 @@
 import {
+  checkEvents,
   checkLease,
   ErrorCodes,
   type ExecutionRecord,
@@ -12,7 +13,6 @@ import {
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
-import { checkEvents } from './check-events.js';
 import type { StoreDatabase } from './database-schema.js';
 import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';

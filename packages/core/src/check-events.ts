@@ -1,4 +1,5 @@
-import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from './errors.js';
+import type { RunEvent } from './events.js';
 
 const STEP_EVENTS = new Set([
   'step-start',
@@ -17,8 +18,17 @@ function badEvent(runId: string, index: number, seq: unknown, message: string): 
   });
 }
 
-/** What the projections read from an event must be there; the journal takes anything else as is. */
-export function checkEvents(runId: unknown, events: unknown): asserts events is readonly RunEvent[] {
+/**
+ * A store's first check on `append` input, before any write: what the projections read from an
+ * event must be there; the journal takes anything else as is. Every store calls it, so a bad batch
+ * gets the same E-code and location whichever store is behind the run.
+ */
+export function checkEvents(
+  runId: unknown,
+  events: unknown,
+  /** `datedTimes`: `at` must parse as a date (a store with a timestamp column); otherwise any string is kept as is. */
+  options: { readonly datedTimes?: boolean } = {},
+): asserts events is readonly RunEvent[] {
   if (typeof runId !== 'string' || runId.length === 0) {
     throw new StepwiseError(ErrorCodes.INPUT_INVALID, 'append needs a run id (a non-empty string)', {
       location: 'runId',
@@ -35,6 +45,8 @@ export function checkEvents(runId: unknown, events: unknown): asserts events is 
     const { type, seq } = record;
     if (typeof type !== 'string' || type.length === 0) throw badEvent(runId, index, seq, 'has no type');
     if (typeof record.at !== 'string') throw badEvent(runId, index, seq, 'has no `at` time');
+    if (options.datedTimes && Number.isNaN(Date.parse(record.at)))
+      throw badEvent(runId, index, seq, 'has no valid `at` time');
     if (STEP_EVENTS.has(type) && typeof record.stepId !== 'string') {
       throw badEvent(runId, index, seq, `(${type}) has no stepId`);
     }
