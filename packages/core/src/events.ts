@@ -4,7 +4,11 @@ import type { PlanDiff } from './plan-diff.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 
-export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+/**
+ * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
+ * `waiting`, and after `respond()` a resume runs the step again with the answer.
+ */
+export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled' | 'waiting';
 /** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
 export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused' | 'waiting';
 

@@ -49,12 +49,13 @@ const runResume: FoldHandler<'run-resume'> = (run) => {
   run.finishedAt = undefined;
 };
 
-/** Steps that ended only because the run stopped: a continued run runs them again. */
+/** Steps that ended only because the run stopped (or waited for a person): a continued run runs them again. */
 function endedByStop(step: StepState): boolean {
   const result = step.result;
   if (!result) return false;
   return (
     result.status === 'cancelled' ||
+    result.status === 'waiting' ||
     (result.status === 'skipped' && result.error?.code === ErrorCodes.DEPENDENCY_FAILED)
   );
 }

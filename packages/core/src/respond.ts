@@ -25,11 +25,14 @@ function refused(runId: string, reason: string, message: string, location: strin
   });
 }
 
-/** The approval requests a run waits on (empty unless the run is `waiting`). */
+/** The approval requests a run waits on: those of its steps that ended `waiting` (none unless the run is `waiting`). */
 export async function pendingApprovals(store: RunStore, runId: string): Promise<PendingApproval[]> {
   const events = await readAll(store, runId);
-  if (foldRun(events, runId).status !== 'waiting') return [];
-  return [...approvalState(events).pending.values()];
+  const run = foldRun(events, runId);
+  if (run.status !== 'waiting') return [];
+  return [...approvalState(events).pending.values()].filter(
+    (request) => run.steps.get(request.stepId)?.status === 'waiting',
+  );
 }
 
 /**

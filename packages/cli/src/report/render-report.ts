@@ -168,7 +168,7 @@ function renderStepTable(model: ReportModel): string {
 }
 
 const LEGEND = [
-  ...['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'interrupted', 'running', 'pending'].map(
+  ...['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'waiting', 'interrupted', 'running', 'pending'].map(
     (status) => `<span style="--swatch: var(--${status})">${status}</span>`,
   ),
   '<span class="waiting-swatch">waiting for a person (timeline)</span>',

@@ -370,7 +370,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     // A cancelled step was stopped by something else (a failing critical step, the host), and a
     // step still waiting has not worked yet: neither decided the run's length.
     const status = run.steps.get(stepId)?.status;
-    if (status === 'cancelled' || !ran.has(stepId)) continue;
+    if (status === 'cancelled' || status === 'waiting' || !ran.has(stepId)) continue;
     weights.set(stepId, timing.toolMs + timing.retryDelayMs);
   }
   const path = criticalPath(weights, dependencies);

@@ -34,6 +34,7 @@ header .failure .step-link { cursor: pointer; text-decoration: underline; }
 .badge.status-skipped { background: var(--skipped); }
 .badge.status-cancelled, .badge.status-paused { background: var(--cancelled); }
 .badge.status-running { background: var(--running); }
+.badge.status-waiting { background: var(--waiting); }
 .badge.status-pending { background: var(--pending); color: var(--ink); }
 .badge.status-interrupted, .badge.status-retrying { background: var(--interrupted); }
 svg text { font-family: system-ui, sans-serif; }
@@ -52,7 +53,7 @@ svg text { font-family: system-ui, sans-serif; }
 .status-denied { --status: var(--denied); } .status-skipped { --status: var(--skipped); }
 .status-cancelled { --status: var(--cancelled); } .status-pending { --status: var(--pending); }
 .status-running { --status: var(--running); } .status-retrying { --status: var(--retrying); }
-.status-interrupted { --status: var(--interrupted); }
+.status-interrupted { --status: var(--interrupted); } .status-waiting { --status: var(--waiting); }
 .node .status-strip, .bar, .call { fill: var(--status, var(--pending)); }
 .call { cursor: pointer; }
 .node.status-pending rect.box { stroke-dasharray: 4 3; }
