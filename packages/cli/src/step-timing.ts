@@ -51,7 +51,7 @@ function unionLength(intervals: readonly Interval[]): number {
 
 /**
  * Splits each step's time into working and waiting, from the event timestamps. A wait starts when
- * a step asks a person (`approval-request`) and ends with the decision, or, for a
+ * a step asks a person (`approval-request`, `question-ask`) and ends with the decision, or, for a
  * run that stopped `waiting`, when the run resumes. An attempt runs from `step-start` to its
  * `step-end` (or to the next attempt, or to a resume after a crash); its working time is its span
  * minus the waits inside it. `until` closes what is still open (ms since the first event; default
@@ -99,6 +99,7 @@ export function stepTimings(events: readonly RunEvent[], until?: number): RunTim
         answered.add(event.stepId);
         break;
       case 'approval-request':
+      case 'question-ask':
         // Asked again on resume with the answer already journaled: decided at once, no one waits.
         if (!openWait.has(event.stepId) && !answered.has(event.stepId)) openWait.set(event.stepId, at);
         break;

@@ -131,8 +131,11 @@ export interface ApprovalResponseEvent extends EventBase {
   readonly stepId: string;
   /** The request answered (its `executionId`, which is the request id). */
   readonly requestId: string;
-  readonly decision: 'approve' | 'deny' | 'skip' | 'edit';
+  /** `answer`: the reply to a goal step's question (`question-ask`), in `answer`. */
+  readonly decision: 'approve' | 'deny' | 'skip' | 'edit' | 'answer';
   readonly args?: Record<string, unknown>;
+  /** The person's reply to a question; the resumed goal step hands it to the model as the next message. */
+  readonly answer?: string;
   readonly by: string;
   readonly reason?: string;
 }
@@ -259,6 +262,26 @@ export interface GoalProgressEvent extends EventBase {
   readonly toolFailures: number;
 }
 
+/**
+ * A goal step asks a person instead of failing (the model reported the step blocked, or a loop
+ * limit was reached, and the policy says `ask`): the step ends `waiting`, so does the run. The
+ * answer (`respond()` with `answer`) goes to the model as the next message when the run resumes,
+ * and the same attempt continues.
+ */
+export interface QuestionAskEvent extends EventBase {
+  readonly type: 'question-ask';
+  readonly stepId: string;
+  /** Answer it with this id (or with the step id). */
+  readonly requestId: string;
+  readonly attempt: number;
+  /** The model turn after which it was asked. */
+  readonly turn: number;
+  /** Why the step asks: `blocked` (the model's `report_blocked`), `turns` or `tool-failures` (a limit was reached). */
+  readonly cause: 'blocked' | 'turns' | 'tool-failures';
+  /** What the person is asked: the model's reason, or which limit was reached. */
+  readonly question: string;
+}
+
 export interface LimitReachEvent extends EventBase {
   readonly type: 'limit-reach';
   readonly stepId: string;
@@ -311,6 +334,7 @@ export type RunEvent =
   | ProcessStartEvent
   | ModelCallEvent
   | GoalProgressEvent
+  | QuestionAskEvent
   | LimitReachEvent
   | StepEndEvent
   | PlanReviseEvent
