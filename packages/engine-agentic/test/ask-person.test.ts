@@ -9,7 +9,7 @@ import { ErrorCodes, pendingApprovals, type RunEvent, readAll, respond } from '@
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agenticEngine, heuristicEstimator } from '../src/index.js';
-import { blocked, scriptedModel } from '../src/testing/index.js';
+import { blocked, complete, scriptedModel, toolCall } from '../src/testing/index.js';
 import { testTools } from './helpers.js';
 
 const child = fileURLToPath(new URL('./fixtures/ask-child.mjs', import.meta.url));
@@ -128,6 +128,43 @@ describe('a goal step asks a person instead of failing (SQLite, separate process
 });
 
 describe('the ask policy', () => {
+  it('the tool-failure limit asks too; an answer grants as many failures again', async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'stepwise-ask-'));
+    const store = createSqliteStore({ path: path.join(directory, 'runs.db') });
+    const engine = (script: Parameters<typeof scriptedModel>[0]) =>
+      agenticEngine({
+        model: scriptedModel(script),
+        tools: testTools().registry,
+        store,
+        workspace: directory,
+        tokenEstimator: heuristicEstimator,
+        onLimit: 'ask',
+        limits: { maxToolFailures: 1 },
+      });
+    try {
+      const plan = { id: 'p', steps: [{ id: 'work', description: 'do it' }] };
+      const waiting = await engine([toolCall('fail', { message: 'broken' })]).run(plan).result;
+      expect(waiting.status).toBe('waiting');
+      const [question] = await pendingApprovals(store, waiting.runId);
+      expect(question).toMatchObject({ kind: 'question', cause: 'tool-failures' });
+      await respond(store, waiting.runId, { requestId: question?.requestId, answer: 'try once more', by: 'carol' });
+      // One failure more is allowed now (the limit is granted again); a second one asks again.
+      const again = await engine([toolCall('fail', {}), toolCall('fail', {})]).resume(waiting.runId).result;
+      expect(again.status).toBe('waiting');
+      const [second] = await pendingApprovals(store, waiting.runId);
+      expect(second?.kind === 'question' && second.question).toMatch(/^2 tool calls failed in this step \(limit 2\)/);
+      expect(second?.requestId).not.toBe(question?.requestId);
+      await respond(store, waiting.runId, { stepId: 'work', answer: 'give up and say so', by: 'carol' });
+      const done = await engine(({ request }) => complete(String(request.messages.at(-1)?.content))).resume(
+        waiting.runId,
+      ).result;
+      expect(done.status).toBe('completed');
+      expect((done.steps[0]?.output as { summary: string }).summary).toContain('give up and say so');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('fails as before by default (E406), and rejects an unknown policy (E601)', async () => {
     directory = await mkdtemp(path.join(tmpdir(), 'stepwise-ask-'));
     const store = createSqliteStore({ path: path.join(directory, 'runs.db') });

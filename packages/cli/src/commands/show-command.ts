@@ -11,6 +11,7 @@ import {
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatDuration } from '../format-duration.js';
+import { goalProgressByStep } from '../report/report-goal-progress.js';
 import { stepTimings } from '../step-timing.js';
 import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
@@ -114,6 +115,16 @@ function printExecution(context: CommandContext, record: ExecutionRecord): void 
   }
 }
 
+/** Goal steps: where each stood after every model turn. */
+function printGoalProgress(context: CommandContext, byStep: ReadonlyMap<string, readonly string[]>): void {
+  if (byStep.size === 0) return;
+  print(context);
+  print(context, context.palette.bold('Goal progress'));
+  for (const [stepId, lines] of byStep) {
+    for (const line of lines) print(context, `  ${stepId}  ${compact(line, valueWidth(context))}`);
+  }
+}
+
 export const showCommand: CommandDefinition = {
   name: 'show',
   summary: 'show a run (steps and its audit trail) or one execution',
@@ -203,6 +214,7 @@ Examples:
         ];
       });
       for (const line of alignColumns(rows, '  ')) print(context, line);
+      printGoalProgress(context, goalProgressByStep(events));
       print(context);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));

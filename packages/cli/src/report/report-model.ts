@@ -266,6 +266,25 @@ function recordStepEvent(
       bucket.approvals.push(request);
       return;
     }
+    case 'question-ask': {
+      const { requestId, cause, question, turn } = event;
+      const asked = { executionId: requestId, question, cause, turn, requestedAt: event.at };
+      approvalRequests.set(requestId, asked);
+      bucket.approvals.push(asked);
+      return;
+    }
+    case 'approval-response': {
+      // A person's answer, journaled while the run waited; for an approval the decision follows on resume.
+      const request = approvalRequests.get(event.requestId);
+      if (request)
+        Object.assign(request, {
+          answer: event.answer,
+          answeredBy: event.by,
+          answeredAt: event.at,
+          response: event.decision,
+        });
+      return;
+    }
     case 'approval-decision': {
       const { decision, source, by, reason } = event;
       const decided = { decision, source, by, reason, decidedAt: event.at };

@@ -107,10 +107,18 @@ export const REPORT_SCRIPT = String.raw`
       panel.appendChild(heading('Approvals'));
       step.approvals.forEach(function (approval) {
         var card = el('div', 'card');
-        card.appendChild(el('div', 'title', (approval.tool || '') + ': ' + (approval.decision || 'asked')));
-        card.appendChild(definitions([
-          ['effect', approval.effect], ['reason', approval.reason], ['source', approval.source], ['by', approval.by],
-        ]));
+        if (approval.question !== undefined) {
+          card.appendChild(el('div', 'title', 'question (' + approval.cause + '): ' + (approval.answer !== undefined ? 'answered' : 'asked')));
+          card.appendChild(definitions([
+            ['asked', approval.question], ['answer', approval.answer], ['by', approval.answeredBy],
+          ]));
+        } else {
+          card.appendChild(el('div', 'title', (approval.tool || '') + ': ' + (approval.decision || 'asked')));
+          card.appendChild(definitions([
+            ['effect', approval.effect], ['reason', approval.reason], ['source', approval.source], ['by', approval.by],
+            ['answered', approval.response ? approval.response + ' by ' + approval.answeredBy : undefined],
+          ]));
+        }
         if (approval.args) card.appendChild(pre(approval.args));
         panel.appendChild(card);
       });
