@@ -96,7 +96,8 @@ export function stepTimings(events: readonly RunEvent[], until?: number): RunTim
         if (openAttempt.get(event.stepId)?.executionId === event.result.executionId) closeAttempt(event.stepId, at);
         break;
       case 'approval-response':
-        answered.add(event.stepId);
+        // A question's answer goes to the model; only an approval is asked again on resume.
+        if (event.decision !== 'answer') answered.add(event.stepId);
         break;
       case 'approval-request':
       case 'question-ask':
