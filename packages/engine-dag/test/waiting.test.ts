@@ -61,9 +61,14 @@ describe.skipIf(!ready)('waiting for a person', () => {
 
     const store = createSqliteStore({ path: database });
     const pending = await pendingApprovals(store, runId);
-    expect(pending.map((request) => [request.stepId, request.tool, request.reason])).toEqual([
-      ['deploy', 'mark', 'step'],
-    ]);
+    expect(
+      pending.map((request) => [
+        request.kind,
+        request.stepId,
+        request.kind === 'approval' && request.tool,
+        request.kind === 'approval' && request.reason,
+      ]),
+    ).toEqual([['approval', 'deploy', 'mark', 'step']]);
     store.close();
 
     const answered = await hostProcess('respond', 'deploy', 'approve');
