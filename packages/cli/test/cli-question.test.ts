@@ -70,7 +70,7 @@ describe('a goal step’s question from the command line', () => {
     try {
       const completed = await second.resume(runId).result;
       expect(completed.status).toBe('completed');
-      expect((completed.steps[0]?.output as { summary: string }).summary).toContain('use main');
+      expect((completed.steps[0]?.output as { summary?: string } | undefined)?.summary).toContain('use main');
 
       const shown = await inProcess(['show', runId, '--db', database]);
       expect(shown.stdout).toContain('Goal progress');
