@@ -165,6 +165,27 @@ describe('the ask policy', () => {
     }
   });
 
+  it('a tool call inside a goal step that would wait for an approval is not run; the model is told so', async () => {
+    const tools = testTools();
+    const script = scriptedModel(({ call, request }) =>
+      call === 0
+        ? toolCall('note', { text: 'x' })
+        : complete(String(request.messages.findLast((message) => message.role === 'tool')?.content)),
+    );
+    const engine = agenticEngine({
+      model: script,
+      tools: tools.registry,
+      tokenEstimator: heuristicEstimator,
+      approvals: { policy: { effects: { write: 'pause' } } },
+    });
+    const result = await engine.run({ id: 'p', steps: [{ id: 'work', description: 'write a note' }] }).result;
+    expect(result.status).toBe('completed');
+    expect(tools.log.calls).toEqual([]);
+    expect((result.steps[0]?.output as { summary?: string } | undefined)?.summary).toMatch(
+      /^NOT RUN: this call needs a person's approval/,
+    );
+  });
+
   it('fails as before by default (E406), and rejects an unknown policy (E601)', async () => {
     directory = await mkdtemp(path.join(tmpdir(), 'stepwise-ask-'));
     const store = createSqliteStore({ path: path.join(directory, 'runs.db') });
