@@ -212,6 +212,10 @@ export const StepwiseConfigSchema = z
         tokenBudget: z.number().int().positive().optional(),
         maxContextTokens: z.number().int().positive().optional(),
         maxToolResultTokens: z.number().int().positive().optional(),
+        /** BLOCKED: `fail` the step, or `ask` a person (the run waits; `stepwise respond --answer`). */
+        onBlocked: z.enum(['fail', 'ask']).optional(),
+        /** Turn and tool-failure limits: `fail`, or `ask` a person whether the step may go on. */
+        onLimit: z.enum(['fail', 'ask']).optional(),
       })
       .strict()
       .optional(),

@@ -52,6 +52,21 @@ export interface AgenticLimits {
   readonly maxContextTokens?: number;
   /** Longer tool results are cut head + tail with a `[truncated N tokens]` marker. Default 2 000. */
   readonly maxToolResultTokens?: number;
+  /** BLOCKED: `fail` the step (E406), or `ask` a person (the run ends `waiting`; `stepwise respond --answer`). Default `fail`. */
+  readonly onBlocked?: 'fail' | 'ask';
+  /** Turn and tool-failure limits: `fail` (E403, E404), or `ask` a person whether the step may go on. Default `fail`. */
+  readonly onLimit?: 'fail' | 'ask';
+}
+
+/** Splits the `agentic` settings into the loop's limits and its ask policy. */
+function agenticLoopOptions(agentic: AgenticLimits | undefined): Record<string, unknown> {
+  if (!agentic) return {};
+  const { onBlocked, onLimit, ...limits } = agentic;
+  return {
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
+    ...(onBlocked ? { onBlocked } : {}),
+    ...(onLimit ? { onLimit } : {}),
+  };
 }
 
 const loadAgenticEngine = () =>
@@ -241,7 +256,12 @@ async function createEngine(name: EngineName, options: EngineOptions & Record<st
       if (!options.model) return dagEngine(options);
       // With a model, goal steps (no tool) run the model loop under the dag engine too.
       const { goalStepExecutor } = await loadAgenticEngine();
-      const loop = { model: options.model, ...(options.limits ? { limits: options.limits } : {}) };
+      const loop = {
+        model: options.model,
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.onBlocked ? { onBlocked: options.onBlocked } : {}),
+        ...(options.onLimit ? { onLimit: options.onLimit } : {}),
+      };
       const goalSteps = goalStepExecutor(loop as unknown as Parameters<typeof goalStepExecutor>[0]);
       return dagEngine({ ...options, goalSteps });
     }
@@ -342,7 +362,7 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
       // The agentic engine's own `retry` is for model calls; step retries are the dag engine's.
       ...(options.retry && engineName === 'dag' ? { retry: options.retry } : {}),
       ...(model ? { model } : {}),
-      ...(engineName !== 'sequential' && options.agentic ? { limits: options.agentic } : {}),
+      ...(engineName !== 'sequential' ? agenticLoopOptions(options.agentic) : {}),
     };
     const engine = await createEngine(engineName, engineOptions);
     const openStore = store;

@@ -14,7 +14,8 @@ type ViewStatus =
   | 'failed'
   | 'skipped'
   | 'denied'
-  | 'cancelled';
+  | 'cancelled'
+  | 'waiting';
 
 interface ViewStep {
   readonly id: string;
@@ -40,7 +41,7 @@ export interface LiveViewOptions {
   readonly now?: () => number;
 }
 
-const FINISHED: ReadonlySet<ViewStatus> = new Set(['succeeded', 'failed', 'skipped', 'denied', 'cancelled']);
+const FINISHED: ReadonlySet<ViewStatus> = new Set(['succeeded', 'failed', 'skipped', 'denied', 'cancelled', 'waiting']);
 
 /**
  * The TTY view of a run: one line per step (spinner and elapsed time while running, then the
@@ -251,6 +252,7 @@ export class LiveView {
       skipped: palette.gray('↷'),
       denied: palette.yellow('⊘'),
       cancelled: palette.gray('■'),
+      waiting: palette.cyan('⏸'),
     };
     let time = '';
     let detail = '';
@@ -268,6 +270,9 @@ export class LiveView {
         );
         break;
       case 'pending':
+        break;
+      case 'waiting':
+        detail = palette.cyan('waiting for a person: stepwise pending, stepwise respond');
         break;
       default:
         time = step.durationMs === undefined ? '' : formatDuration(step.durationMs);

@@ -18,6 +18,17 @@ describe('waiting for a person from the command line', () => {
     const runId = parseJsonLines(waiting.stdout)[0]?.runId as string;
     expect(parseJsonLines(waiting.stdout).at(-1)).toMatchObject({ type: 'run-end', status: 'waiting' });
     expect(await cli.readCalls()).toEqual([]);
+    const shown = await cli.stepwise(['show', runId, '--json']);
+    const steps = JSON.parse(shown.stdout).steps as {
+      stepId: string;
+      status: string;
+      result?: { error?: { code: string } };
+    }[];
+    expect(steps.map((step) => [step.stepId, step.status, step.result?.error?.code])).toEqual([
+      ['ask', 'waiting', 'E410'],
+      ['after', 'skipped', 'E310'],
+    ]);
+    expect((await cli.stepwise(['show', runId])).stdout).toMatch(/ask\s+sleep_ms\s+waiting/);
 
     const pending = await cli.stepwise(['pending', '--json']);
     expect(pending.code, pending.stderr).toBe(0);

@@ -96,7 +96,7 @@ export async function admitCall(
       validated.value,
       signal,
     );
-    if (decided.decision === 'waiting') return refuse('cancelled', waitingError(request.stepId, tool.name));
+    if (decided.decision === 'waiting') return refuse('waiting', waitingError(request.stepId, tool.name));
     if (decided.decision !== 'approved') {
       const status = decided.decision === 'skipped' ? 'skipped' : 'denied';
       return refuse(status, {

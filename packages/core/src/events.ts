@@ -4,7 +4,11 @@ import type { PlanDiff } from './plan-diff.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 
-export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
+/**
+ * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
+ * `waiting`, and after `respond()` a resume runs the step again with the answer.
+ */
+export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled' | 'waiting';
 /** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
 export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused' | 'waiting';
 
@@ -127,8 +131,11 @@ export interface ApprovalResponseEvent extends EventBase {
   readonly stepId: string;
   /** The request answered (its `executionId`, which is the request id). */
   readonly requestId: string;
-  readonly decision: 'approve' | 'deny' | 'skip' | 'edit';
+  /** `answer`: the reply to a goal step's question (`question-ask`), in `answer`. */
+  readonly decision: 'approve' | 'deny' | 'skip' | 'edit' | 'answer';
   readonly args?: Record<string, unknown>;
+  /** The person's reply to a question; the resumed goal step hands it to the model as the next message. */
+  readonly answer?: string;
   readonly by: string;
   readonly reason?: string;
 }
@@ -255,6 +262,26 @@ export interface GoalProgressEvent extends EventBase {
   readonly toolFailures: number;
 }
 
+/**
+ * A goal step asks a person instead of failing (the model reported the step blocked, or a loop
+ * limit was reached, and the policy says `ask`): the step ends `waiting`, so does the run. The
+ * answer (`respond()` with `answer`) goes to the model as the next message when the run resumes,
+ * and the same attempt continues.
+ */
+export interface QuestionAskEvent extends EventBase {
+  readonly type: 'question-ask';
+  readonly stepId: string;
+  /** Answer it with this id (or with the step id). */
+  readonly requestId: string;
+  readonly attempt: number;
+  /** The model turn after which it was asked. */
+  readonly turn: number;
+  /** Why the step asks: `blocked` (the model's `report_blocked`), `turns` or `tool-failures` (a limit was reached). */
+  readonly cause: 'blocked' | 'turns' | 'tool-failures';
+  /** What the person is asked: the model's reason, or which limit was reached. */
+  readonly question: string;
+}
+
 export interface LimitReachEvent extends EventBase {
   readonly type: 'limit-reach';
   readonly stepId: string;
@@ -307,6 +334,7 @@ export type RunEvent =
   | ProcessStartEvent
   | ModelCallEvent
   | GoalProgressEvent
+  | QuestionAskEvent
   | LimitReachEvent
   | StepEndEvent
   | PlanReviseEvent

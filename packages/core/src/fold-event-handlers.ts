@@ -23,6 +23,7 @@ export function stepOf(run: FoldedRun, stepId: string): StepState {
       usage: undefined,
       goalProgress: undefined,
       skipRequest: undefined,
+      continueAttempt: false,
     };
     run.steps.set(stepId, step);
   }
@@ -49,14 +50,22 @@ const runResume: FoldHandler<'run-resume'> = (run) => {
   run.finishedAt = undefined;
 };
 
-/** Steps that ended only because the run stopped: a continued run runs them again. */
+/** Steps that ended only because the run stopped (or waited for a person): a continued run runs them again. */
 function endedByStop(step: StepState): boolean {
   const result = step.result;
   if (!result) return false;
   return (
     result.status === 'cancelled' ||
+    result.status === 'waiting' ||
     (result.status === 'skipped' && result.error?.code === ErrorCodes.DEPENDENCY_FAILED)
   );
+}
+
+/** The step ended `waiting` on a question its goal loop asked in that attempt. */
+function askedQuestion(run: FoldedRun, step: StepState): boolean {
+  const result = step.result;
+  if (result?.status !== 'waiting') return false;
+  return run.questions.some((question) => question.stepId === step.stepId && question.attempt === result.attempt);
 }
 
 const runContinue: FoldHandler<'run-continue'> = (run, event) => {
@@ -71,6 +80,7 @@ const runContinue: FoldHandler<'run-continue'> = (run, event) => {
         ...(event.by === undefined ? {} : { by: event.by }),
       };
     } else if (retry.has(step.stepId) || endedByStop(step)) {
+      step.continueAttempt = !retry.has(step.stepId) && askedQuestion(run, step);
       // The attempt number stays: the next attempt is attempt + 1, and the journal keeps the ended one.
       step.status = 'pending';
       step.result = undefined;
@@ -101,6 +111,7 @@ const stepStart: FoldHandler<'step-start'> = (run, event) => {
   step.result = undefined;
   step.goalProgress = undefined;
   step.skipRequest = undefined;
+  step.continueAttempt = false;
 };
 
 const stepRetry: FoldHandler<'step-retry'> = (run, event) => {
@@ -115,6 +126,7 @@ const stepEnd: FoldHandler<'step-end'> = (run, event) => {
   step.startedAt = event.result.startedAt;
   step.result = event.result;
   step.skipRequest = undefined;
+  step.continueAttempt = false;
 };
 
 // Tool executions: called (after approval), then their result.
@@ -183,6 +195,20 @@ const goalProgress: FoldHandler<'goal-progress'> = (run, event) => {
   stepOf(run, event.stepId).goalProgress = event;
 };
 
+const questionAsk: FoldHandler<'question-ask'> = (run, event) => {
+  const { requestId, stepId, attempt, turn, cause, question, at } = event;
+  run.questions.push({ requestId, stepId, attempt, turn, cause, question, at, answer: undefined, by: undefined });
+};
+
+/** Answers to questions are kept with the question; answers to approvals live in the journal until applied. */
+const approvalResponse: FoldHandler<'approval-response'> = (run, event) => {
+  if (event.decision !== 'answer') return;
+  const question = run.questions.find((entry) => entry.requestId === event.requestId);
+  if (!question) return;
+  question.answer = event.answer ?? '';
+  question.by = event.by;
+};
+
 /**
  * The fold, one handler per event type; a type without a handler only advances `lastSeq` (the
  * journal is its record). A new event type that changes run state is one line here.
@@ -200,5 +226,7 @@ export const foldEventHandlers: { readonly [T in RunEventType]?: FoldHandler<T> 
   'approval-decision': approvalDecision,
   'model-call': modelCall,
   'goal-progress': goalProgress,
+  'question-ask': questionAsk,
+  'approval-response': approvalResponse,
   'plan-revise': (run: FoldedRun, event: PlanReviseEvent) => applyPlanRevise(run, event, stepOf),
 };

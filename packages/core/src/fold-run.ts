@@ -5,6 +5,7 @@ import type {
   ModelCallEvent,
   PlanReviseEvent,
   ProcessStartEvent,
+  QuestionAskEvent,
   RunEvent,
   StepResult,
   TokenUsage,
@@ -36,6 +37,24 @@ export interface StepState {
   goalProgress: GoalProgressEvent | undefined;
   /** A `run-continue` named this ended step to be skipped; cleared when its new `step-end` is journaled. */
   skipRequest: { readonly reason?: string; readonly by?: string } | undefined;
+  /**
+   * A goal step that ended `waiting` on its question, then the run continued: the same attempt goes
+   * on (its turns replayed, the person's answer next) instead of a new one.
+   */
+  continueAttempt: boolean;
+}
+
+/** A question a goal step asked a person (`question-ask`), with the answer once `respond()` journaled it. */
+export interface QuestionRecord {
+  readonly requestId: string;
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly turn: number;
+  readonly cause: QuestionAskEvent['cause'];
+  readonly question: string;
+  readonly at: string;
+  answer: string | undefined;
+  by: string | undefined;
 }
 
 export interface ExecutionState {
@@ -81,6 +100,8 @@ export interface FoldedRun {
   readonly processes: Map<string, ProcessStartEvent[]>;
   /** Every revision of the plan, oldest first; `plan` and `planDigest` are the latest. */
   readonly revisions: PlanReviseEvent[];
+  /** Questions goal steps asked a person, oldest first. */
+  readonly questions: QuestionRecord[];
   usage: TokenUsage | undefined;
 }
 
@@ -107,6 +128,7 @@ export function emptyRun(runId: string): FoldedRun {
     modelCalls: [],
     processes: new Map(),
     revisions: [],
+    questions: [],
     usage: undefined,
   };
 }

@@ -57,6 +57,7 @@ export {
   type FoldedRun,
   foldRun,
   inFlightSteps,
+  type QuestionRecord,
   type StepState,
   summarizeRun,
 } from './fold-run.js';
@@ -86,7 +87,13 @@ export {
 } from './json-error-location.js';
 export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
 export { type JournaledAnswers, waitingError } from './pause-approval.js';
-export { type ApprovalState, approvalState, type PendingApproval } from './pending-approvals.js';
+export {
+  type ApprovalState,
+  approvalState,
+  type PendingApproval,
+  type PendingQuestion,
+  type PendingToolApproval,
+} from './pending-approvals.js';
 export { diffPlans, type PlanChange, type PlanDiff } from './plan-diff.js';
 export {
   approvePlan,

@@ -39,7 +39,7 @@ export interface StepInvocation {
 
 /** The outcome of one tool call, before it becomes a StepResult (agentic steps make many). */
 export interface ToolCallOutcome {
-  readonly status: 'succeeded' | 'failed' | 'denied' | 'skipped' | 'cancelled';
+  readonly status: 'succeeded' | 'failed' | 'denied' | 'skipped' | 'cancelled' | 'waiting';
   readonly output?: unknown;
   readonly error?: StepError;
   readonly artifacts: readonly Artifact[];

@@ -6,13 +6,18 @@ import { RunJournal } from './journal.js';
 import { approvalState, type PendingApproval } from './pending-approvals.js';
 import { type RunStore, readAll } from './run-store.js';
 
-/** A person's answer to a waiting run's approval request. Name the request by `stepId` or `requestId`. */
+/**
+ * A person's answer to what a waiting run waits on. Name the request by `stepId` or `requestId`;
+ * give a `decision` for an approval request, an `answer` for a goal step's question.
+ */
 export interface ApprovalAnswer {
   readonly stepId?: string;
   readonly requestId?: string;
-  /** `edit`: approve and run the step with `args` instead (validated when the step runs). */
-  readonly decision: 'approve' | 'deny' | 'skip' | 'edit';
+  /** For an approval. `edit`: approve and run the step with `args` instead (validated when the step runs). */
+  readonly decision?: 'approve' | 'deny' | 'skip' | 'edit';
   readonly args?: Record<string, unknown>;
+  /** For a question: the reply the model reads as its next message when the run resumes. */
+  readonly answer?: string;
   /** Who answered; journaled. */
   readonly by: string;
   readonly reason?: string;
@@ -25,11 +30,14 @@ function refused(runId: string, reason: string, message: string, location: strin
   });
 }
 
-/** The approval requests a run waits on (empty unless the run is `waiting`). */
+/** The approval requests a run waits on: those of its steps that ended `waiting` (none unless the run is `waiting`). */
 export async function pendingApprovals(store: RunStore, runId: string): Promise<PendingApproval[]> {
   const events = await readAll(store, runId);
-  if (foldRun(events, runId).status !== 'waiting') return [];
-  return [...approvalState(events).pending.values()];
+  const run = foldRun(events, runId);
+  if (run.status !== 'waiting') return [];
+  return [...approvalState(events).pending.values()].filter(
+    (request) => run.steps.get(request.stepId)?.status === 'waiting',
+  );
 }
 
 /**
@@ -59,8 +67,9 @@ export async function respond(store: RunStore, runId: string, answer: ApprovalAn
       type: 'approval-response',
       stepId: request.stepId,
       requestId: request.requestId,
-      decision: answer.decision,
+      decision: answer.answer === undefined ? (answer.decision as NonNullable<ApprovalAnswer['decision']>) : 'answer',
       ...(answer.decision === 'edit' && answer.args ? { args: answer.args } : {}),
+      ...(answer.answer === undefined ? {} : { answer: answer.answer }),
       by: answer.by,
       ...(answer.reason === undefined ? {} : { reason: answer.reason }),
     });
@@ -74,7 +83,13 @@ export async function respond(store: RunStore, runId: string, answer: ApprovalAn
 function checkAnswer(runId: string, answer: ApprovalAnswer): void {
   const invalid = (message: string, location: string) =>
     new StepwiseError(ErrorCodes.INPUT_INVALID, `answer for run ${runId}: ${message}`, { location });
-  if (!['approve', 'deny', 'skip', 'edit'].includes(answer.decision)) {
+  if (answer.answer !== undefined) {
+    if (answer.decision !== undefined)
+      throw invalid('give a decision (approval) or an answer (question), not both', 'answer');
+    if (typeof answer.answer !== 'string' || answer.answer.trim() === '') {
+      throw invalid('answer must be a non-empty string', 'answer');
+    }
+  } else if (!['approve', 'deny', 'skip', 'edit'].includes(answer.decision as string)) {
     throw invalid(`decision must be approve, deny, skip or edit (got ${String(answer.decision)})`, 'decision');
   }
   if ((answer.stepId === undefined) === (answer.requestId === undefined)) {
@@ -96,7 +111,7 @@ function findRequest(
   const named = answer.requestId ?? answer.stepId ?? '';
   const stepId = answer.stepId ?? state.requests.get(answer.requestId ?? '');
   if (stepId === undefined) throw refused(runId, 'unknown', `no approval request ${named}`, named);
-  if (state.answers.has(stepId)) {
+  if (state.answers.has(stepId) || state.questionAnswers.has(stepId)) {
     throw refused(runId, 'answered', `the request of step "${stepId}" was already answered`, named);
   }
   if (status !== 'waiting') throw refused(runId, 'not-waiting', `the run is ${status}, not waiting`, runId);
@@ -104,6 +119,16 @@ function findRequest(
   if (!request) throw refused(runId, 'unknown', `step "${stepId}" has no approval request waiting`, named);
   if (answer.requestId !== undefined && answer.requestId !== request.requestId) {
     throw refused(runId, 'stale', `request ${answer.requestId} was replaced by ${request.requestId}`, named);
+  }
+  if ((request.kind === 'question') !== (answer.answer !== undefined)) {
+    const needs = request.kind === 'question' ? 'a question: reply with answer' : 'an approval: reply with decision';
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `answer for run ${runId}: step "${request.stepId}" asks ${needs}`,
+      {
+        location: request.kind === 'question' ? 'answer' : 'decision',
+      },
+    );
   }
   return request;
 }

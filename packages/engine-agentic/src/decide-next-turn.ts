@@ -1,4 +1,5 @@
 import { ErrorCodes } from '@stepwise/core';
+import { askOrFail, deliverAnswer } from './ask-person.js';
 import type { ChatResponse } from './chat-model.js';
 import type { DispatchedCalls } from './dispatch-tool-calls.js';
 import { type GoalStepSession, StepEnd } from './goal-step-session.js';
@@ -9,11 +10,13 @@ export function checkTurnLimits(session: GoalStepSession): void {
   const { signal, maxTurns, usage } = session;
   const { tokenBudget } = session.context.settings.limits;
   if (signal.aborted) throw signal.reason;
-  if (session.turn >= maxTurns) {
-    throw session.limitReached(
+  if (session.turn >= maxTurns && !deliverAnswer(session, 'turns')) {
+    const message = `the step used all of its ${maxTurns} turns without completing`;
+    throw askOrFail(
+      session,
       'turns',
-      maxTurns,
-      session.failure(ErrorCodes.TURN_LIMIT, `the step used all of its ${maxTurns} turns without completing`),
+      `${message}; may it go on?`,
+      session.limitReached('turns', maxTurns, session.failure(ErrorCodes.TURN_LIMIT, message)),
     );
   }
   const spent = usage?.totalTokens ?? 0;
@@ -31,10 +34,15 @@ function endOrRequireAnalysis(session: GoalStepSession, calls: DispatchedCalls):
   const { loop } = session;
   const { journal } = session.context.kernel;
   const { limits } = session.context.settings;
-  if (calls.blocked !== undefined) {
-    throw session.failure(ErrorCodes.STEP_BLOCKED, `the model reported the step blocked: ${calls.blocked}`, {
-      reason: calls.blocked,
-    });
+  if (calls.blocked !== undefined && !deliverAnswer(session, 'blocked')) {
+    throw askOrFail(
+      session,
+      'blocked',
+      calls.blocked,
+      session.failure(ErrorCodes.STEP_BLOCKED, `the model reported the step blocked: ${calls.blocked}`, {
+        reason: calls.blocked,
+      }),
+    );
   }
   const completion = calls.completion;
   if (completion) {
@@ -48,14 +56,13 @@ function endOrRequireAnalysis(session: GoalStepSession, calls: DispatchedCalls):
       },
     });
   }
-  if (loop.toolFailures >= limits.maxToolFailures) {
-    throw session.limitReached(
+  if (loop.toolFailures >= session.maxToolFailures && !deliverAnswer(session, 'tool-failures')) {
+    const message = `${loop.toolFailures} tool calls failed in this step (limit ${session.maxToolFailures})`;
+    throw askOrFail(
+      session,
       'tool-failures',
-      loop.toolFailures,
-      session.failure(
-        ErrorCodes.TOOL_FAILURE_LIMIT,
-        `${loop.toolFailures} tool calls failed in this step (limit ${limits.maxToolFailures})`,
-      ),
+      `${message}; may it go on?`,
+      session.limitReached('tool-failures', loop.toolFailures, session.failure(ErrorCodes.TOOL_FAILURE_LIMIT, message)),
     );
   }
   if (!loop.analyseRequired && loop.consecutiveToolCalls >= limits.maxConsecutiveToolCalls) {

@@ -35,6 +35,9 @@ function describeOutcome(session: GoalStepSession, outcome: ToolCallOutcome): st
   if (outcome.status === 'succeeded') {
     text = render(outcome.output);
     session.toolOutputs.push(text);
+  } else if (outcome.status === 'waiting') {
+    // Approval mode `pause` inside a goal step: the call cannot wait for a person mid-loop.
+    text = `NOT RUN: this call needs a person's approval, which is not asked during a goal step. Do not repeat it; find another way or call report_blocked with what you need.`;
   } else if (outcome.status === 'denied' || outcome.status === 'skipped') {
     text = `DENIED: ${outcome.error?.message ?? 'denied by user'}. The call was not run. Do not repeat it; find another way or call report_blocked.`;
   } else {

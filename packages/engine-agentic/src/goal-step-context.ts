@@ -1,4 +1,12 @@
-import type { ApprovalRecord, ExecutionState, KernelContext, ModelCallEvent, Plan, Step } from '@stepwise/core';
+import type {
+  ApprovalRecord,
+  ExecutionState,
+  KernelContext,
+  ModelCallEvent,
+  Plan,
+  QuestionRecord,
+  Step,
+} from '@stepwise/core';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
 import type { ModelRetryOptions } from './generate-with-retry.js';
@@ -32,6 +40,8 @@ export interface LoopSettings {
   readonly commandTool: CommandToolOptions;
   readonly commandTimeoutMs: number;
   readonly allowRerunInterrupted: boolean;
+  /** Whether BLOCKED and the loop limits (turns, tool failures) ask a person instead of failing the step. */
+  readonly ask: { readonly blocked: boolean; readonly limits: boolean };
 }
 
 /** What the journal says about a step that was in flight: the turns to replay instead of repeating. */
@@ -41,6 +51,8 @@ export interface StepReplay {
   readonly executions: ReadonlyMap<string, ExecutionState>;
   readonly approvals: readonly ApprovalRecord[];
   readonly startedAt: string;
+  /** Questions this attempt asked a person, oldest first, with their answers. */
+  readonly questions: readonly QuestionRecord[];
 }
 
 export interface GoalStepContext {

@@ -71,6 +71,18 @@ export interface GoalStepExecutorOptions {
   readonly random?: () => number;
   /** Re-run in-flight non-idempotent tool calls of a resumed goal step instead of failing them. Default false. */
   readonly allowRerunInterrupted?: boolean;
+  /**
+   * When the model reports the step blocked: `fail` the step (E406), or `ask` a person: the model's
+   * reason becomes a question (`question-ask`), the step and the run end `waiting`, and after
+   * `respond(store, runId, { stepId, answer, by })` a resume hands the answer to the model as its
+   * next message and the step's loop goes on. Default `fail`.
+   */
+  readonly onBlocked?: 'fail' | 'ask';
+  /**
+   * When the step runs out of turns (E403) or tool failures (E404): `fail`, or `ask` a person as
+   * for `onBlocked`; an answer grants the step as many turns (or failures) again. Default `fail`.
+   */
+  readonly onLimit?: 'fail' | 'ask';
 }
 
 const DEFAULT_COMMAND_TOOL: CommandToolOptions = {
@@ -109,6 +121,14 @@ export function goalStepExecutor(options: GoalStepExecutorOptions): GoalStepExec
       location: 'model',
     });
   }
+  for (const name of ['onBlocked', 'onLimit'] as const) {
+    const value = options[name];
+    if (value !== undefined && value !== 'fail' && value !== 'ask') {
+      throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `${name} must be 'fail' or 'ask', got ${String(value)}`, {
+        location: name,
+      });
+    }
+  }
   positive('modelTimeoutMs', options.modelTimeoutMs);
   positive('commandTimeoutMs', options.commandTimeoutMs);
   let estimator: Promise<TokenEstimator> | undefined;
@@ -136,6 +156,7 @@ function executorWith(
     commandTool: options.commandTool ?? DEFAULT_COMMAND_TOOL,
     commandTimeoutMs: options.commandTimeoutMs ?? 120_000,
     allowRerunInterrupted: options.allowRerunInterrupted ?? false,
+    ask: { blocked: options.onBlocked === 'ask', limits: options.onLimit === 'ask' },
   });
   return {
     journaled: { model: options.model.name, limits },
@@ -150,7 +171,9 @@ function executorWith(
         const { step, attempt } = request;
         const kernel = { ...request.kernel, signal };
         const replay = request.resumed ? replayOf(request.resumed, step, attempt) : undefined;
-        if (!replay) {
+        // A crash left the attempt running (its step-start stands); after a question it ended
+        // `waiting`, so it starts again as the same attempt.
+        if (request.resumed?.steps.get(step.id)?.status !== 'running') {
           kernel.journal.emit({
             type: 'step-start',
             stepId: step.id,
@@ -174,7 +197,7 @@ function executorWith(
   };
 }
 
-/** The journaled turns of an attempt a crash interrupted: the step continues after the last one. */
+/** The journaled turns of an attempt a crash (or a question to a person) interrupted: the step continues after the last one. */
 function replayOf(run: FoldedRun, step: Step, attempt: number): StepReplay {
   return {
     modelCalls: run.modelCalls
@@ -189,6 +212,7 @@ function replayOf(run: FoldedRun, step: Step, attempt: number): StepReplay {
     executions: run.executions,
     approvals: run.approvals,
     startedAt: run.steps.get(step.id)?.startedAt ?? new Date().toISOString(),
+    questions: run.questions.filter((question) => question.stepId === step.id && question.attempt === attempt),
   };
 }
 

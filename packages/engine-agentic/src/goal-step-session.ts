@@ -4,6 +4,7 @@ import {
   type CriterionStatus,
   deriveExecutionId,
   endStep,
+  type QuestionRecord,
   type StepError,
   type StepResult,
   type TokenUsage,
@@ -48,7 +49,14 @@ export class GoalStepSession {
   readonly context: GoalStepContext;
   readonly signal: AbortSignal;
   readonly executionId: string;
-  readonly maxTurns: number;
+  /** Turns this attempt may take: the step's limit, again for each time a person let it go on. */
+  maxTurns: number;
+  /** Failed tool calls this attempt may make, likewise. */
+  maxToolFailures: number;
+  /** Questions this attempt asked a person so far (journaled ones included). */
+  questionCount: number;
+  /** The person's answer to the question this attempt stopped on, until the loop hands it to the model. */
+  pendingAnswer: QuestionRecord | undefined;
   readonly startedAt: string;
   /** `performance.now()` at the start, moved back by the time already spent before a resume. */
   readonly started: number;
@@ -75,7 +83,18 @@ export class GoalStepSession {
     this.started = performance.now() - (replay ? Date.now() - Date.parse(replay.startedAt) : 0);
     this.startedAt = replay?.startedAt ?? new Date().toISOString();
     this.executionId = deriveExecutionId(kernel.runId, step.id, attempt);
-    this.maxTurns = step.maxTurns ?? settings.limits.maxTurns;
+    const questions = replay?.questions ?? [];
+    const last = questions.at(-1);
+    // Asked after the last journaled turn and answered: the model reads the answer next.
+    this.pendingAnswer =
+      last?.answer !== undefined && last.turn === (replay?.modelCalls.at(-1)?.turn ?? 0) ? last : undefined;
+    const granted = (cause: QuestionRecord['cause']) =>
+      questions.filter(
+        (question) => question.cause === cause && question.answer !== undefined && question !== this.pendingAnswer,
+      ).length;
+    this.questionCount = questions.length;
+    this.maxTurns = (step.maxTurns ?? settings.limits.maxTurns) * (1 + granted('turns'));
+    this.maxToolFailures = settings.limits.maxToolFailures * (1 + granted('tool-failures'));
     this.toolset = stepToolset(kernel.registry, step, settings.estimator);
     for (const approval of replay?.approvals ?? []) this.approvals.set(approval.executionId, approval);
     this.criteria = (step.expect ?? []).map((expectation) => ({

@@ -66,5 +66,9 @@ export function analyseNote(calls: number): string {
   return `You made ${calls} tool calls without stopping to analyse. Before calling any more tools, write your analysis of the results so far: what you learned, what is still missing, and what you will do next. Do not call a tool in your next answer.`;
 }
 
+export function personAnswerNote(question: string, answer: string): string {
+  return `A person answered your question ("${question}"):\n${answer}\nContinue with the step with this in mind.`;
+}
+
 export const LAST_TURN_NOTE =
   'You have one turn left in this step: call complete_step if the step is done, otherwise report_blocked with what is missing.';

@@ -52,7 +52,7 @@ describe.skipIf(!ready)('waiting for a person', () => {
   it('run → waiting → the process exits → another process answers → a third resumes and completes', async () => {
     const waiting = await hostProcess('run', sideFile);
     expect(waiting.status).toBe('waiting');
-    expect(statusOf(waiting, 'deploy')).toBe('cancelled');
+    expect(statusOf(waiting, 'deploy')).toBe('waiting');
     expect(waiting.steps.find((step: { stepId: string }) => step.stepId === 'deploy').error.code).toBe(
       ErrorCodes.APPROVAL_WAITING,
     );
@@ -61,9 +61,14 @@ describe.skipIf(!ready)('waiting for a person', () => {
 
     const store = createSqliteStore({ path: database });
     const pending = await pendingApprovals(store, runId);
-    expect(pending.map((request) => [request.stepId, request.tool, request.reason])).toEqual([
-      ['deploy', 'mark', 'step'],
-    ]);
+    expect(
+      pending.map((request) => [
+        request.kind,
+        request.stepId,
+        request.kind === 'approval' && request.tool,
+        request.kind === 'approval' && request.reason,
+      ]),
+    ).toEqual([['approval', 'deploy', 'mark', 'step']]);
     store.close();
 
     const answered = await hostProcess('respond', 'deploy', 'approve');

@@ -21,8 +21,10 @@ export const pendingCommand: CommandDefinition = {
   options: pendingOptions,
   help: `Usage: stepwise pending [runId] [--json] [--db F]
 
-Lists the approval requests of runs that are waiting for a person (status waiting, exit code 35):
-the run, the request id, the step, the tool and its arguments. Answer one with stepwise respond.
+Lists what runs that are waiting for a person (status waiting, exit code 35) wait on: approval
+requests (the run, the request id, the step, the tool and its arguments) and questions of goal
+steps (the model reported the step blocked, or a loop limit was reached). Answer one with
+stepwise respond.
 
 Examples:
   stepwise pending
@@ -43,13 +45,13 @@ Examples:
         print(context, context.palette.gray('nothing is waiting for an answer'));
         return ExitCodes.COMPLETED;
       }
-      const header = ['run', 'request', 'step', 'tool', 'args'].map((title) => context.palette.gray(title));
+      const header = ['run', 'request', 'step', 'asks', 'about'].map((title) => context.palette.gray(title));
       const rows = requests.map((request) => [
         request.runId,
         request.requestId,
         request.stepId,
-        `${request.tool} (${request.effect})`,
-        JSON.stringify(request.args).slice(0, 80),
+        request.kind === 'question' ? `question (${request.cause})` : `${request.tool} (${request.effect})`,
+        (request.kind === 'question' ? request.question : JSON.stringify(request.args)).slice(0, 80),
       ]);
       for (const line of alignColumns([header, ...rows])) print(context, line);
       return ExitCodes.COMPLETED;
@@ -67,17 +69,20 @@ const respondOptions = {
   deny: { type: 'boolean' },
   skip: { type: 'boolean' },
   edit: { type: 'string' },
+  answer: { type: 'string' },
   by: { type: 'string' },
   reason: { type: 'string' },
   json: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
-function decisionOf(values: Record<string, unknown>): Pick<ApprovalAnswer, 'decision' | 'args'> {
+function decisionOf(values: Record<string, unknown>): Pick<ApprovalAnswer, 'decision' | 'args' | 'answer'> {
   const chosen = (['approve', 'deny', 'skip'] as const).filter((flag) => values[flag] === true);
   const edit = typeof values.edit === 'string' ? values.edit : undefined;
-  if (chosen.length + (edit === undefined ? 0 : 1) !== 1) {
-    throw new UsageError('stepwise respond: give exactly one of --approve, --deny, --skip, --edit ARGS');
+  const answer = typeof values.answer === 'string' ? values.answer : undefined;
+  if (chosen.length + (edit === undefined ? 0 : 1) + (answer === undefined ? 0 : 1) !== 1) {
+    throw new UsageError('stepwise respond: give exactly one of --approve, --deny, --skip, --edit ARGS, --answer TEXT');
   }
+  if (answer !== undefined) return { answer };
   if (edit === undefined) return { decision: chosen[0] as 'approve' | 'deny' | 'skip' };
   let args: unknown;
   try {
@@ -92,22 +97,25 @@ function decisionOf(values: Record<string, unknown>): Pick<ApprovalAnswer, 'deci
 
 export const respondCommand: CommandDefinition = {
   name: 'respond',
-  summary: "answer a waiting run's approval request",
+  summary: "answer a waiting run's approval request or question",
   positionals: { min: 1, max: 1, names: '<runId>' },
   options: respondOptions,
-  help: `Usage: stepwise respond <runId> (--step ID | --request ID) (--approve | --deny | --skip | --edit ARGS)
+  help: `Usage: stepwise respond <runId> (--step ID | --request ID)
+                        (--approve | --deny | --skip | --edit ARGS | --answer TEXT)
                         [--by WHO] [--reason TEXT] [--json] [--db F]
 
-Journals a person's answer to an approval request of a waiting run (see stepwise pending); then
-stepwise resume <runId> continues the run from there: --approve runs the step, --deny ends it
-denied, --skip ends it skipped, --edit '{"path":"b.txt"}' runs it with these args instead.
+Journals a person's answer to an approval request or a question of a waiting run (see stepwise
+pending); then stepwise resume <runId> continues the run from there: --approve runs the step,
+--deny ends it denied, --skip ends it skipped, --edit '{"path":"b.txt"}' runs it with these args
+instead; --answer TEXT answers a goal step's question (the model reads it next and goes on).
 An answer to a request that is unknown, stale or already answered, or to a run that is not
 waiting, is refused (E411, exit 2); while another process holds the run it is refused with E501
 (exit 1): answer again.
 
 Examples:
   stepwise respond run_0123abcd --step deploy --approve --by alice
-  stepwise respond run_0123abcd --step deploy --edit '{"target":"staging"}' --reason "not prod yet"`,
+  stepwise respond run_0123abcd --step deploy --edit '{"target":"staging"}' --reason "not prod yet"
+  stepwise respond run_0123abcd --step fix --answer "the token is in .env.local"`,
   async run(context: CommandContext, { values, positionals }) {
     const runId = positionals[0] as string;
     const decided = decisionOf(values);

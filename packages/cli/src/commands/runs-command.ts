@@ -19,6 +19,7 @@ export function statusColour(context: CommandContext, status: string): string {
   if (status === 'completed' || status === 'succeeded') return palette.green(status);
   if (status === 'failed') return palette.red(status);
   if (status === 'partial' || status === 'denied' || status === 'running') return palette.yellow(status);
+  if (status === 'waiting') return palette.cyan(status);
   return palette.gray(status);
 }
 

@@ -3,6 +3,7 @@ import {
   type ExecutionRecord,
   executionRecord,
   foldRun,
+  type RunEvent,
   readAll,
   StepwiseError,
   summarizeRun,
@@ -10,6 +11,8 @@ import {
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatDuration } from '../format-duration.js';
+import { goalProgressByStep } from '../report/report-goal-progress.js';
+import { stepTimings } from '../step-timing.js';
 import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
@@ -112,6 +115,16 @@ function printExecution(context: CommandContext, record: ExecutionRecord): void 
   }
 }
 
+/** Goal steps: where each stood after every model turn. */
+function printGoalProgress(context: CommandContext, byStep: ReadonlyMap<string, readonly string[]>): void {
+  if (byStep.size === 0) return;
+  print(context);
+  print(context, context.palette.bold('Goal progress'));
+  for (const [stepId, lines] of byStep) {
+    for (const line of lines) print(context, `  ${stepId}  ${compact(line, valueWidth(context))}`);
+  }
+}
+
 export const showCommand: CommandDefinition = {
   name: 'show',
   summary: 'show a run (steps and its audit trail) or one execution',
@@ -146,6 +159,8 @@ Examples:
       if (events.length === 0)
         throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${id} is not in the journal`, { location: id });
       const run = foldRun(events);
+      // A wait still open (the run is waiting) counts until now.
+      const timings = stepTimings(events, Date.now() - Date.parse((events[0] as RunEvent).at));
       const records = [...run.executions.keys()]
         .map((executionId) => executionRecord(run, executionId))
         .filter((record): record is ExecutionRecord => record !== undefined);
@@ -154,9 +169,18 @@ Examples:
         tool: step.tool,
         status: run.steps.get(step.id)?.status ?? 'pending',
         result: run.steps.get(step.id)?.result,
+        toolMs: timings.steps.get(step.id)?.toolMs,
+        waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
       }));
       if (values.json) {
-        print(context, JSON.stringify({ run: summarizeRun(run), steps, executions: records }, null, 2));
+        print(
+          context,
+          JSON.stringify(
+            { run: { ...summarizeRun(run), waitingMs: timings.waitingMs }, steps, executions: records },
+            null,
+            2,
+          ),
+        );
         return ExitCodes.COMPLETED;
       }
       const { palette } = context;
@@ -167,7 +191,7 @@ Examples:
       );
       print(
         context,
-        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatDuration(run.durationMs)})`}`,
+        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatDuration(run.durationMs)})`}${timings.waitingMs > 0 ? `  ${formatDuration(timings.waitingMs)} waiting for a person` : ''}`,
       );
       if (run.authorization) print(context, `  approved by ${run.authorization.by} at ${run.authorization.at}`);
       if (run.usage)
@@ -184,11 +208,13 @@ Examples:
           palette.cyan(step.tool ?? 'agentic'),
           statusColour(context, step.status),
           result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}` : '',
-          result ? formatDuration(result.durationMs) : '',
+          step.toolMs === undefined ? '' : formatDuration(step.toolMs),
+          step.waitingMs > 0 ? palette.yellow(`waited ${formatDuration(step.waitingMs)}`) : '',
           result?.error ? `${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : '',
         ];
       });
       for (const line of alignColumns(rows, '  ')) print(context, line);
+      printGoalProgress(context, goalProgressByStep(events));
       print(context);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));

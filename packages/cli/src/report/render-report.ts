@@ -1,6 +1,6 @@
 import { formatDuration } from '../format-duration.js';
 import { layoutDag } from './layout-dag.js';
-import type { ExecutionBar, ReportModel, StepDetail } from './report-model.js';
+import type { ReportModel, StepDetail } from './report-model.js';
 import { REPORT_SCRIPT } from './report-script.js';
 import { REPORT_STYLE } from './report-style.js';
 
@@ -23,10 +23,10 @@ function truncate(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
 
-function stepDuration(step: StepDetail, bars: readonly ExecutionBar[]): number | undefined {
-  const own = bars.filter((bar) => bar.stepId === step.id);
-  if (own.length === 0) return undefined;
-  return Math.max(...own.map((bar) => bar.end)) - Math.min(...own.map((bar) => bar.start));
+/** Working time, and the wait for a person beside it: "5 ms (+4.9 s waiting)". */
+function stepTime(step: StepDetail): string {
+  const working = formatDuration(step.toolMs);
+  return step.waitingMs > 0 ? `${working} (+${formatDuration(step.waitingMs)} waiting)` : working;
 }
 
 function renderDag(model: ReportModel): string {
@@ -54,8 +54,7 @@ function renderDag(model: ReportModel): string {
   const nodes = model.steps.map((step) => {
     const at = layout.nodes.get(step.id);
     if (!at) return '';
-    const duration = formatDuration(stepDuration(step, model.bars));
-    const sub = [step.tool ?? 'agentic goal', duration].filter(Boolean).join(' · ');
+    const sub = [step.tool ?? 'agentic goal', formatDuration(step.toolMs)].filter(Boolean).join(' · ');
     const classes = ['node', `status-${step.status}`, step.onCriticalPath ? 'critical' : ''].filter(Boolean).join(' ');
     return [
       `<g class="${classes}" data-step-id="${escapeHtml(step.id)}" transform="translate(${at.x.toFixed(1)},${at.y.toFixed(1)})" tabindex="0" role="button" aria-label="step ${escapeHtml(step.id)}: ${escapeHtml(step.status)}">`,
@@ -85,6 +84,10 @@ function tickStep(span: number): number {
   for (const factor of [1, 2, 5, 10]) if (raw <= factor * magnitude) return factor * magnitude;
   return 10 * magnitude;
 }
+
+/** The hatching of waits: time a step spent waiting for a person is not drawn as work. */
+const WAITING_HATCH =
+  '<defs><pattern id="waiting-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ecfeff"/><line x1="0" y1="0" x2="0" y2="6" stroke="#0e7490" stroke-width="2"/></pattern></defs>';
 
 function renderTimeline(model: ReportModel): string {
   const span = Math.max(model.span, ...model.bars.map((bar) => bar.end), 1);
@@ -116,13 +119,25 @@ function renderTimeline(model: ReportModel): string {
       `<g class="resume"><line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${top}" y2="${height - 8}"/><text x="${(x + 4).toFixed(1)}" y="${top + 10}">resumed</text></g>`,
     );
   }
+  for (const wait of model.waits) {
+    const row = rows.get(wait.stepId);
+    if (row === undefined) continue;
+    const x = LABEL_WIDTH + wait.start * scale;
+    const waitWidth = Math.max(3, (wait.end - wait.start) * scale);
+    const y = top + row * ROW_HEIGHT + 6;
+    const title = `${wait.stepId} waited for a person ${formatDuration(wait.end - wait.start)}${wait.open ? ' (still waiting)' : ''} from +${formatDuration(wait.start)}`;
+    parts.push(
+      `<rect class="wait${wait.open ? ' open' : ''}" data-step-id="${escapeHtml(wait.stepId)}" data-waiting-ms="${Math.round(wait.end - wait.start)}" x="${x.toFixed(1)}" y="${y}" width="${waitWidth.toFixed(1)}" height="${ROW_HEIGHT - 12}" rx="2"><title>${escapeHtml(title)}</title></rect>`,
+    );
+  }
   for (const bar of model.bars) {
     const row = rows.get(bar.stepId);
     if (row === undefined) continue;
     const x = LABEL_WIDTH + bar.start * scale;
     const barWidth = Math.max(3, (bar.end - bar.start) * scale);
     const y = top + row * ROW_HEIGHT + 4;
-    const title = `${bar.stepId} attempt ${bar.attempt}: ${bar.status}, ${formatDuration(bar.end - bar.start)} from +${formatDuration(bar.start)}${bar.error ? ` — ${bar.error.code} ${bar.error.message}` : ''}${bar.critical ? ' (critical path)' : ''}`;
+    const waited = bar.waitingMs > 0 ? ` (${formatDuration(bar.waitingMs)} of it waiting for a person)` : '';
+    const title = `${bar.stepId} attempt ${bar.attempt}: ${bar.status}, ${formatDuration(bar.end - bar.start)}${waited} from +${formatDuration(bar.start)}${bar.error ? ` — ${bar.error.code} ${bar.error.message}` : ''}${bar.critical ? ' (critical path)' : ''}`;
     parts.push(
       `<rect class="bar status-${bar.status}${bar.critical ? ' critical' : ''}" data-step-id="${escapeHtml(bar.stepId)}" data-execution-id="${escapeHtml(bar.executionId)}" data-attempt="${bar.attempt}" x="${x.toFixed(1)}" y="${y}" width="${barWidth.toFixed(1)}" height="${ROW_HEIGHT - 8}" rx="3"><title>${escapeHtml(title)}</title></rect>`,
     );
@@ -140,21 +155,24 @@ function renderTimeline(model: ReportModel): string {
       `<rect class="call status-${escapeHtml(call.status)}" data-step-id="${escapeHtml(call.stepId)}" x="${x.toFixed(1)}" y="${y}" width="${callWidth.toFixed(1)}" height="3"><title>${escapeHtml(`${call.tool}${call.turn === undefined ? '' : ` (turn ${call.turn})`}: ${call.status}, ${formatDuration(call.end - call.start)}`)}</title></rect>`,
     );
   }
-  return `<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="timeline of executions">${parts.join('')}</svg>`;
+  return `<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="timeline of executions">${WAITING_HATCH}${parts.join('')}</svg>`;
 }
 
 function renderStepTable(model: ReportModel): string {
   const rows = model.steps.map((step) => {
     const attempts = model.bars.filter((bar) => bar.stepId === step.id).length;
     const error = step.result?.error ? `${step.result.error.code} ${step.result.error.message}` : '';
-    return `<tr data-step-id="${escapeHtml(step.id)}" tabindex="0"><td class="mono">${escapeHtml(step.id)}</td><td class="mono">${escapeHtml(step.tool ?? '')}</td><td><span class="badge status-${escapeHtml(step.status)}">${escapeHtml(step.status)}</span></td><td>${attempts}</td><td>${escapeHtml(formatDuration(stepDuration(step, model.bars)))}</td><td>${escapeHtml(truncate(error, 120))}</td></tr>`;
+    return `<tr data-step-id="${escapeHtml(step.id)}" tabindex="0"><td class="mono">${escapeHtml(step.id)}</td><td class="mono">${escapeHtml(step.tool ?? '')}</td><td><span class="badge status-${escapeHtml(step.status)}">${escapeHtml(step.status)}</span></td><td>${attempts}</td><td>${escapeHtml(stepTime(step))}</td><td>${escapeHtml(truncate(error, 120))}</td></tr>`;
   });
-  return `<table id="steps"><thead><tr><th>step</th><th>tool</th><th>status</th><th>attempts</th><th>time</th><th>error</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table id="steps"><thead><tr><th>step</th><th>tool</th><th>status</th><th>attempts</th><th>working time</th><th>error</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-const LEGEND = ['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'interrupted', 'running', 'pending']
-  .map((status) => `<span style="--swatch: var(--${status})">${status}</span>`)
-  .join('');
+const LEGEND = [
+  ...['succeeded', 'failed', 'denied', 'skipped', 'cancelled', 'waiting', 'interrupted', 'running', 'pending'].map(
+    (status) => `<span style="--swatch: var(--${status})">${status}</span>`,
+  ),
+  '<span class="waiting-swatch">waiting for a person (timeline)</span>',
+].join('');
 
 /** Graph zoom: the graph keeps its natural size (scrolling both ways) unless fitted or zoomed. */
 const ZOOM_CONTROLS =
@@ -191,6 +209,7 @@ export function renderReport(model: ReportModel, options: { readonly generatedAt
     ['duration', formatDuration(run.durationMs ?? model.span)],
     ['steps', countText],
     ['executions', String(model.bars.length)],
+    ['waiting for a person', model.waitingMs > 0 ? formatDuration(model.waitingMs) : undefined],
     ['tokens', run.usage ? String(run.usage.totalTokens) : undefined],
     ['approved by', run.authorization?.by],
     ['critical path', model.criticalPath.join(' → ') || undefined],
@@ -219,13 +238,13 @@ ${failing ? renderFailure(failing) : ''}<p class="goal">Plan <span class="mono">
 <div class="layout">
 <main>
 <section id="graph-section"><h2>Plan graph</h2><div class="legend">${LEGEND}<span style="--swatch: var(--critical)">critical path (thick outline)</span></div>${ZOOM_CONTROLS}<div class="scroll" id="graph-scroll">${renderDag(model)}</div></section>
-<section id="timeline-section"><h2>Timeline <small>(one bar per execution; retries are separate bars in the same row)</small></h2><div class="scroll">${renderTimeline(model)}</div></section>
+<section id="timeline-section"><h2>Timeline <small>(one bar per execution; retries are separate bars in the same row; hatched: waiting for a person)</small></h2><div class="scroll">${renderTimeline(model)}</div></section>
 <section id="steps-section"><h2>Steps</h2>${renderStepTable(model)}</section>
 </main>
 <aside id="details" aria-live="polite"><h2>Step details</h2><p class="empty">Select a step in the graph, the timeline or the table.</p></aside>
 </div>
 <footer>Generated by stepwise report${options.generatedAt ? ` on ${escapeHtml(options.generatedAt.toISOString())}` : ''} from ${model.eventCount} journal events.</footer>
-<script type="application/json" id="stepwise-data">${embedJson({ run: model.run, steps: model.steps, bars: model.bars, criticalPath: model.criticalPath, failingStepId: model.failingStepId, span: model.span })}</script>
+<script type="application/json" id="stepwise-data">${embedJson({ run: model.run, steps: model.steps, bars: model.bars, criticalPath: model.criticalPath, waits: model.waits, waitingMs: model.waitingMs, failingStepId: model.failingStepId, span: model.span })}</script>
 <script>${REPORT_SCRIPT}</script>
 </body>
 </html>

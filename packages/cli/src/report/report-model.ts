@@ -7,6 +7,7 @@ import {
   type StepError,
   type StepResult,
 } from '@stepwise/core';
+import { stepTimings, type WaitSpan } from '../step-timing.js';
 import { goalProgressByStep } from './report-goal-progress.js';
 
 /** One attempt of one step: one bar on the timeline. */
@@ -21,6 +22,8 @@ export interface ExecutionBar {
   readonly status: StepResult['status'] | 'interrupted' | 'running';
   readonly error?: StepError;
   readonly critical: boolean;
+  /** Time inside this attempt spent waiting for a person (an approval asked of a handler). */
+  readonly waitingMs: number;
 }
 
 /** A tool call inside an agentic step (its own execution id): a thin mark under the step's bar. */
@@ -69,6 +72,10 @@ export interface StepDetail {
     'turn' | 'model' | 'request' | 'response' | 'usage' | 'latencyMs' | 'error' | 'at'
   >[];
   readonly onCriticalPath: boolean;
+  /** Working time of all its attempts (waits for a person excluded). */
+  readonly toolMs: number | undefined;
+  /** Time it waited for a person (approval or question), inside attempts or while the run was waiting. */
+  readonly waitingMs: number;
 }
 
 /** Everything the HTML report shows, computed from a journal. */
@@ -98,6 +105,10 @@ export interface ReportModel {
   readonly span: number;
   readonly eventCount: number;
   readonly resumes: readonly { readonly at: number; readonly owner: string }[];
+  /** Each stretch a step waited for a person: drawn apart from the bars, never on the critical path. */
+  readonly waits: readonly WaitSpan[];
+  /** Time at least one step waited for a person. */
+  readonly waitingMs: number;
 }
 
 /** Strings longer than this are cut in the embedded data: a report must stay openable. */
@@ -116,13 +127,39 @@ export function capStrings(value: unknown, limit = MAX_TEXT): unknown {
 }
 
 /**
- * The chain of steps that decided the run's length: from the step that finished last, walk to
- * the dependency that finished last, until a step with no dependencies that ran.
+ * The chain of steps that decides the run's length when no one keeps it waiting: each step's
+ * weight is its working time (waits for a person excluded); a step finishes `weight` after the
+ * latest-finishing of its dependencies; from the step that finishes last, walk back through the
+ * dependency that finishes last. Steps without a weight (never ran, cancelled) are left out.
  */
 export function criticalPath(
-  finish: ReadonlyMap<string, number>,
+  weights: ReadonlyMap<string, number>,
   dependencies: ReadonlyMap<string, readonly string[]>,
 ): string[] {
+  const finish = new Map<string, number>();
+  // Depth-first without recursion: a chain of many thousand steps must not overflow the stack.
+  for (const root of weights.keys()) {
+    const stack: { id: string; expanded: boolean }[] = [{ id: root, expanded: false }];
+    const entered = new Set<string>();
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { id: string; expanded: boolean };
+      if (finish.has(top.id)) {
+        stack.pop();
+        continue;
+      }
+      const uses = (dependencies.get(top.id) ?? []).filter((id) => weights.has(id));
+      if (!top.expanded) {
+        top.expanded = true;
+        entered.add(top.id);
+        // A cycle (validation refuses them) is cut where it closes.
+        for (const id of uses) if (!finish.has(id) && !entered.has(id)) stack.push({ id, expanded: false });
+        continue;
+      }
+      stack.pop();
+      const start = uses.reduce((latest, id) => Math.max(latest, finish.get(id) ?? 0), 0);
+      finish.set(top.id, start + (weights.get(top.id) ?? 0));
+    }
+  }
   let current: string | undefined;
   let latest = Number.NEGATIVE_INFINITY;
   for (const [id, end] of finish) {
@@ -159,7 +196,7 @@ interface StepEvents {
 }
 
 interface JournalWalk {
-  readonly bars: Omit<ExecutionBar, 'critical'>[];
+  readonly bars: Omit<ExecutionBar, 'critical' | 'waitingMs'>[];
   readonly perStep: Map<string, StepEvents>;
   readonly resumes: { at: number; owner: string }[];
 }
@@ -227,6 +264,25 @@ function recordStepEvent(
       const request = { executionId, tool, effect, args, reason, requestedAt: event.at };
       approvalRequests.set(event.executionId, request);
       bucket.approvals.push(request);
+      return;
+    }
+    case 'question-ask': {
+      const { requestId, cause, question, turn } = event;
+      const asked = { executionId: requestId, question, cause, turn, requestedAt: event.at };
+      approvalRequests.set(requestId, asked);
+      bucket.approvals.push(asked);
+      return;
+    }
+    case 'approval-response': {
+      // A person's answer, journaled while the run waited; for an approval the decision follows on resume.
+      const request = approvalRequests.get(event.requestId);
+      if (request)
+        Object.assign(request, {
+          answer: event.answer,
+          answeredBy: event.by,
+          answeredAt: event.at,
+          response: event.decision,
+        });
       return;
     }
     case 'approval-decision': {
@@ -326,17 +382,27 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
 
   const planSteps = run.plan?.steps ?? [];
   const dependencies = new Map(planSteps.map((step) => [step.id, step.dependsOn ?? []]));
-  const finish = new Map<string, number>();
-  for (const bar of walk.bars) {
-    // A cancelled attempt was stopped by something else (a failing critical step, the host): it
-    // never decided the run's length, so the critical path does not run through it.
-    if (bar.status === 'cancelled' || run.steps.get(bar.stepId)?.status === 'cancelled') continue;
-    finish.set(bar.stepId, Math.max(finish.get(bar.stepId) ?? 0, bar.end));
+  const timings = stepTimings(events);
+  const ran = new Set(walk.bars.map((bar) => bar.stepId));
+  const weights = new Map<string, number>();
+  for (const [stepId, timing] of timings.steps) {
+    // A cancelled step was stopped by something else (a failing critical step, the host), and a
+    // step still waiting has not worked yet: neither decided the run's length.
+    const status = run.steps.get(stepId)?.status;
+    if (status === 'cancelled' || status === 'waiting' || !ran.has(stepId)) continue;
+    weights.set(stepId, timing.toolMs + timing.retryDelayMs);
   }
-  const path = criticalPath(finish, dependencies);
+  const path = criticalPath(weights, dependencies);
   const onPath = new Set(path);
   const bars = walk.bars
-    .map((bar) => ({ ...bar, critical: onPath.has(bar.stepId) }))
+    .map((bar) => ({
+      ...bar,
+      critical: onPath.has(bar.stepId),
+      waitingMs: (timings.steps.get(bar.stepId)?.waits ?? []).reduce(
+        (total, wait) => total + Math.max(0, Math.min(bar.end, wait.end) - Math.max(bar.start, wait.start)),
+        0,
+      ),
+    }))
     .sort((a, b) => a.start - b.start || a.attempt - b.attempt);
 
   const callsByStep = toolCallDetails(run);
@@ -360,6 +426,8 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
       goalProgress: goalProgress.get(step.id) ?? [],
       modelCalls: capStrings(extra?.modelCalls ?? []) as StepDetail['modelCalls'],
       onCriticalPath: onPath.has(step.id),
+      toolMs: timings.steps.get(step.id)?.toolMs,
+      waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
     };
   });
 
@@ -386,5 +454,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     span: Math.max(1, last - origin),
     eventCount: events.length,
     resumes: walk.resumes,
+    waits: [...timings.steps.values()].flatMap((timing) => timing.waits),
+    waitingMs: timings.waitingMs,
   };
 }

@@ -72,7 +72,8 @@ export const REPORT_SCRIPT = String.raw`
       ['critical', step.critical ? 'yes: a failure fails the run' : 'no'],
       ['critical path', step.onCriticalPath ? 'on the critical path' : undefined],
       ['attempts', step.result ? step.result.attempt : undefined],
-      ['duration', step.result ? ms(step.result.durationMs) : undefined],
+      ['working time', step.toolMs !== undefined && step.toolMs !== null ? ms(step.toolMs) : undefined],
+      ['waiting for a person', step.waitingMs > 0 ? ms(step.waitingMs) : undefined],
       ['error', step.result && step.result.error ? errorText(step.result.error) : undefined],
     ]));
     panel.appendChild(heading('Arguments (as planned)'));
@@ -90,6 +91,7 @@ export const REPORT_SCRIPT = String.raw`
           ['execution', bar.executionId],
           ['started', '+' + ms(bar.start)],
           ['took', ms(bar.end - bar.start)],
+          ['of it waiting', bar.waitingMs > 0 ? ms(bar.waitingMs) : undefined],
           ['error', errorText(bar.error)],
         ]));
         panel.appendChild(card);
@@ -105,10 +107,18 @@ export const REPORT_SCRIPT = String.raw`
       panel.appendChild(heading('Approvals'));
       step.approvals.forEach(function (approval) {
         var card = el('div', 'card');
-        card.appendChild(el('div', 'title', (approval.tool || '') + ': ' + (approval.decision || 'asked')));
-        card.appendChild(definitions([
-          ['effect', approval.effect], ['reason', approval.reason], ['source', approval.source], ['by', approval.by],
-        ]));
+        if (approval.question !== undefined) {
+          card.appendChild(el('div', 'title', 'question (' + approval.cause + '): ' + (approval.answer !== undefined ? 'answered' : 'asked')));
+          card.appendChild(definitions([
+            ['asked', approval.question], ['answer', approval.answer], ['by', approval.answeredBy],
+          ]));
+        } else {
+          card.appendChild(el('div', 'title', (approval.tool || '') + ': ' + (approval.decision || 'asked')));
+          card.appendChild(definitions([
+            ['effect', approval.effect], ['reason', approval.reason], ['source', approval.source], ['by', approval.by],
+            ['answered', approval.response ? approval.response + ' by ' + approval.answeredBy : undefined],
+          ]));
+        }
         if (approval.args) card.appendChild(pre(approval.args));
         panel.appendChild(card);
       });

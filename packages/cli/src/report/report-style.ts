@@ -4,7 +4,7 @@ export const REPORT_STYLE = `
   --bg: #f6f7f9; --panel: #fff; --ink: #1d2430; --muted: #5d6776; --line: #dde2e8;
   --succeeded: #2e9d5b; --failed: #d64545; --denied: #e08a1e; --skipped: #9aa3ad;
   --cancelled: #6b7280; --pending: #c9d0d8; --running: #3b82f6; --retrying: #a855f7;
-  --interrupted: #d4a106; --critical: #111827; --accent: #2563eb;
+  --interrupted: #d4a106; --critical: #111827; --accent: #2563eb; --waiting: #0e7490;
 }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
@@ -34,6 +34,7 @@ header .failure .step-link { cursor: pointer; text-decoration: underline; }
 .badge.status-skipped { background: var(--skipped); }
 .badge.status-cancelled, .badge.status-paused { background: var(--cancelled); }
 .badge.status-running { background: var(--running); }
+.badge.status-waiting { background: var(--waiting); }
 .badge.status-pending { background: var(--pending); color: var(--ink); }
 .badge.status-interrupted, .badge.status-retrying { background: var(--interrupted); }
 svg text { font-family: system-ui, sans-serif; }
@@ -52,7 +53,7 @@ svg text { font-family: system-ui, sans-serif; }
 .status-denied { --status: var(--denied); } .status-skipped { --status: var(--skipped); }
 .status-cancelled { --status: var(--cancelled); } .status-pending { --status: var(--pending); }
 .status-running { --status: var(--running); } .status-retrying { --status: var(--retrying); }
-.status-interrupted { --status: var(--interrupted); }
+.status-interrupted { --status: var(--interrupted); } .status-waiting { --status: var(--waiting); }
 .node .status-strip, .bar, .call { fill: var(--status, var(--pending)); }
 .call { cursor: pointer; }
 .node.status-pending rect.box { stroke-dasharray: 4 3; }
@@ -67,6 +68,9 @@ svg text { font-family: system-ui, sans-serif; }
 svg#timeline { max-width: 100%; height: auto; }
 .axis line { stroke: var(--line); } .axis text { font-size: 11px; fill: var(--muted); }
 .resume line { stroke: var(--interrupted); stroke-dasharray: 5 4; stroke-width: 1.5; } .resume text { font-size: 11px; fill: var(--interrupted); }
+.wait { fill: url(#waiting-hatch); stroke: var(--waiting); stroke-width: 1; cursor: pointer; }
+.wait.open { stroke-dasharray: 3 2; }
+.legend span.waiting-swatch::before { background: repeating-linear-gradient(45deg, var(--waiting) 0 2px, transparent 2px 4px); border: 1px solid var(--waiting); }
 .attempt-label { font-size: 10px; fill: #fff; pointer-events: none; }
 table { width: 100%; border-collapse: collapse; font-size: 13px; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }

@@ -10,7 +10,7 @@ export type Continuation = Omit<RunContinueEvent, 'type' | 'runId' | 'seq' | 'at
 /** Ended statuses a run continues from; a completed run has nothing left to do. */
 const CONTINUABLE = new Set(['failed', 'partial', 'cancelled', 'waiting']);
 /** Step statuses a step may be retried or skipped from. */
-const UNFINISHED = new Set(['failed', 'denied', 'cancelled', 'skipped']);
+const UNFINISHED = new Set(['failed', 'denied', 'cancelled', 'skipped', 'waiting']);
 
 function refuse(runId: string, message: string, location: string): never {
   throw new StepwiseError(ErrorCodes.INPUT_INVALID, `cannot continue run ${runId}: ${message}`, { location });
@@ -35,7 +35,7 @@ export function continuationOf(run: FoldedRun, options: ResumeOptions): Continua
     if (!step.result || !UNFINISHED.has(step.result.status)) {
       refuse(
         run.runId,
-        `step "${stepId}" is ${step.result?.status ?? step.status}; only a failed, denied, cancelled or skipped step is retried or skipped`,
+        `step "${stepId}" is ${step.result?.status ?? step.status}; only a failed, denied, cancelled, waiting or skipped step is retried or skipped`,
         stepId,
       );
     }

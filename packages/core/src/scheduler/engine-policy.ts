@@ -52,8 +52,10 @@ export interface GoalStepRequest {
   /** Outputs of the steps that succeeded so far. */
   readonly outputs: ReadonlyMap<string, unknown>;
   /**
-   * Present when a crash left this attempt in flight: the journal as folded at resume. The
-   * executor continues the attempt from it instead of starting over (its `step-start` is journaled).
+   * Present when a crash left this attempt in flight, or the attempt ended `waiting` on a question
+   * to a person and the run continued: the journal as folded at resume. The executor continues the
+   * attempt from it instead of starting over (after a crash its `step-start` is already journaled;
+   * after a question the step's status is not `running`, and it journals `step-start` again).
    */
   readonly resumed?: FoldedRun;
 }

@@ -49,7 +49,10 @@ function carryOnStop(scheduler: RunScheduler, restored: ReadonlyMap<string, Rest
   for (const slot of scheduler.board.slots) {
     const state = restored.get(slot.step.id);
     if (!slot.result || !state) continue;
-    if (state.aborted || (slot.result.status !== 'cancelled' && scheduler.stopsRun(slot, slot.result))) {
+    if (slot.result.status === 'waiting') {
+      // A crash after a step began waiting: the run still waits for the answer.
+      if (scheduler.stopsRun(slot, slot.result)) scheduler.stop('waiting', `step "${slot.step.id}" waits for a person`);
+    } else if (state.aborted || (slot.result.status !== 'cancelled' && scheduler.stopsRun(slot, slot.result))) {
       scheduler.stop('failed', `step "${slot.step.id}" ${slot.result.status} before the resume`);
     } else if (slot.result.status === 'cancelled') {
       scheduler.stop('cancelled', 'the run was being cancelled when it stopped');

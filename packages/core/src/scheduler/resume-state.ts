@@ -49,7 +49,10 @@ export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowR
   for (const step of run.plan?.steps ?? []) {
     const state = run.steps.get(step.id);
     const base = { attempt: state?.attempt ?? 0, args: retryArgs.get(step.id) };
-    if (!state || state.status === 'pending') {
+    if (state?.status === 'pending' && state.continueAttempt) {
+      // A goal step that waited for a person's answer goes on with the attempt it asked in.
+      steps.set(step.id, { ...base, action: 'rerun', continueAttempt: true });
+    } else if (!state || state.status === 'pending') {
       steps.set(step.id, base);
     } else if (state.status === 'running') {
       // A goal step continues its attempt after its last journaled turn: nothing that finished runs again.

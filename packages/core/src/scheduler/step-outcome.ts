@@ -3,8 +3,8 @@ import type { StepResult } from '../events.js';
 
 /**
  * Whether dependents may run after this result. A step that succeeded, or that a person or the
- * recovery hook chose to skip, lets them run; one that failed, was denied, was cancelled or was
- * skipped because of its own dependencies (E310) does not.
+ * recovery hook chose to skip, lets them run; one that failed, was denied, was cancelled, waits
+ * for a person or was skipped because of its own dependencies (E310) does not.
  */
 export function letsDependentsRun(result: StepResult): boolean {
   return (
@@ -13,14 +13,14 @@ export function letsDependentsRun(result: StepResult): boolean {
   );
 }
 
-/** The step ended without running because its approval waits for a person (E410). */
+/** The step ended without running because it waits for a person's answer (E410). */
 export function isWaiting(result: StepResult): boolean {
-  return result.status === 'cancelled' && result.error?.code === ErrorCodes.APPROVAL_WAITING;
+  return result.status === 'waiting';
 }
 
-/** Blocks dependents for good (as opposed to `cancelled`, which only says the run stopped). */
+/** Blocks dependents for good (as opposed to `cancelled` or `waiting`: the run stopped, or waits for an answer). */
 export function blocksDependents(result: StepResult): boolean {
-  return !letsDependentsRun(result) && result.status !== 'cancelled';
+  return !letsDependentsRun(result) && result.status !== 'cancelled' && result.status !== 'waiting';
 }
 
 /** "failed", "was denied"… for messages about a dependency. */
@@ -34,6 +34,8 @@ export function describeOutcome(result: StepResult): string {
       return 'was cancelled';
     case 'skipped':
       return 'was skipped';
+    case 'waiting':
+      return 'waits for a person';
     default:
       return 'succeeded';
   }
