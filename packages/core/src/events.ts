@@ -2,7 +2,7 @@ import type { Artifact, Effect } from './define-tool.js';
 import type { StepError } from './errors.js';
 import type { PlanDiff } from './plan-diff.js';
 import type { PlanAuthorization } from './plan-digest.js';
-import type { Plan } from './plan-schema.js';
+import type { Plan, Step } from './plan-schema.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled';
 /** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
@@ -41,6 +41,10 @@ export interface RunResult {
   readonly steps: readonly StepResult[];
   readonly durationMs: number;
   readonly usage?: TokenUsage;
+  /** The plan as the run ended, when it was revised while it ran (`planDigest` is this plan's). */
+  readonly plan?: Plan;
+  /** Every revision of the plan during the run, oldest first; absent when the plan was never revised. */
+  readonly revisions?: readonly PlanReviseEvent[];
 }
 
 interface EventBase {
@@ -71,6 +75,8 @@ export interface RunResumeEvent extends EventBase {
     stepId: string;
     action: 'rerun' | 'fail' | 'finish';
   }[];
+  /** A new approval the resume was given (the strict engine, after an unapproved plan revision). */
+  readonly authorization?: PlanAuthorization;
 }
 
 /**
@@ -173,9 +179,33 @@ export interface RecoveryDecisionEvent extends EventBase {
   readonly type: 'recovery-decision';
   readonly stepId: string;
   readonly attempt: number;
-  readonly decision: 'retry' | 'skip' | 'abort';
+  readonly decision: 'retry' | 'skip' | 'abort' | 'insert';
   readonly args?: Record<string, unknown>;
+  /** `insert`: the steps inserted before the failed step, and what then happens to it. */
+  readonly steps?: readonly Step[];
+  readonly afterwards?: 'retry' | 'skip';
   readonly reason?: string;
+  /** `insert`: why the steps could not be inserted (the default failure policy applied instead). */
+  readonly error?: StepError;
+}
+
+/**
+ * The adjust hook's decision after a step ended: go on, revise the pending part of the plan
+ * (a `plan-revise` follows), or stop the run. `error` says why a decision could not be taken or
+ * applied (the hook threw, its answer was not a decision, the revision was refused); the run then
+ * went on unrevised.
+ */
+export interface AdjustDecisionEvent extends EventBase {
+  readonly type: 'adjust-decision';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The step's status when the hook was asked. */
+  readonly status: StepStatus;
+  readonly decision: 'continue' | 'revise' | 'stop';
+  readonly reason?: string;
+  /** The revision the hook asked for. */
+  readonly edits?: readonly unknown[];
+  readonly error?: StepError;
 }
 
 export interface ProgressReportEvent extends EventBase {
@@ -282,6 +312,8 @@ export interface PlanReviseEvent extends EventBase {
   /** Who revised it: a person, a policy or a model, e.g. `adjust:model`. */
   readonly by: string;
   readonly reason?: string;
+  /** The approval of this revision's digest, when one was given with it (the strict engine needs one). */
+  readonly authorization?: PlanAuthorization;
 }
 
 export interface RunEndEvent extends EventBase {
@@ -289,6 +321,8 @@ export interface RunEndEvent extends EventBase {
   readonly status: RunStatus;
   readonly durationMs: number;
   readonly usage?: TokenUsage;
+  /** The plan revision the run ended on, when its plan was revised. */
+  readonly revision?: number;
 }
 
 export type RunEvent =
@@ -303,6 +337,7 @@ export type RunEvent =
   | ToolResultEvent
   | StepRetryEvent
   | RecoveryDecisionEvent
+  | AdjustDecisionEvent
   | ProgressReportEvent
   | ProcessStartEvent
   | ModelCallEvent
