@@ -1,5 +1,6 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { StepResult } from '../events.js';
+import type { RunJournal } from '../journal.js';
 import type { PlanEdit } from '../plan-revision.js';
 import type { Plan, Step } from '../plan-schema.js';
 
@@ -23,6 +24,8 @@ export interface AdjustContext {
   readonly started: readonly string[];
   /** Aborted when the run is cancelled or fails; a slow hook should honour it. */
   readonly signal: AbortSignal;
+  /** The run's journal, for the hook's own records (a model-backed hook journals its `model-call`s). */
+  readonly journal: RunJournal;
 }
 
 /**

@@ -16,6 +16,7 @@ async function ask(scheduler: RunScheduler, slot: Slot, result: StepResult): Pro
     outputs: scheduler.board.outputs,
     started: scheduler.board.slots.filter(StepBoard.started).map((each) => each.step.id),
     signal: scheduler.signal,
+    journal: scheduler.journal,
   });
   return normalizeAdjustDecision(answer);
 }
