@@ -14,6 +14,7 @@ import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { statusColour } from './runs-command.js';
+import { historyOf, printHistory } from './show-history.js';
 
 const options = {
   ...STORE_OPTIONS,
@@ -156,7 +157,8 @@ Examples:
         result: run.steps.get(step.id)?.result,
       }));
       if (values.json) {
-        print(context, JSON.stringify({ run: summarizeRun(run), steps, executions: records }, null, 2));
+        const history = historyOf(run, events);
+        print(context, JSON.stringify({ run: summarizeRun(run), steps, executions: records, ...history }, null, 2));
         return ExitCodes.COMPLETED;
       }
       const { palette } = context;
@@ -190,6 +192,7 @@ Examples:
       });
       for (const line of alignColumns(rows, '  ')) print(context, line);
       print(context);
+      printHistory(context, run, events);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
       for (const record of records) printExecutionSummary(context, record);

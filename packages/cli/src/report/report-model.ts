@@ -7,6 +7,7 @@ import {
   type StepError,
   type StepResult,
 } from '@stepwise/core';
+import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from '../run-history.js';
 import { goalProgressByStep } from './report-goal-progress.js';
 
 /** One attempt of one step: one bar on the timeline. */
@@ -98,6 +99,10 @@ export interface ReportModel {
   readonly span: number;
   readonly eventCount: number;
   readonly resumes: readonly { readonly at: number; readonly owner: string }[];
+  /** Revisions of the plan while it ran. */
+  readonly revisions: readonly RevisionEntry[];
+  /** A code agent's attempts, with their validation and rollback. */
+  readonly attempts: readonly AttemptEntry[];
 }
 
 /** Strings longer than this are cut in the embedded data: a report must stay openable. */
@@ -386,5 +391,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     span: Math.max(1, last - origin),
     eventCount: events.length,
     resumes: walk.resumes,
+    revisions: revisionHistory(run.revisions),
+    attempts: capStrings(attemptHistory(events)) as AttemptEntry[],
   };
 }
