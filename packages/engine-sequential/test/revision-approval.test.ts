@@ -1,7 +1,7 @@
 import { approvePlan, defineTool, ErrorCodes, type RunStore, readAll, StepwiseError } from '@stepwise/core';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { strictEngine } from '../src/index.js';
+import { sequentialEngine, strictEngine } from '../src/index.js';
 import { removeTempDirectories, sqliteVariant } from './support/stores.js';
 
 afterAll(removeTempDirectories);
@@ -111,6 +111,27 @@ describe('the strict engine and plan revisions', () => {
       ['one', {}],
       ['two', { value: 'approved' }],
     ]);
+  });
+
+  it('works the same through sequentialEngine: revise, wait, resume with the approval of the revised plan', async () => {
+    const { registry, log, started, open } = toolsWithGate();
+    const engine = sequentialEngine({ tools: registry, store });
+    const handle = engine.run(plan, { authorization: approvePlan(plan, { by: 'alice' }) });
+    await started;
+    const revision = await handle.revise({ edits: [{ op: 'remove', stepId: 'two' }] });
+    open();
+    const waiting = await handle.result;
+    expect(waiting.status).toBe('waiting');
+    const refused = await sequentialEngine({ tools: registry, store })
+      .resume(waiting.runId)
+      .result.catch((error: unknown) => error);
+    expect(StepwiseError.isInstance(refused) && refused.code).toBe(ErrorCodes.PLAN_MISMATCH);
+    const completed = await sequentialEngine({ tools: registry, store }).resume(waiting.runId, {
+      authorization: approvePlan(revision.plan, { by: 'carol' }),
+    }).result;
+    expect(completed.status).toBe('completed');
+    expect(completed.steps.map((step) => step.stepId)).toEqual(['one']);
+    expect(log.calls.map((call) => call.stepId)).toEqual(['one']);
   });
 
   it('fails the run on an unapproved revision when revisionApproval is "fail"', async () => {
