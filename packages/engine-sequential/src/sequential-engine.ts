@@ -4,7 +4,6 @@ import {
   type Plan,
   type PlanValidation,
   type ResumeOptions,
-  type RunHandle,
   type RunOptions,
   type RunStore,
   validatePlan,
