@@ -118,17 +118,23 @@ describe('revising a running plan (handle.revise)', () => {
   it('refuses a revision touching a started step (E005), a cycle (E001) and an ended run (E004); nothing is journaled', async () => {
     const { gate, store, engine, ran } = setup();
     const plan = makePlan([
-      { id: 'a', tool: 'gate', args: { name: 'a' } },
+      { id: 'done', tool: 'echo', args: {} },
+      { id: 'a', tool: 'gate', args: { name: 'a' }, dependsOn: ['done'] },
       { id: 'b', tool: 'echo', args: { value: 1 }, dependsOn: ['a'] },
       { id: 'c', tool: 'echo', args: { value: 2 }, dependsOn: ['b'] },
     ]);
     const handle = engine.run(plan);
     await gate.started('a');
+    const finished = await handle
+      .revise({ edits: [{ op: 'remove', stepId: 'done' }] })
+      .catch((error: unknown) => error);
+    expect(StepwiseError.isInstance(finished) && finished.code).toBe(ErrorCodes.PLAN_REVISION_CONFLICT);
+    expect((finished as StepwiseError).details?.stepId).toBe('done');
     const started = await handle
       .revise({ edits: [{ op: 'edit', stepId: 'a', changes: { args: { name: 'z' } } }] })
       .catch((error: unknown) => error);
     expect(StepwiseError.isInstance(started) && started.code).toBe(ErrorCodes.PLAN_REVISION_CONFLICT);
-    expect((started as StepwiseError).location).toBe('/steps/0');
+    expect((started as StepwiseError).location).toBe('/steps/1');
 
     const cycle = await handle
       .revise({ edits: [{ op: 'edit', stepId: 'b', changes: { dependsOn: ['a', 'c'] } }] })
@@ -140,7 +146,7 @@ describe('revising a running plan (handle.revise)', () => {
     gate.open('a');
     const result = await handle.result;
     expect(result.status).toBe('completed');
-    expect(ran()).toEqual(['b', 'c']);
+    expect(ran()).toEqual(['done', 'b', 'c']);
     expect(result.revisions).toBeUndefined();
     const events = await storedEvents(store, result.runId);
     expect(ofType(events, 'plan-revise')).toHaveLength(0);
@@ -305,6 +311,38 @@ describe('the recovery hook inserting steps', () => {
       ['fix'],
     ]);
     expect(ofType(events, 'plan-revise')[0]?.by).toBe('recovery');
+  });
+
+  it('resumes a cancelled run on the revised plan: the inserted step runs, then the failed step is retried', async () => {
+    const { gate, store, engine, ran, harness } = setup({
+      onStepFailed: (step, _error, context) =>
+        step.id === 'test' && context.recoveries === 0
+          ? { action: 'insert', steps: [{ id: 'fix', tool: 'gate', args: { name: 'fix' } }] }
+          : undefined,
+    });
+    const plan = makePlan([{ id: 'test', tool: 'flaky', args: { failures: 1, retryable: false } }]);
+    const handle = engine.run(plan);
+    await gate.started('fix');
+    handle.cancel('the host stops for the night');
+    gate.open('fix');
+    const cancelled = await handle.result;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.plan?.steps.map((step) => step.id)).toEqual(['fix', 'test']);
+
+    const resumed = await dagEngine({
+      tools: harness.registry,
+      store,
+      onStepFailed: () => undefined,
+    }).resume(cancelled.runId).result;
+    expect(resumed.status).toBe('completed');
+    expect(ran()).toEqual(['test', 'test']);
+    expect(resumed.steps.map((step) => [step.stepId, step.status, step.attempt])).toEqual([
+      ['fix', 'succeeded', 2],
+      ['test', 'succeeded', 2],
+    ]);
+    const events = await storedEvents(store, cancelled.runId);
+    expect(ofType(events, 'plan-revise')).toHaveLength(1);
+    expect(resumed.revisions).toHaveLength(1);
   });
 
   it('journals an insert that cannot apply (an id already taken) and applies the default failure policy', async () => {
