@@ -6,6 +6,7 @@ import {
   exitCodeOf,
   type Lease,
   type RunEvent,
+  type Step,
   type TokenUsage,
   type ToolResultEvent,
 } from '@stepwise/core';
@@ -434,19 +435,17 @@ class Batch {
       this.#runKey,
     );
     statements.clearDescriptions.run(this.#runKey);
+    this.#upsertPlanSteps(statements.upsertPlanStep, event.plan.steps, event.seq);
+  }
+
+  /** One pending row per plan step (a row that exists keeps its state; `upsert` says what it updates). */
+  #upsertPlanSteps(upsert: Database.Statement, steps: readonly Step[], seq: number): void {
     const seen = new Set<string>();
-    event.plan.steps.forEach((step, index) => {
+    steps.forEach((step, index) => {
       // The fold's `find` takes the first step with an id; later duplicates change nothing.
       if (seen.has(step.id)) return;
       seen.add(step.id);
-      statements.upsertPlanStep.run(
-        this.#runKey,
-        step.id,
-        event.seq,
-        index,
-        scalar(step.tool),
-        scalar(step.description),
-      );
+      upsert.run(this.#runKey, step.id, seq, index, scalar(step.tool), scalar(step.description));
     });
   }
 
@@ -466,16 +465,7 @@ class Batch {
     for (const change of event.diff) {
       if (change.kind === 'step-removed') statements.deletePendingStep.run(this.#runKey, change.stepId);
     }
-    event.plan.steps.forEach((step, index) => {
-      statements.upsertRevisedStep.run(
-        this.#runKey,
-        step.id,
-        event.seq,
-        index,
-        scalar(step.tool),
-        scalar(step.description),
-      );
-    });
+    this.#upsertPlanSteps(statements.upsertRevisedStep, event.plan.steps, event.seq);
   }
 
   #recordResult(event: ToolResultEvent): void {
