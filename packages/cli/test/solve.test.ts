@@ -98,9 +98,33 @@ describe('solve', () => {
     expect(opening).toContain('29.4 !== 15');
     expect(opening).toContain('`node --test` exited with code 1');
 
-    // Four runs in the store: implementation and validation, twice; the failing validation is journaled.
+    // Five runs in the store: the code agent's own, and implementation and validation, twice (its children).
     const runs = await store.listRuns();
-    expect(runs).toHaveLength(4);
+    expect(runs).toHaveLength(5);
+    expect(runs.find((run) => run.runId === result.runId)).toMatchObject({ engine: 'solve', status: 'completed' });
+    expect(runs.filter((run) => run.parentRunId === result.runId)).toHaveLength(4);
+    // Its journal holds every attempt, validation and rollback.
+    const journaled = await readAll(store, result.runId);
+    const kinds = journaled
+      .filter((event) => ['validation-end', 'workspace-rollback', 'attempt-end'].includes(event.type))
+      .map((event) => `${event.type}:${(event as { attempt?: number }).attempt}`);
+    expect(kinds).toEqual([
+      'validation-end:1',
+      'workspace-rollback:1',
+      'attempt-end:1',
+      'validation-end:2',
+      'attempt-end:2',
+    ]);
+    const validated = journaled.find((event) => event.type === 'validation-end');
+    expect(validated).toMatchObject({ exitCode: 1, passed: false, command: ['node', '--test'] });
+    expect(validated?.type === 'validation-end' && validated.failingTests.map((test) => test.name)).toEqual([
+      'discounts > no discount keeps the total',
+      'discounts > half price',
+    ]);
+    expect(journaled.find((event) => event.type === 'workspace-rollback')).toMatchObject({
+      restored: ['src/cart.js'],
+      removed: [],
+    });
     const validationRun = runs.find((run) => run.runId === first?.validation.runId);
     expect(validationRun?.status).toBe('failed');
     const events = await readAll(store, first?.validation.runId ?? '');
@@ -252,7 +276,32 @@ describe('stepwise solve', () => {
       );
       expect(outcome.code).toBe(0);
       const runs = await runCli(['runs', '--json'], { cwd: dir });
-      expect(JSON.parse(runs.stdout) as unknown[]).toHaveLength(4);
+      expect(JSON.parse(runs.stdout) as unknown[]).toHaveLength(5);
+
+      // The code agent's run shows every attempt with its validation and rollback.
+      const runId = /run: (\S+) \(stepwise show/.exec(outcome.stdout)?.[1] as string;
+      const shown = await runCli(['show', runId], { cwd: dir });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(
+        /fix-discount attempt 1 {2}step succeeded {2}node --test failed \(exit 1\), 2 failing/,
+      );
+      expect(shown.stdout).toMatch(/failing {2}\S*test\/cart\.test\.js: discounts > half price/);
+      expect(shown.stdout).toContain('rolled back  restored src/cart.js');
+      expect(shown.stdout).toMatch(/fix-discount attempt 2 {2}step succeeded {2}node --test passed/);
+      const json = JSON.parse((await runCli(['show', runId, '--json'], { cwd: dir })).stdout) as {
+        attempts: { attempt: number; rolledBack: boolean; validation: { exitCode: number } }[];
+      };
+      expect(json.attempts.map((entry) => [entry.attempt, entry.rolledBack, entry.validation.exitCode])).toEqual([
+        [1, true, 1],
+        [2, false, 0],
+      ]);
+      const reportPath = path.join(dir, 'report.html');
+      expect((await runCli(['report', runId, '--out', reportPath], { cwd: dir })).code).toBe(0);
+      const html = readFileSync(reportPath, 'utf8');
+      expect(html).toContain('<section id="attempts-section">');
+      expect(html).toContain('node --test failed (exit 1), 2 failing');
+      expect(html).toContain('restored src/cart.js');
+      expect(html).toContain('29.4 !== 15');
 
       const usage = await runCli(['solve', 'Make the tests pass'], { cwd: dir });
       expect(usage.code).toBe(2);

@@ -33,6 +33,8 @@ export function applyPlanRevise(
   run.plan = event.plan;
   run.planDigest = event.digest;
   run.goal = event.plan.goal;
+  // Without one, the approval of the earlier digest stays: the strict engine refuses it on resume (E003).
+  if (event.authorization) run.authorization = event.authorization;
   const current = new Set(event.plan.steps.map((step) => step.id));
   for (const [stepId, step] of run.steps) {
     if (!current.has(stepId) && step.status === 'pending') run.steps.delete(stepId);

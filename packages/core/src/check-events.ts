@@ -9,6 +9,9 @@ const STEP_EVENTS = new Set([
   'step-retry',
   'model-call',
   'step-end',
+  'attempt-end',
+  'validation-end',
+  'workspace-rollback',
 ]);
 const EXECUTION_EVENTS = new Set(['tool-call', 'tool-result', 'approval-decision']);
 

@@ -59,6 +59,11 @@ export interface ResumeOptions {
   /** Journaled with `run-continue`. */
   readonly by?: string;
   readonly reason?: string;
+  /**
+   * A new approval of the run's current plan (`approvePlan(revisedPlan, …)`): a strict run whose plan
+   * was revised without one ended `waiting` and resumes only with it (else E003). Journaled with `run-resume`.
+   */
+  readonly authorization?: PlanAuthorization;
 }
 
 /** What `createRunner` switches between with one word of configuration. */

@@ -2,7 +2,7 @@ import type { Artifact, Effect } from './define-tool.js';
 import type { StepError } from './errors.js';
 import type { PlanDiff } from './plan-diff.js';
 import type { PlanAuthorization } from './plan-digest.js';
-import type { Plan } from './plan-schema.js';
+import type { Plan, Step } from './plan-schema.js';
 
 /**
  * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
@@ -45,6 +45,10 @@ export interface RunResult {
   readonly steps: readonly StepResult[];
   readonly durationMs: number;
   readonly usage?: TokenUsage;
+  /** The plan as the run ended, when it was revised while it ran (`planDigest` is this plan's). */
+  readonly plan?: Plan;
+  /** Every revision of the plan during the run, oldest first; absent when the plan was never revised. */
+  readonly revisions?: readonly PlanReviseEvent[];
 }
 
 interface EventBase {
@@ -75,6 +79,8 @@ export interface RunResumeEvent extends EventBase {
     stepId: string;
     action: 'rerun' | 'fail' | 'finish';
   }[];
+  /** A new approval the resume was given (the strict engine, after an unapproved plan revision). */
+  readonly authorization?: PlanAuthorization;
 }
 
 /**
@@ -180,9 +186,33 @@ export interface RecoveryDecisionEvent extends EventBase {
   readonly type: 'recovery-decision';
   readonly stepId: string;
   readonly attempt: number;
-  readonly decision: 'retry' | 'skip' | 'abort';
+  readonly decision: 'retry' | 'skip' | 'abort' | 'insert';
   readonly args?: Record<string, unknown>;
+  /** `insert`: the steps inserted before the failed step, and what then happens to it. */
+  readonly steps?: readonly Step[];
+  readonly afterwards?: 'retry' | 'skip';
   readonly reason?: string;
+  /** `insert`: why the steps could not be inserted (the default failure policy applied instead). */
+  readonly error?: StepError;
+}
+
+/**
+ * The adjust hook's decision after a step ended: go on, revise the pending part of the plan
+ * (a `plan-revise` follows), or stop the run. `error` says why a decision could not be taken or
+ * applied (the hook threw, its answer was not a decision, the revision was refused); the run then
+ * went on unrevised.
+ */
+export interface AdjustDecisionEvent extends EventBase {
+  readonly type: 'adjust-decision';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The step's status when the hook was asked. */
+  readonly status: StepStatus;
+  readonly decision: 'continue' | 'revise' | 'stop';
+  readonly reason?: string;
+  /** The revision the hook asked for. */
+  readonly edits?: readonly unknown[];
+  readonly error?: StepError;
 }
 
 export interface ProgressReportEvent extends EventBase {
@@ -309,6 +339,69 @@ export interface PlanReviseEvent extends EventBase {
   /** Who revised it: a person, a policy or a model, e.g. `adjust:model`. */
   readonly by: string;
   readonly reason?: string;
+  /** The approval of this revision's digest, when one was given with it (the strict engine needs one). */
+  readonly authorization?: PlanAuthorization;
+}
+
+/** Files an implementation attempt of the code agent (`solve`) changed in the workspace. */
+export interface WorkspaceChangeList {
+  readonly created: readonly string[];
+  readonly modified: readonly string[];
+  readonly deleted: readonly string[];
+}
+
+/** A failing test named in a validation command's output. */
+export interface FailingTestRecord {
+  readonly name: string;
+  readonly file?: string;
+  /** The test's own lines of the output (trimmed). */
+  readonly output: string;
+}
+
+/**
+ * One implementation attempt of a code-agent step (`solve`) ended: the child run that carried it
+ * out and what it changed. The validation and any rollback are journaled just before it.
+ */
+export interface AttemptEndEvent extends EventBase {
+  readonly type: 'attempt-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The child run that implemented the step. */
+  readonly implementationRunId: string;
+  /** The implementation step's own outcome (the validation decides whether the attempt stands). */
+  readonly status: 'succeeded' | 'failed';
+  readonly error?: string;
+  readonly changes: WorkspaceChangeList;
+  /** The attempt's changes were undone. */
+  readonly rolledBack: boolean;
+}
+
+/** The validation command ran after an implementation attempt (`solve`). */
+export interface ValidationEndEvent extends EventBase {
+  readonly type: 'validation-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The child run that journaled the command as a tool call. */
+  readonly validationRunId: string;
+  readonly command: readonly string[];
+  /** `null` when the command did not run to an exit (not found, timed out, killed). */
+  readonly exitCode: number | null;
+  readonly passed: boolean;
+  readonly failingTests: readonly FailingTestRecord[];
+  /** stdout then stderr, as captured (large outputs are stored once, by hash). */
+  readonly output: string;
+  readonly error?: string;
+}
+
+/** A failed attempt's changes were undone from the checkpoint taken before it (`solve`). */
+export interface WorkspaceRollbackEvent extends EventBase {
+  readonly type: 'workspace-rollback';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** Files written back as they were (modified or deleted by the attempt). */
+  readonly restored: readonly string[];
+  /** Files the attempt created, deleted again. */
+  readonly removed: readonly string[];
 }
 
 export interface RunEndEvent extends EventBase {
@@ -316,6 +409,8 @@ export interface RunEndEvent extends EventBase {
   readonly status: RunStatus;
   readonly durationMs: number;
   readonly usage?: TokenUsage;
+  /** The plan revision the run ended on, when its plan was revised. */
+  readonly revision?: number;
 }
 
 export type RunEvent =
@@ -330,6 +425,7 @@ export type RunEvent =
   | ToolResultEvent
   | StepRetryEvent
   | RecoveryDecisionEvent
+  | AdjustDecisionEvent
   | ProgressReportEvent
   | ProcessStartEvent
   | ModelCallEvent
@@ -338,6 +434,9 @@ export type RunEvent =
   | LimitReachEvent
   | StepEndEvent
   | PlanReviseEvent
+  | AttemptEndEvent
+  | ValidationEndEvent
+  | WorkspaceRollbackEvent
   | RunEndEvent;
 
 export type RunEventType = RunEvent['type'];

@@ -45,9 +45,10 @@ const runStart: FoldHandler<'run-start'> = (run, event) => {
   for (const step of event.plan.steps) stepOf(run, step.id);
 };
 
-const runResume: FoldHandler<'run-resume'> = (run) => {
+const runResume: FoldHandler<'run-resume'> = (run, event) => {
   run.status = 'running';
   run.finishedAt = undefined;
+  if (event.authorization) run.authorization = event.authorization;
 };
 
 /** Steps that ended only because the run stopped (or waited for a person): a continued run runs them again. */

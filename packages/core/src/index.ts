@@ -178,6 +178,12 @@ export {
   type RunSummary,
   readAll,
 } from './run-store.js';
+export {
+  type AdjustContext,
+  type AdjustDecision,
+  type AdjustHook,
+  normalizeAdjustDecision,
+} from './scheduler/adjust-hook.js';
 export { buildDependencyGraph, type DependencyGraph } from './scheduler/dependency-graph.js';
 export type {
   EnginePolicy,
@@ -187,6 +193,7 @@ export type {
   RecoveryContext,
   RecoveryDecision,
   RecoveryHook,
+  RevisionRequest,
   RunProgress,
   SchedulerObserver,
   SchedulerStepStatus,

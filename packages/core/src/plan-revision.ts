@@ -28,6 +28,8 @@ export interface RevisePlanOptions {
   readonly tools?: ToolRegistry;
   /** Validation rules of the engine that runs the plan. Default `dag`. */
   readonly engine?: EngineKind | (string & {});
+  /** Whether steps without `tool` (goal steps) are admitted. Default: only under the agentic rules. */
+  readonly goalSteps?: boolean;
 }
 
 /** A new revision of a plan: the plan, where it sits in the digest chain, and what changed. */
@@ -110,6 +112,7 @@ function nextRevision(plan: Plan, steps: Step[], options: RevisePlanOptions): Pl
   const validation = validatePlan(candidate, {
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.engine ? { engine: options.engine } : {}),
+    ...(options.goalSteps === undefined ? {} : { goalSteps: options.goalSteps }),
   });
   if (!validation.ok) throw planInvalidError(validation.problems);
   return {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
-import type { RunEvent, RunResult, RunStatus, StepResult } from './events.js';
+import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from './events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from './fold-run.js';
 import { type EventListener, RunJournal } from './journal.js';
 import type { PlanAuthorization } from './plan-digest.js';
@@ -154,8 +154,11 @@ export async function finishRun(
     readonly durationMs: number;
     /** The digest journaled at run-start; computed from `plan` when absent (costly for large plans). */
     readonly planDigest?: string;
+    /** Revisions of the plan during the run; `plan` is the latest. */
+    readonly revisions?: readonly PlanReviseEvent[];
   },
 ): Promise<RunResult> {
+  const revised = details.revisions && details.revisions.length > 0 ? details.revisions : undefined;
   const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
   try {
     await journal.record({
@@ -163,6 +166,7 @@ export async function finishRun(
       status: details.status,
       durationMs: details.durationMs,
       ...(usage ? { usage } : {}),
+      ...(revised ? { revision: details.plan.revision ?? revised.length } : {}),
     });
   } finally {
     await journal.close();
@@ -176,6 +180,7 @@ export async function finishRun(
     steps: details.steps,
     durationMs: details.durationMs,
     ...(usage ? { usage } : {}),
+    ...(revised ? { plan: details.plan, revisions: revised } : {}),
   };
 }
 
@@ -192,5 +197,6 @@ export function resultFromFold(run: FoldedRun): RunResult | undefined {
     steps,
     durationMs: run.durationMs ?? 0,
     ...(run.usage ? { usage: run.usage } : {}),
+    ...(run.revisions.length > 0 ? { plan: run.plan, revisions: [...run.revisions] } : {}),
   };
 }

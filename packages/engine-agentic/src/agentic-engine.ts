@@ -1,4 +1,5 @@
 import {
+  type AdjustHook,
   createPolicyEngine,
   type Engine,
   type EngineOptions,
@@ -8,6 +9,7 @@ import {
   type ProgressRunHandle,
   permissivePolicy,
   policyFromJournal,
+  type RecoveryHook,
   type ResumeOptions,
   type RunOptions,
   StepwiseError,
@@ -17,6 +19,13 @@ import { type GoalStepExecutorOptions, goalStepExecutor } from './goal-step-exec
 export interface AgenticEngineOptions extends EngineOptions, GoalStepExecutorOptions {
   /** Steps running at once (they share the workspace). Default 1. */
   readonly concurrency?: number;
+  /**
+   * Asked after each step ends: continue, revise the pending steps, or stop (`adjustWithModel({ model })`
+   * asks a chat model). Default: none.
+   */
+  readonly adjust?: AdjustHook;
+  /** Recovery hook for failed steps (retry, skip, abort, insert steps). Default: none. */
+  readonly onStepFailed?: RecoveryHook;
 }
 
 /** The agentic engine: `Engine` whose handles also report progress. */
@@ -56,6 +65,8 @@ export function agenticEngine(options: AgenticEngineOptions): AgenticEngine {
       // Tool errors go back to the model; a tool step retries only when the plan asks.
       retry: { maxAttempts: 1 },
       ...(options.random ? { random: options.random } : {}),
+      ...(options.adjust ? { adjust: options.adjust } : {}),
+      ...(options.onStepFailed ? { onStepFailed: options.onStepFailed } : {}),
       goalSteps: goalStepExecutor(options),
     },
     { name: 'agentic', validation: 'agentic' },

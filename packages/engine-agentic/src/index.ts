@@ -42,6 +42,12 @@ export {
   parseToolArguments,
 } from './openai-compatible.js';
 export {
+  ADJUST_PLAN,
+  ADJUST_SYSTEM_PROMPT,
+  type AdjustWithModelOptions,
+  adjustWithModel,
+} from './planner/adjust-with-model.js';
+export {
   type PlanCheck,
   type PlanFromGoalOptions,
   type PlanFromGoalResult,

@@ -9,7 +9,11 @@ export type {
   StepRunningState,
 } from './executor-state.js';
 export { type SequentialEngine, sequentialEngine } from './sequential-engine.js';
-export { createSequentialExecutor, type SequentialExecutor } from './sequential-executor.js';
+export {
+  createSequentialExecutor,
+  type SequentialExecutor,
+  type SequentialRunHandle,
+} from './sequential-executor.js';
 export type {
   SequentialEngineOptions,
   SequentialExecutorOptions,

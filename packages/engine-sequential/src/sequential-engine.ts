@@ -1,20 +1,27 @@
 import {
   type Engine,
   MemoryStore,
+  type Plan,
   type PlanValidation,
   type ResumeOptions,
-  type RunHandle,
   type RunOptions,
   type RunStore,
   validatePlan,
 } from '@stepwise/core';
-import { createSequentialExecutor, ENGINE_NAME, type SequentialExecutor } from './sequential-executor.js';
+import {
+  createSequentialExecutor,
+  ENGINE_NAME,
+  type SequentialExecutor,
+  type SequentialRunHandle,
+} from './sequential-executor.js';
 import type { SequentialEngineOptions } from './sequential-options.js';
 
 /** The strict engine. `store` is the one it journals to (a new MemoryStore when none was given). */
 export interface SequentialEngine extends Engine {
   readonly name: 'sequential';
   readonly store: RunStore;
+  run(plan: Plan, options?: RunOptions): SequentialRunHandle;
+  resume(runId: string, options?: ResumeOptions): SequentialRunHandle;
   /** A new executor over this engine's options and store, for hosts that step through a plan. */
   createExecutor(options?: Pick<RunOptions, 'signal' | 'onEvent'>): SequentialExecutor;
 }
@@ -43,16 +50,19 @@ export function sequentialEngine(options: SequentialEngineOptions): SequentialEn
     validate(plan: unknown): PlanValidation {
       return validatePlan(plan, { tools: options.tools, engine: 'sequential' });
     },
-    run(plan, runOptions = {}): RunHandle {
+    run(plan, runOptions = {}): SequentialRunHandle {
       const executor = createExecutor(runOptions);
       executor.load(plan, runOptions.authorization, runOptions.runId === undefined ? {} : { runId: runOptions.runId });
       const handle = executor.handle();
       executor.execute().catch(() => undefined);
       return handle;
     },
-    resume(runId: string, resumeOptions: ResumeOptions = {}): RunHandle {
+    resume(runId: string, resumeOptions: ResumeOptions = {}): SequentialRunHandle {
       const executor = createExecutor(resumeOptions);
-      const loading = executor.loadRun(runId);
+      const loading = executor.loadRun(
+        runId,
+        resumeOptions.authorization ? { authorization: resumeOptions.authorization } : {},
+      );
       const handle = executor.handle();
       loading.then(() => executor.execute()).catch(() => undefined);
       return handle;

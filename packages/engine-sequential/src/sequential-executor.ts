@@ -5,6 +5,7 @@ import {
   type PlanAuthorization,
   type PolicyEngine,
   type ProgressRunHandle,
+  type RevisionRequest,
   type RunHandle,
   type RunResult,
   type RunStore,
@@ -20,6 +21,9 @@ import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './exe
 import type { SequentialExecutorOptions, StepPosition } from './sequential-options.js';
 import { StepGate } from './step-gate.js';
 import { ENGINE_NAME, strictEngine } from './strict-engine.js';
+
+/** A strict run's handle: events, result, cancel, and `revise` (the revision needs its own approval). */
+export type SequentialRunHandle = RunHandle & Pick<ProgressRunHandle, 'revise'>;
 
 export { ENGINE_NAME };
 
@@ -44,9 +48,10 @@ export interface SequentialExecutor {
   /**
    * Loads an existing run for resume: takes its lease (E501 when another owner holds it, E505
    * when there is no such run) and journals `run-resume`. A run that already ended is loaded as
-   * a replay of its recorded result.
+   * a replay of its recorded result. `authorization` approves the run's current plan when it was
+   * revised without an approval (the run ended `waiting`).
    */
-  loadRun(runId: string): Promise<ExecutorState>;
+  loadRun(runId: string, options?: { readonly authorization?: PlanAuthorization }): Promise<ExecutorState>;
   /**
    * Runs the next step (the first call also starts, resumes or replays the run) and returns its
    * result, or `undefined` when no step ran because the run is over. Calls are serialized.
@@ -54,8 +59,8 @@ export interface SequentialExecutor {
   executeStep(): Promise<StepResult | undefined>;
   /** Runs every remaining step, stopping at the first that does not succeed. */
   execute(): Promise<RunResult>;
-  /** The run's events (recorded ones first, then live), its result, and `cancel`. */
-  handle(): RunHandle;
+  /** The run's events (recorded ones first, then live), its result, `cancel`, and `revise` (a running plan). */
+  handle(): SequentialRunHandle;
   /** Cancels the run: the step in flight is cancelled, no further step starts. */
   cancel(reason?: string): void;
 }
@@ -129,9 +134,13 @@ class StrictExecutor implements SequentialExecutor {
     return this.state;
   }
 
-  async loadRun(id: string): Promise<ExecutorState> {
+  async loadRun(
+    id: string,
+    resumeOptions: { readonly authorization?: PlanAuthorization } = {},
+  ): Promise<ExecutorState> {
     this.#requireIdle();
     this.#runId = id;
+    this.#authorization = resumeOptions.authorization;
     this.#transition({ status: 'plan-loaded' });
     await this.#begin();
     return this.state;
@@ -154,15 +163,18 @@ class StrictExecutor implements SequentialExecutor {
     });
   }
 
-  handle(): RunHandle {
+  handle(): SequentialRunHandle {
     this.#requireLoaded();
-    return createLazyRunHandle({
-      runId: this.#runId as string,
-      store: this.store,
-      journal: this.#handle.promise,
-      result: this.#result.promise,
-      cancel: (reason) => this.cancel(reason),
-    });
+    return createLazyRunHandle(
+      {
+        runId: this.#runId as string,
+        store: this.store,
+        journal: this.#handle.promise,
+        result: this.#result.promise,
+        cancel: (reason) => this.cancel(reason),
+      },
+      { revise: async (request: RevisionRequest) => (await this.#handle.promise).revise(request) },
+    );
   }
 
   cancel(reason?: string): void {
@@ -275,7 +287,11 @@ class StrictExecutor implements SequentialExecutor {
     const runOptions = { signal: this.#controller.signal, ...(onEvent ? { onEvent } : {}) };
     const handle = this.#plan
       ? this.#engine.run(this.#plan, { ...runOptions, authorization: this.#authorization, runId: this.#runId }, hooks)
-      : this.#engine.resume(this.#runId as string, runOptions, hooks);
+      : this.#engine.resume(
+          this.#runId as string,
+          this.#authorization ? { ...runOptions, authorization: this.#authorization } : runOptions,
+          hooks,
+        );
     this.#handle.resolve(handle);
     handle.result.then(
       (final) => this.#ended(final),

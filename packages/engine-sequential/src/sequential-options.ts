@@ -24,7 +24,14 @@ export interface StepCallbacks {
  * (tools, store, workspace, approvals, redactor, owner, leaseTtlMs, defaultTimeoutMs,
  * allowRerunInterrupted, onEvent, log) plus the step callbacks.
  */
-export interface SequentialEngineOptions extends EngineOptions, StepCallbacks {}
+export interface SequentialEngineOptions extends EngineOptions, StepCallbacks {
+  /**
+   * A plan revised while it runs (`handle.revise`) without an approval of the new digest: `wait`
+   * (default) journals the revision, lets the step in flight finish and ends the run `waiting`;
+   * resume it with `{ authorization: approvePlan(revisedPlan, …) }`. `fail` ends the run `failed`.
+   */
+  readonly revisionApproval?: 'wait' | 'fail';
+}
 
 /** Executor options: the engine's, plus the per-run signal and event listener. */
 export interface SequentialExecutorOptions extends SequentialEngineOptions {

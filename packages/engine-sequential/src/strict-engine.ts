@@ -1,8 +1,10 @@
 import {
   createPolicyEngine,
   type EnginePolicy,
+  ErrorCodes,
   type PlanAuthorization,
   type PolicyEngine,
+  StepwiseError,
   verifyAuthorization,
 } from '@stepwise/core';
 import { authorizedRunId } from './approved-plan.js';
@@ -29,11 +31,18 @@ export const STRICT_POLICY: EnginePolicy = Object.freeze({
 /**
  * The strict engine over the shared scheduler: a run needs an authorization for the plan's exact
  * digest (E002 / E003) and its id is derived from it, so running an approved plan again replays
- * the recorded run: one approval, one execution.
+ * the recorded run: one approval, one execution. A revision while it runs needs an approval of
+ * its own digest (`revisionApproval`).
  */
 export function strictEngine(options: SequentialEngineOptions): PolicyEngine {
+  const revisionApproval = options.revisionApproval ?? 'wait';
+  if (revisionApproval !== 'wait' && revisionApproval !== 'fail') {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, 'revisionApproval must be "wait" or "fail"', {
+      location: 'revisionApproval',
+    });
+  }
   return createPolicyEngine({
-    policy: STRICT_POLICY,
+    policy: { ...STRICT_POLICY, revisionApproval },
     options,
     authorize(plan, runOptions) {
       const runId = authorizedRunId(plan, runOptions.authorization, runOptions.runId);

@@ -190,9 +190,37 @@ const initial = (schema: string): Migration => ({
   },
 });
 
+/**
+ * The code agent's journal (`solve`), queryable in plain SQL: one row per implementation attempt,
+ * per validation (its output read back from `blobs` when it was stored there) and per rollback.
+ */
+const solveViews = (schema: string): Migration => ({
+  async up(db: AnyDatabase) {
+    await sql`set local search_path to ${sql.id(schema)}`.execute(db);
+    await sql`create view attempts as
+      select e.run_id, e.seq, e.at, e.payload->>'stepId' as step_id, (e.payload->>'attempt')::integer as attempt,
+        e.payload->>'implementationRunId' as implementation_run_id, e.payload->>'status' as status,
+        e.payload->>'error' as error, (e.payload->>'rolledBack')::boolean as rolled_back, e.payload->'changes' as changes
+      from events e where e.type = 'attempt-end'`.execute(db);
+    await sql`create view validations as
+      select e.run_id, e.seq, e.at, e.payload->>'stepId' as step_id, (e.payload->>'attempt')::integer as attempt,
+        e.payload->>'validationRunId' as validation_run_id, e.payload->'command' as command,
+        (e.payload->>'exitCode')::integer as exit_code, (e.payload->>'passed')::boolean as passed,
+        e.payload->'failingTests' as failing_tests, json_array_length(e.payload->'failingTests') as failing_count,
+        coalesce(e.payload->>'output',
+          (select b.content::json #>> '{}' from blobs b where b.sha256 = e.blob_refs->>'output')) as output,
+        e.payload->>'error' as error
+      from events e where e.type = 'validation-end'`.execute(db);
+    await sql`create view rollbacks as
+      select e.run_id, e.seq, e.at, e.payload->>'stepId' as step_id, (e.payload->>'attempt')::integer as attempt,
+        e.payload->'restored' as restored, e.payload->'removed' as removed
+      from events e where e.type = 'workspace-rollback'`.execute(db);
+  },
+});
+
 /** Every migration of a store in `schema`, by name; names sort in the order they run. Forward-only: no `down`. */
 export function migrations(schema: string): Readonly<Record<string, Migration>> {
-  return { '0001_initial': initial(schema) };
+  return { '0001_initial': initial(schema), '0002_solve_views': solveViews(schema) };
 }
 
 export function migrationProvider(schema: string): MigrationProvider {

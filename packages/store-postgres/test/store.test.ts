@@ -37,6 +37,75 @@ describe.skipIf(!postgres)('store-postgres specifics', () => {
     return store;
   };
 
+  it('answers what the code agent tried in plain SQL: attempts, validations (output from blobs), rollbacks', async () => {
+    const store = open({ blobThresholdBytes: 200 });
+    const runId = 'run_solve_views';
+    const solvePlan = makePlan([{ id: 'fix', description: 'Fix it.' }], { id: 'plan_fix' });
+    const longOutput = `not ok 1 - half price\n${'  expected 15, got 29.4\n'.repeat(30)}`;
+    const base = (seq: number) => ({ runId, seq, at: at() });
+    const events = [
+      { type: 'run-start', planId: solvePlan.id, planDigest: 'd', plan: solvePlan, engine: 'solve', ...base(1) },
+      { type: 'step-start', stepId: 'fix', tool: undefined, attempt: 1, executionId: 'ex_fix_1', ...base(2) },
+      {
+        type: 'validation-end',
+        stepId: 'fix',
+        attempt: 1,
+        validationRunId: 'run_validate_1',
+        command: ['node', '--test'],
+        exitCode: 1,
+        passed: false,
+        failingTests: [{ name: 'half price', output: 'expected 15, got 29.4' }],
+        output: longOutput,
+        ...base(3),
+      },
+      { type: 'workspace-rollback', stepId: 'fix', attempt: 1, restored: ['src/cart.js'], removed: [], ...base(4) },
+      {
+        type: 'attempt-end',
+        stepId: 'fix',
+        attempt: 1,
+        implementationRunId: 'run_implement_1',
+        status: 'succeeded',
+        changes: { created: [], modified: ['src/cart.js'], deleted: [] },
+        rolledBack: true,
+        ...base(5),
+      },
+    ] as unknown as RunEvent[];
+    await store.append(runId, events);
+    expect(await readAll(store, runId)).toEqual(events);
+    const [validation] = await query<Record<string, unknown>>(
+      url,
+      `select step_id, attempt, exit_code, passed, failing_count, output, command::text as command
+       from ${store.schema}.validations where run_id = $1`,
+      [runId],
+    );
+    expect(validation).toEqual({
+      step_id: 'fix',
+      attempt: 1,
+      exit_code: 1,
+      passed: false,
+      failing_count: 1,
+      output: longOutput,
+      command: '["node","--test"]',
+    });
+    const [stored] = await query<{ inline: string | null }>(
+      url,
+      `select payload->>'output' as inline from ${store.schema}.events where type = 'validation-end'`,
+    );
+    expect(stored?.inline).toBeNull();
+    const rollbacks = await query(
+      url,
+      `select attempt, restored::text as restored from ${store.schema}.rollbacks where run_id = $1`,
+      [runId],
+    );
+    expect(rollbacks).toEqual([{ attempt: 1, restored: '["src/cart.js"]' }]);
+    const attempts = await query(
+      url,
+      `select attempt, implementation_run_id, rolled_back from ${store.schema}.attempts where run_id = $1`,
+      [runId],
+    );
+    expect(attempts).toEqual([{ attempt: 1, implementation_run_id: 'run_implement_1', rolled_back: true }]);
+  });
+
   it('keeps large outputs once in blobs and gives them back whole', async () => {
     const store = open({ blobThresholdBytes: 1_000 });
     const big = { text: 'x'.repeat(50_000), nul: 'a\u0000b' };

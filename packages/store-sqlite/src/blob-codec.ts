@@ -89,6 +89,9 @@ function candidates(type: string, rest: Record<string, unknown>): Candidate[] {
         { path: ['request'], kind: 'json' },
         { path: ['response'], kind: 'json' },
       ];
+    case 'validation-end':
+      // The `validations` view reads it back from `blobs` by the first (only) reference.
+      return [{ path: ['output'], kind: 'text' }];
     default:
       return [];
   }

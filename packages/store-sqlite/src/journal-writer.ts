@@ -6,6 +6,7 @@ import {
   exitCodeOf,
   type Lease,
   type RunEvent,
+  type Step,
   type TokenUsage,
   type ToolResultEvent,
 } from '@stepwise/core';
@@ -153,6 +154,18 @@ function prepareStatements(sqlite: Database.Database) {
       `update runs set plan_id = ?, plan_digest = ?, plan = ?, plan_sha256 = ?, engine = ?, goal = ?, authorization = ?,
        parent_run_id = ?, options = ?, created_at = ? where key = ?`,
     ),
+    updateRunPlan: sqlite.prepare(
+      `update runs set plan_digest = ?, plan = ?, plan_sha256 = ?, goal = ?, authorization = coalesce(?, authorization)
+       where key = ?`,
+    ),
+    updateRunAuthorization: sqlite.prepare('update runs set authorization = ? where key = ?'),
+    deletePendingStep: sqlite.prepare("delete from steps where run_key = ? and step_id = ? and status = 'pending'"),
+    upsertRevisedStep: sqlite.prepare(
+      `insert into steps (run_key, step_id, first_seq, plan_index, status, attempt, tool, description)
+       values (?, ?, ?, ?, 'pending', 0, ?, ?)
+       on conflict (run_key, step_id) do update set plan_index = excluded.plan_index, tool = coalesce(steps.tool, excluded.tool),
+         description = excluded.description`,
+    ),
     updateRunState: sqlite.prepare(
       `update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ?, last_seq = ?, updated_at = ?
        where key = ?`,
@@ -264,6 +277,10 @@ class Batch {
         this.#run.status = 'running';
         this.#run.finishedAt = null;
         this.#run.changed = true;
+        if (event.authorization) this.#statements.updateRunAuthorization.run(json(event.authorization), this.#runKey);
+        break;
+      case 'plan-revise':
+        this.#reviseRun(event);
         break;
       case 'step-start':
         this.#startStep(event);
@@ -418,20 +435,37 @@ class Batch {
       this.#runKey,
     );
     statements.clearDescriptions.run(this.#runKey);
+    this.#upsertPlanSteps(statements.upsertPlanStep, event.plan.steps, event.seq);
+  }
+
+  /** One pending row per plan step (a row that exists keeps its state; `upsert` says what it updates). */
+  #upsertPlanSteps(upsert: Database.Statement, steps: readonly Step[], seq: number): void {
     const seen = new Set<string>();
-    event.plan.steps.forEach((step, index) => {
+    steps.forEach((step, index) => {
       // The fold's `find` takes the first step with an id; later duplicates change nothing.
       if (seen.has(step.id)) return;
       seen.add(step.id);
-      statements.upsertPlanStep.run(
-        this.#runKey,
-        step.id,
-        event.seq,
-        index,
-        scalar(step.tool),
-        scalar(step.description),
-      );
+      upsert.run(this.#runKey, step.id, seq, index, scalar(step.tool), scalar(step.description));
     });
+  }
+
+  /** The revision becomes the run's plan: steps it removed before they started leave, new ones are pending. */
+  #reviseRun(event: Extract<RunEvent, { type: 'plan-revise' }>): void {
+    this.#writeSteps();
+    const statements = this.#statements;
+    const plan = this.#blobs.json(event.plan);
+    statements.updateRunPlan.run(
+      scalar(event.digest),
+      plan.text,
+      plan.sha256,
+      scalar(event.plan.goal),
+      json(event.authorization),
+      this.#runKey,
+    );
+    for (const change of event.diff) {
+      if (change.kind === 'step-removed') statements.deletePendingStep.run(this.#runKey, change.stepId);
+    }
+    this.#upsertPlanSteps(statements.upsertRevisedStep, event.plan.steps, event.seq);
   }
 
   #recordResult(event: ToolResultEvent): void {

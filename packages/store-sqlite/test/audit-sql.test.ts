@@ -87,11 +87,12 @@ async function executeRun(path: string, runId: string): Promise<void> {
 }
 
 describe('the plain-SQL audit queries of the README', () => {
-  it('are three, and answer their questions on a real run', async () => {
+  it('answer their questions on a real run', async () => {
     const path = join(directory, 'audit.db');
     await executeRun(path, 'run_audit');
     const queries = readmeQueries();
-    expect(queries).toHaveLength(3);
+    // The fourth, on the code agent's views, runs in solve-views.test.ts.
+    expect(queries).toHaveLength(4);
     const [whatRan, failedSteps, commands] = queries as [string, string, string];
     const database = new Database(path, { readonly: true });
     try {

@@ -4,6 +4,7 @@ import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/cor
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore, SCHEMA_VERSION, type SqliteStoreOptions } from '../src/index.js';
+import { MIGRATION_NAMES } from '../src/schema-version.js';
 import { fileDigest, fixture, sidecarsExist, spawnNode, stamp, temporaryDirectory } from './helpers.js';
 
 const directory = temporaryDirectory('bad-input');
@@ -141,7 +142,7 @@ describe('a database from a newer version', () => {
     expect((await store.getRun('run_kept'))?.lastSeq).toBe(1);
     await store.close();
     const database = new Database(path, { readonly: true });
-    expect(database.prepare('select name from kysely_migration').pluck().all()).toEqual(['0001_initial']);
+    expect(database.prepare('select name from kysely_migration').pluck().all()).toEqual([...MIGRATION_NAMES]);
     expect(database.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     database.close();
   });

@@ -17,6 +17,7 @@ import { alignColumns, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { statusColour } from './runs-command.js';
+import { historyOf, printHistory } from './show-history.js';
 
 const options = {
   ...STORE_OPTIONS,
@@ -173,10 +174,11 @@ Examples:
         waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
       }));
       if (values.json) {
+        const history = historyOf(run, events);
         print(
           context,
           JSON.stringify(
-            { run: { ...summarizeRun(run), waitingMs: timings.waitingMs }, steps, executions: records },
+            { run: { ...summarizeRun(run), waitingMs: timings.waitingMs }, steps, executions: records, ...history },
             null,
             2,
           ),
@@ -216,6 +218,7 @@ Examples:
       for (const line of alignColumns(rows, '  ')) print(context, line);
       printGoalProgress(context, goalProgressByStep(events));
       print(context);
+      printHistory(context, run, events);
       print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
       if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
       for (const record of records) printExecutionSummary(context, record);

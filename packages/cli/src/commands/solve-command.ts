@@ -109,7 +109,11 @@ Examples:
         },
       });
       if (json) print(context, JSON.stringify(result));
-      else print(context, `${result.summary}\njournal: ${settings.database}`);
+      else
+        print(
+          context,
+          `${result.summary}\nrun: ${result.runId} (stepwise show ${result.runId})\njournal: ${settings.database}`,
+        );
       return result.status === 'solved' ? ExitCodes.COMPLETED : ExitCodes.STEP_FAILED;
     } finally {
       await store.close();

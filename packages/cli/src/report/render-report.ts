@@ -1,6 +1,7 @@
 import { formatDuration } from '../format-duration.js';
 import { layoutDag } from './layout-dag.js';
-import type { ReportModel, StepDetail } from './report-model.js';
+import { renderHistory } from './render-history.js';
+import type { ExecutionBar, ReportModel, StepDetail } from './report-model.js';
 import { REPORT_SCRIPT } from './report-script.js';
 import { REPORT_STYLE } from './report-style.js';
 
@@ -240,6 +241,7 @@ ${failing ? renderFailure(failing) : ''}<p class="goal">Plan <span class="mono">
 <section id="graph-section"><h2>Plan graph</h2><div class="legend">${LEGEND}<span style="--swatch: var(--critical)">critical path (thick outline)</span></div>${ZOOM_CONTROLS}<div class="scroll" id="graph-scroll">${renderDag(model)}</div></section>
 <section id="timeline-section"><h2>Timeline <small>(one bar per execution; retries are separate bars in the same row; hatched: waiting for a person)</small></h2><div class="scroll">${renderTimeline(model)}</div></section>
 <section id="steps-section"><h2>Steps</h2>${renderStepTable(model)}</section>
+${renderHistory(model)}
 </main>
 <aside id="details" aria-live="polite"><h2>Step details</h2><p class="empty">Select a step in the graph, the timeline or the table.</p></aside>
 </div>

@@ -7,6 +7,7 @@ import {
   type StepError,
   type StepResult,
 } from '@stepwise/core';
+import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from '../run-history.js';
 import { stepTimings, type WaitSpan } from '../step-timing.js';
 import { goalProgressByStep } from './report-goal-progress.js';
 
@@ -109,6 +110,10 @@ export interface ReportModel {
   readonly waits: readonly WaitSpan[];
   /** Time at least one step waited for a person. */
   readonly waitingMs: number;
+  /** Revisions of the plan while it ran. */
+  readonly revisions: readonly RevisionEntry[];
+  /** A code agent's attempts, with their validation and rollback. */
+  readonly attempts: readonly AttemptEntry[];
 }
 
 /** Strings longer than this are cut in the embedded data: a report must stay openable. */
@@ -456,5 +461,7 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
     resumes: walk.resumes,
     waits: [...timings.steps.values()].flatMap((timing) => timing.waits),
     waitingMs: timings.waitingMs,
+    revisions: revisionHistory(run.revisions),
+    attempts: capStrings(attemptHistory(events)) as AttemptEntry[],
   };
 }

@@ -36,7 +36,13 @@ function outcomeOf(step: StepResult | undefined): CommandOutcome {
 export async function runValidation(
   engine: Engine,
   command: readonly string[],
-  options: { readonly planId: string; readonly timeoutMs: number; readonly signal?: AbortSignal },
+  options: {
+    readonly planId: string;
+    readonly timeoutMs: number;
+    readonly signal?: AbortSignal;
+    /** The code agent's run this validation belongs to. */
+    readonly parentRunId?: string;
+  },
 ): Promise<ValidationResult> {
   const handle = engine.run(
     {
@@ -44,7 +50,10 @@ export async function runValidation(
       goal: `validate: ${command.join(' ')}`,
       steps: [{ id: 'validate', tool: 'run_command', args: { command: [...command], timeoutMs: options.timeoutMs } }],
     },
-    options.signal ? { signal: options.signal } : {},
+    {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+    },
   );
   const result = await handle.result;
   const step = result.steps[0];

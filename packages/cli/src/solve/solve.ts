@@ -29,6 +29,7 @@ import {
 } from '@stepwise/tools-node';
 import { attemptFeedback } from './attempt-feedback.js';
 import { runValidation, type ValidationResult } from './run-validation.js';
+import { SolveJournal } from './solve-journal.js';
 
 /** The tools a goal step may use to implement a change (run_command only for allowed programs). */
 export const IMPLEMENTATION_TOOLS: readonly string[] = [
@@ -102,6 +103,8 @@ export interface SolveAttempt {
   readonly changes: WorkspaceChanges;
   /** True when the changes were undone (the attempt failed). */
   readonly rolledBack: boolean;
+  /** What the rollback undid (files restored or removed), when the attempt was rolled back. */
+  readonly rollback?: WorkspaceChanges;
 }
 
 export type SolveEvent =
@@ -112,6 +115,11 @@ export type SolveEvent =
 
 export interface SolveResult {
   readonly status: 'solved' | 'failed';
+  /**
+   * The code agent's own run in the store: its plan and revisions, and each attempt's validation and
+   * rollback (`stepwise show <runId>`). Implementation and validation runs are its children.
+   */
+  readonly runId: string;
   /** The plan as it ended (the last revision, when the plan was revised). */
   readonly plan: Plan;
   /** Revisions made when a step used all its attempts (`maxReplans`). */
@@ -149,7 +157,7 @@ function checkOptions(options: SolveOptions): void {
   if (!Number.isInteger(replans) || replans < 0) throw bad('maxReplans', 'maxReplans must be a whole number ≥ 0');
 }
 
-function summarize(result: Omit<SolveResult, 'summary'>): string {
+function summarize(result: Omit<SolveResult, 'summary' | 'runId'>): string {
   const lines = [`${result.status === 'solved' ? 'Solved' : 'Not solved'}: ${result.plan.goal ?? result.plan.id}`];
   for (const attempt of result.attempts) {
     const { validation } = attempt;
@@ -171,6 +179,7 @@ function summarize(result: Omit<SolveResult, 'summary'>): string {
 
 interface SolveContext {
   readonly options: SolveOptions;
+  readonly journal: SolveJournal;
   readonly engine: Engine;
   readonly sandbox: WorkspaceSandbox;
   readonly plan: Plan;
@@ -181,10 +190,11 @@ interface SolveContext {
  * Resolves to undefined when solved, else to the explanation of the last failure.
  */
 async function solveStep(context: SolveContext, step: Step, attempts: SolveAttempt[]): Promise<string | undefined> {
-  const { options, engine, plan } = context;
+  const { options, engine, plan, journal } = context;
   const feedback: string[] = [];
   for (let attempt = 1; attempt <= (options.maxAttempts ?? 3); attempt++) {
     options.onProgress?.({ type: 'attempt-start', stepId: step.id, attempt });
+    await journal.attemptStart(step.id, attempt);
     const checkpoint = await createCheckpoint({
       exclude: DEFAULT_CHECKPOINT_EXCLUDE,
       ...options.checkpoint,
@@ -197,18 +207,19 @@ async function solveStep(context: SolveContext, step: Step, attempts: SolveAttem
       : { ...own, description, tools: step.tools ?? [...IMPLEMENTATION_TOOLS] };
     const run = await engine.run(
       { id: `${plan.id}.${step.id}.${attempt}`, goal: plan.goal ?? options.task, steps: [implementation] },
-      options.signal ? { signal: options.signal } : {},
+      { parentRunId: journal.runId, ...(options.signal ? { signal: options.signal } : {}) },
     ).result;
     const result = run.steps[0];
     const validation = await runValidation(engine, options.validate, {
       planId: `${plan.id}.${step.id}.${attempt}.validate`,
       timeoutMs: options.validateTimeoutMs ?? 300_000,
+      parentRunId: journal.runId,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const changes = await checkpoint.changes();
     const succeeded = result?.status === 'succeeded';
     const solved = succeeded && validation.passed;
-    if (!solved) await checkpoint.restore();
+    const rollback = solved ? undefined : await checkpoint.restore();
     const error = succeeded ? undefined : (result?.error?.message ?? `the run ended ${run.status}`);
     const record: SolveAttempt = {
       stepId: step.id,
@@ -219,7 +230,9 @@ async function solveStep(context: SolveContext, step: Step, attempts: SolveAttem
       validation,
       changes,
       rolledBack: !solved,
+      ...(rollback ? { rollback } : {}),
     };
+    await journal.attemptEnd({ ...record, implementationRunId: run.runId });
     attempts.push(record);
     options.onProgress?.({ type: 'attempt-end', attempt: record });
     if (solved) return undefined;
@@ -263,10 +276,11 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       commands: { allow: [...(options.allowCommands ?? [options.validate[0] as string])] },
     }),
   );
+  const store = options.store ?? new MemoryStore();
   const engine = agenticEngine({
     model: options.model,
     tools,
-    store: options.store ?? new MemoryStore(),
+    store,
     workspace: root,
     approvals: options.approvals ?? { policy: { tools: { run_command: 'auto' } } },
     ...(options.limits ? { limits: options.limits } : {}),
@@ -286,16 +300,29 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       })
     ).plan;
   options.onProgress?.({ type: 'plan-ready', plan });
+  const journal = await SolveJournal.open(store, plan);
+  try {
+    const outcome = await solveLoop({ options, engine, sandbox, plan, journal }, tools);
+    await journal.finish(outcome.status === 'solved');
+    return { ...outcome, runId: journal.runId, summary: summarize(outcome) };
+  } catch (error) {
+    await journal.abandon();
+    throw error;
+  }
+}
+
+/** Solves the steps; when one uses all its attempts, regenerates the rest of the plan (up to `maxReplans`). */
+async function solveLoop(context: SolveContext, tools: ToolRegistry): Promise<Omit<SolveResult, 'summary' | 'runId'>> {
+  const { options, journal } = context;
   const attempts: SolveAttempt[] = [];
   const revisions: PlanRevision[] = [];
   const done = new Set<string>();
-  let current = plan;
+  let current = context.plan;
   for (let replans = 0; ; replans++) {
-    const failure = await solveSteps({ options, engine, sandbox, plan: current }, done, attempts);
+    const failure = await solveSteps({ ...context, plan: current }, done, attempts);
     if (failure === undefined) break;
     if (replans >= (options.maxReplans ?? 1)) {
-      const failed = { status: 'failed' as const, plan: current, attempts, revisions, failedStepId: failure.stepId };
-      return { ...failed, summary: summarize(failed) };
+      return { status: 'failed', plan: current, attempts, revisions, failedStepId: failure.stepId };
     }
     const { revision } = await replanRemaining({
       plan: current,
@@ -309,9 +336,9 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     revisions.push(revision);
+    await journal.revise(revision, failure.reason);
     current = revision.plan;
     options.onProgress?.({ type: 'plan-revised', revision });
   }
-  const solved = { status: 'solved' as const, plan: current, attempts, revisions };
-  return { ...solved, summary: summarize(solved) };
+  return { status: 'solved', plan: current, attempts, revisions };
 }

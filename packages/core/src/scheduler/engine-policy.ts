@@ -2,9 +2,12 @@ import type { StepError } from '../errors.js';
 import type { StepResult, StepStatus } from '../events.js';
 import type { FoldedRun } from '../fold-run.js';
 import type { KernelContext } from '../invoke-step.js';
+import type { PlanAuthorization } from '../plan-digest.js';
+import type { PlanEdit, PlanRevision } from '../plan-revision.js';
 import type { Plan, RetryPolicy, Step } from '../plan-schema.js';
 import type { RunHandle } from '../run-handle.js';
 import type { EngineKind } from '../validate-plan.js';
+import type { AdjustHook } from './adjust-hook.js';
 
 /** What a recovery hook may answer for a failed step. */
 export type RecoveryDecision =
@@ -13,7 +16,18 @@ export type RecoveryDecision =
   /** Give the step up but let its dependents run; dependents that reference its output are skipped (E310). */
   | { readonly action: 'skip'; readonly reason?: string }
   /** Fail the whole run, as if the step were critical. */
-  | { readonly action: 'abort'; readonly reason?: string };
+  | { readonly action: 'abort'; readonly reason?: string }
+  /**
+   * Insert steps before the failed one (a plan revision), then `retry` it once they succeeded (its
+   * `dependsOn` gains them; the default) or `skip` it. Refused inserts (invalid plan, an id taken)
+   * are journaled and the default failure policy applies.
+   */
+  | {
+      readonly action: 'insert';
+      readonly steps: readonly Step[];
+      readonly afterwards?: 'retry' | 'skip';
+      readonly reason?: string;
+    };
 
 /** What a recovery hook learns about the failure besides the step and its error. */
 export interface RecoveryContext {
@@ -99,6 +113,26 @@ export interface EnginePolicy {
   readonly onStepFailed: RecoveryHook | undefined;
   /** Admits goal steps when present. */
   readonly goalSteps: GoalStepExecutor | undefined;
+  /** Asked after each step ends; may revise the pending part of the plan or stop the run. Default: none. */
+  readonly adjust?: AdjustHook;
+  /**
+   * A revision made without an approval of its digest: `wait` journals it and ends the run
+   * `waiting` once in-flight steps are done (resume with a new authorization), `fail` journals it
+   * and fails the run. Absent: revisions need no approval (the permissive engines).
+   */
+  readonly revisionApproval?: 'wait' | 'fail';
+}
+
+/** A revision asked of a running run: edits, or the steps that replace every pending one. */
+export interface RevisionRequest {
+  readonly edits?: readonly PlanEdit[];
+  /** Regenerate the rest: every step that has not started is replaced by these. */
+  readonly remaining?: readonly Step[];
+  /** Journaled: who revised (a person, `adjust`, `recovery`…). Default `host`. */
+  readonly by?: string;
+  readonly reason?: string;
+  /** The approval of the revised plan's digest (`approvePlan(revised, …)`), for engines that require one. */
+  readonly authorization?: PlanAuthorization;
 }
 
 /**
@@ -131,6 +165,13 @@ export interface RunProgress {
 /** The run handle every engine returns: events, result, cancel, plus live progress. */
 export interface ProgressRunHandle extends RunHandle {
   progress(): RunProgress;
+  /**
+   * Revises the plan while the run runs: started steps stay as they are (E005 when an edit touches
+   * one), the revision is validated like any plan (E001), journaled as `plan-revise` with its diff,
+   * and the run carries on with it. Nothing is journaled when it is refused. Rejects with E004 once
+   * the run has ended.
+   */
+  revise(request: RevisionRequest): Promise<PlanRevision>;
   /** The live status of one step, or `undefined` for an unknown id (or before a resume has read the journal). */
   stepStatus(stepId: string): SchedulerStepStatus | undefined;
 }

@@ -1,8 +1,10 @@
+import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent, RunResult } from '../events.js';
 import type { RunJournal } from '../journal.js';
+import type { PlanRevision } from '../plan-revision.js';
 import { createLazyRunHandle } from '../run-handle.js';
 import type { RunStore } from '../run-store.js';
-import type { ProgressRunHandle, RunProgress } from './engine-policy.js';
+import type { ProgressRunHandle, RevisionRequest, RunProgress } from './engine-policy.js';
 import type { RunScheduler } from './run-scheduler.js';
 
 export type Listener = (event: RunEvent) => void;
@@ -61,9 +63,23 @@ export function launchSession(options: {
     }
   });
   const idle: RunProgress = { done: 0, total: options.total, running: 0 };
+  const revise = async (request: RevisionRequest): Promise<PlanRevision> => {
+    const value = await opened;
+    if (!('scheduler' in value)) {
+      throw new StepwiseError(
+        ErrorCodes.INPUT_INVALID,
+        `run ${options.runId} has ended: only a running run can be revised`,
+        {
+          location: options.runId,
+        },
+      );
+    }
+    return value.scheduler.revise(request);
+  };
   return createLazyRunHandle(
     { runId: options.runId, store, journal, result, cancel },
     {
+      revise,
       progress: () => current?.progress() ?? finished ?? idle,
       stepStatus: (stepId: string) => current?.stepStatus(stepId),
     },

@@ -1,6 +1,7 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import { type RetryPolicy, RetryPolicySchema } from '../plan-schema.js';
 import type { ToolRegistry } from '../tool-registry.js';
+import type { AdjustHook } from './adjust-hook.js';
 import type { EnginePolicy, GoalStepExecutor, RecoveryHook } from './engine-policy.js';
 
 /** Options of the permissive policy (the dag engine's, which the agentic engine reuses). */
@@ -18,6 +19,11 @@ export interface PermissivePolicyOptions {
   readonly onStepFailed?: RecoveryHook;
   /** Carries out goal steps (steps without `tool`). Default: none; a goal step is then invalid. */
   readonly goalSteps?: GoalStepExecutor;
+  /**
+   * Asked after each step ends (and after a final failure), before its dependents run: continue,
+   * revise the pending steps, or stop. `adjustWithModel({ model })` asks a chat model. Default: none.
+   */
+  readonly adjust?: AdjustHook;
 }
 
 /**
@@ -74,6 +80,8 @@ export function permissivePolicy(
     throw invalid('random', 'random must be a function returning [0, 1)');
   if (options.onStepFailed !== undefined && typeof options.onStepFailed !== 'function')
     throw invalid('onStepFailed', 'onStepFailed must be a function');
+  if (options.adjust !== undefined && typeof options.adjust !== 'function')
+    throw invalid('adjust', 'adjust must be a function (step, result, context) => decision');
   if (options.goalSteps !== undefined && typeof options.goalSteps?.execute !== 'function')
     throw invalid('goalSteps', 'goalSteps must be a GoalStepExecutor (an object with execute)');
   return {
@@ -88,6 +96,7 @@ export function permissivePolicy(
     retry: parsed.data as Partial<RetryPolicy>,
     random: options.random ?? Math.random,
     onStepFailed: options.onStepFailed,
+    ...(options.adjust ? { adjust: options.adjust } : {}),
   };
 }
 

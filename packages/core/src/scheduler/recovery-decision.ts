@@ -1,3 +1,4 @@
+import type { Step } from '../plan-schema.js';
 import type { RecoveryDecision } from './engine-policy.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -20,6 +21,14 @@ export function normalizeDecision(value: unknown): RecoveryDecision | undefined 
       return { action: 'skip', ...withReason };
     case 'abort':
       return { action: 'abort', ...withReason };
+    case 'insert': {
+      if (!Array.isArray(value.steps) || value.steps.length === 0 || !value.steps.every(isPlainObject))
+        return undefined;
+      if (value.afterwards !== undefined && value.afterwards !== 'retry' && value.afterwards !== 'skip')
+        return undefined;
+      const afterwards = value.afterwards === 'skip' ? { afterwards: 'skip' as const } : {};
+      return { action: 'insert', steps: value.steps as unknown as Step[], ...afterwards, ...withReason };
+    }
     default:
       return undefined;
   }

@@ -62,8 +62,15 @@ function carryOnStop(scheduler: RunScheduler, restored: ReadonlyMap<string, Rest
 
 function continueStep(scheduler: RunScheduler, slot: Slot, state: RestoredStep): void {
   switch (state.action) {
-    case 'rerun':
     case 'retry':
+      // Steps inserted before this retry (a recovery `insert`) must succeed first.
+      if (slot.remaining > 0) {
+        slot.status = 'blocked';
+        break;
+      }
+      scheduler.enqueue(slot, state.attempt + 1);
+      break;
+    case 'rerun':
       if (state.continueAttempt) {
         slot.resumeAttempt = true;
         scheduler.enqueue(slot, state.attempt);

@@ -86,15 +86,24 @@ export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowR
     } else if (state.result) {
       const decision = decisions.get(step.id);
       const decided = state.result.status === 'failed' && decision?.attempt === state.result.attempt;
-      if (decided && decision.decision === 'retry') steps.set(step.id, { ...base, action: 'retry' });
-      else if (decided && decision.decision === 'skip')
+      // An insert that was refused (error) left the default policy in charge: the result stands.
+      const inserted = decided && decision.decision === 'insert' && !decision.error;
+      const retried = decision?.decision === 'retry' || (inserted && decision?.afterwards !== 'skip');
+      const skipped = decision?.decision === 'skip' || (inserted && decision?.afterwards === 'skip');
+      if (decided && retried) steps.set(step.id, { ...base, action: 'retry' });
+      else if (decided && skipped)
         steps.set(step.id, {
           ...base,
           action: 'skip',
           failure: state.result,
           ...(decision.reason ? { reason: decision.reason } : {}),
         });
-      else steps.set(step.id, { ...base, result: state.result, ...(decided ? { aborted: true } : {}) });
+      else
+        steps.set(step.id, {
+          ...base,
+          result: state.result,
+          ...(decided && decision.decision === 'abort' ? { aborted: true } : {}),
+        });
     } else {
       steps.set(step.id, base);
     }

@@ -1,26 +1,31 @@
 import { setMaxListeners } from 'node:events';
 import { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from '../backoff.js';
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
-import type { RunResult, RunStatus, StepResult } from '../events.js';
+import type { PlanReviseEvent, RunResult, RunStatus, StepResult } from '../events.js';
 import type { FoldedRun } from '../fold-run.js';
 import { invokeStep, type KernelContext } from '../invoke-step.js';
 import type { RunJournal } from '../journal.js';
+import type { PlanRevision } from '../plan-revision.js';
 import type { Plan, RetryPolicy } from '../plan-schema.js';
 import { findReferences } from '../references.js';
 import { finishRun } from '../run-session.js';
-import type { DependencyGraph } from './dependency-graph.js';
+import { adjustAfterStep } from './adjust-run.js';
+import { buildDependencyGraph, type DependencyGraph } from './dependency-graph.js';
 import { endUnstarted } from './end-unstarted.js';
 import type {
   EnginePolicy,
   RecoveryDecision,
+  RevisionRequest,
   RunProgress,
   SchedulerObserver,
   SchedulerStepStatus,
 } from './engine-policy.js';
+import { insertSteps } from './insert-steps.js';
 import { ReadyQueue } from './ready-queue.js';
 import { normalizeDecision } from './recovery-decision.js';
 import { restoreSession } from './restore-session.js';
 import type { RestoredStep } from './resume-state.js';
+import { commitRevision, prepareRevision } from './revise-run.js';
 import { type Slot, StepBoard } from './step-board.js';
 import { dependencyError, describeOutcome, isWaiting } from './step-outcome.js';
 
@@ -56,7 +61,6 @@ interface Queued {
 export class RunScheduler {
   readonly board: StepBoard;
   readonly policy: EnginePolicy;
-  readonly #plan: Plan;
   readonly #journal: RunJournal;
   readonly #kernel: KernelContext;
   readonly #controller = new AbortController();
@@ -73,9 +77,22 @@ export class RunScheduler {
   readonly #idle = new Promise<void>((resolve) => {
     this.#resolveIdle = resolve;
   });
+  #ended = false;
+  #resolveBegun: () => void = () => undefined;
+  /** Resolves once `execute` has put every step where it belongs (released, or restored by a resume). */
+  readonly #begun = new Promise<void>((resolve) => {
+    this.#resolveBegun = resolve;
+  });
+  /** Revisions of this session, oldest first; `#digest` is the latest's. */
+  readonly #revisions: PlanReviseEvent[] = [];
+  #digest: string | undefined;
+  /** Exclusive sections (revisions) in progress: no step starts meanwhile. */
+  #exclusive = 0;
+  #chain: Promise<unknown> = Promise.resolve();
+  /** Set when an unapproved revision holds the run: nothing new starts and the run ends `waiting`. */
+  #holding: string | undefined;
 
   constructor(init: RunSchedulerInit) {
-    this.#plan = init.plan;
     this.#journal = init.journal;
     this.policy = init.policy;
     this.#startedAt = init.startedAt;
@@ -109,6 +126,76 @@ export class RunScheduler {
     return this.#stopped !== undefined;
   }
 
+  get registry(): KernelContext['registry'] {
+    return this.#kernel.registry;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  log(level: 'warn' | 'error', message: string, error: unknown): void {
+    this.#kernel.log?.(level, message, { error: error instanceof Error ? error.message : String(error) });
+  }
+
+  /**
+   * A revision asked by the host (the run handle's `revise`). Waits until the session has begun,
+   * so the steps a resume restored count as started; rejects (E004) once the run has ended.
+   */
+  async revise(request: RevisionRequest): Promise<PlanRevision> {
+    await this.#begun;
+    if (this.#ended || this.#stopped) {
+      throw new StepwiseError(
+        ErrorCodes.INPUT_INVALID,
+        `run ${this.runId} has ${this.#ended ? 'ended' : 'stopped'}: only a running run can be revised`,
+        { location: this.runId },
+      );
+    }
+    this.#pending++;
+    try {
+      return await this.exclusive(async () => {
+        if (this.#stopped) {
+          throw new StepwiseError(ErrorCodes.INPUT_INVALID, `run ${this.runId} stopped before the revision applied`, {
+            location: this.runId,
+          });
+        }
+        return commitRevision(this, prepareRevision(this, request));
+      });
+    } finally {
+      this.#pending--;
+      this.#settle();
+    }
+  }
+
+  /** Runs `work` after every earlier exclusive section; no step starts until it is done. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(async () => {
+      this.#exclusive++;
+      try {
+        return await work();
+      } finally {
+        this.#exclusive--;
+        this.#pump();
+      }
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Moves the session to a journaled revision: new board and graph; fresh steps released, or skipped behind a blocker. */
+  adopt(revision: PlanRevision, event: PlanReviseEvent, reopened?: Slot): void {
+    const { release, blockers } = this.board.revise(revision.plan, buildDependencyGraph(revision.plan), reopened);
+    this.#digest = revision.digest;
+    this.#revisions.push(event);
+    for (const blocker of blockers) if (this.board.skipDependents(blocker)) this.track(this.#journal.flush());
+    for (const slot of release) this.release(slot);
+  }
+
+  /** Nothing new starts; in-flight steps finish and the run ends `waiting` (an unapproved revision). */
+  hold(reason: string): void {
+    this.#holding ??= reason;
+  }
+
   progress(): RunProgress {
     return { done: this.board.done, total: this.board.slots.length, running: this.board.running };
   }
@@ -136,6 +223,7 @@ export class RunScheduler {
     } catch (error) {
       this.fail(error);
     }
+    this.#resolveBegun();
     this.#pending--;
     this.#settle();
     await this.#idle;
@@ -188,7 +276,7 @@ export class RunScheduler {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (!this.#stopped) {
+      while (!this.#stopped && this.#exclusive === 0 && this.#holding === undefined) {
         const queued = this.#ready.take();
         if (!queued) break;
         this.track(this.#run(queued));
@@ -200,8 +288,10 @@ export class RunScheduler {
 
   async #run(queued: Queued): Promise<void> {
     let failed: StepResult | undefined;
+    // A revision replaced or removed the step after it was queued: its entry only frees the slot.
+    if (!queued.slot.removed) queued.slot.claimed = true;
     try {
-      failed = await this.#attempt(queued.slot, queued.attempt);
+      if (!queued.slot.removed) failed = await this.#attempt(queued.slot, queued.attempt);
     } finally {
       this.#ready.release(queued);
       this.#pump();
@@ -244,6 +334,8 @@ export class RunScheduler {
       this.board.running--;
     }
     if (result.status === 'succeeded') {
+      // The adjust hook decides before dependents are released, so a revision can put steps in front of them.
+      if (this.policy.adjust) await adjustAfterStep(this, slot, result);
       // Inside the slot on purpose: dependents are queued before the slot frees, so plan order decides ties.
       this.complete(slot, result);
       return undefined;
@@ -278,7 +370,7 @@ export class RunScheduler {
       const resumed = slot.resumeAttempt ? this.#resumed : undefined;
       slot.resumeAttempt = false;
       return goalSteps.execute({
-        plan: this.#plan,
+        plan: this.board.plan,
         step: slot.step,
         index: slot.index,
         attempt,
@@ -324,7 +416,7 @@ export class RunScheduler {
   /** The failure policy, outside the concurrency slot: retry with backoff, the recovery hook, then stop or not. */
   async recover(slot: Slot, result: StepResult): Promise<void> {
     if (this.#stopped || result.status !== 'failed') {
-      this.#conclude(slot, result, `step "${slot.step.id}" ${result.status}`);
+      await this.conclude(slot, result, `step "${slot.step.id}" ${result.status}`);
       return;
     }
     const error: StepError = result.error ?? toStepError(new Error('the step failed'));
@@ -336,11 +428,20 @@ export class RunScheduler {
     }
     if (decision) return this.#decide(slot, result, decision);
     const what = this.policy.stopOn === 'any' ? 'step' : 'critical step';
-    this.#conclude(slot, result, `${what} "${slot.step.id}" failed`);
+    await this.conclude(slot, result, `${what} "${slot.step.id}" failed`);
   }
 
-  /** A final result: a stop comes first, so a stopping run journals nothing for the step's dependents. */
-  #conclude(slot: Slot, result: StepResult, reason: string): void {
+  /**
+   * A final result: a stop comes first, so a stopping run journals nothing for the step's dependents.
+   * A failure goes to the adjust hook first: when it revises the plan, the failure no longer stops the run.
+   */
+  async conclude(slot: Slot, result: StepResult, reason: string): Promise<void> {
+    if (this.policy.adjust && !this.#stopped && result.status === 'failed') {
+      if ((await adjustAfterStep(this, slot, result)) === 'revised') {
+        this.complete(slot, result);
+        return;
+      }
+    }
     if (!this.#stopped && this.stopsRun(slot, result)) this.stop(isWaiting(result) ? 'waiting' : 'failed', reason);
     this.complete(slot, result);
   }
@@ -394,6 +495,7 @@ export class RunScheduler {
   }
 
   async #decide(slot: Slot, result: StepResult, decision: RecoveryDecision): Promise<void> {
+    if (decision.action === 'insert') return insertSteps(this, slot, result, decision);
     await this.#journal.record({
       type: 'recovery-decision',
       stepId: slot.step.id,
@@ -465,7 +567,9 @@ export class RunScheduler {
   }
 
   #settle(): void {
-    if (this.#pending === 0) this.#resolveIdle();
+    if (this.#pending !== 0) return;
+    this.#ended = true;
+    this.#resolveIdle();
   }
 
   async #finish(): Promise<RunResult> {
@@ -473,7 +577,7 @@ export class RunScheduler {
       await this.#journal.close().catch(() => undefined);
       throw this.#fatal.error;
     }
-    if (this.policy.unstarted === 'end') {
+    if (this.policy.unstarted === 'end' && (this.#stopped || this.#holding === undefined)) {
       const emitted = endUnstarted(this.board, this.#stopped?.reason ?? 'the run stopped');
       if (emitted) await this.#journal.flush();
     }
@@ -484,17 +588,21 @@ export class RunScheduler {
       this.policy.duration === 'steps'
         ? results.reduce((total, step) => total + step.durationMs, 0)
         : Math.max(0, Date.now() - this.#startedAt);
+    const revisions = [...(this.#resumed?.revisions ?? []), ...this.#revisions];
     return finishRun(this.#journal, {
-      plan: this.#plan,
+      plan: this.board.plan,
       engine: this.policy.name,
       status: this.#status(results),
       steps: results,
       durationMs,
+      ...(this.#digest ? { planDigest: this.#digest } : {}),
+      ...(revisions.length > 0 ? { revisions } : {}),
     });
   }
 
   #status(results: readonly StepResult[]): RunStatus {
     if (this.#stopped) return this.#stopped.kind;
+    if (this.#holding !== undefined) return 'waiting';
     // A step waiting for a person's answer: the run ends `waiting`; respond, then resume.
     if (results.some(isWaiting)) return 'waiting';
     const all = results.length === this.board.slots.length && results.every((result) => result.status === 'succeeded');

@@ -94,9 +94,9 @@ export class SessionOpener {
       }
       const validation = this.validate(plan, this.#setup.policy.validation === 'sequential');
       if (!validation.ok) throw planInvalidError(validation.problems);
-      this.#setup.verifyResume?.(validation.plan, run.authorization);
+      this.#setup.verifyResume?.(validation.plan, options.authorization ?? run.authorization);
       if (continuation) await continueRun(journal, run, continuation);
-      return this.#resumed(validation.plan, run, events, journal, hooks);
+      return this.#resumed(validation.plan, run, events, journal, hooks, options.authorization);
     } catch (error) {
       await journal.close().catch(() => undefined);
       throw error;
@@ -109,6 +109,7 @@ export class SessionOpener {
     events: Parameters<typeof restoreSteps>[1],
     journal: RunJournal,
     hooks: SessionHooks | undefined,
+    authorization: ResumeOptions['authorization'],
   ): OpenedSession {
     const state = restoreSteps(run, events, this.#setup.options.allowRerunInterrupted ?? false);
     const { answers } = approvalState(events);
@@ -121,7 +122,12 @@ export class SessionOpener {
       scheduler: live,
       execute: async () => {
         try {
-          await journal.record({ type: 'run-resume', owner, interrupted: state.interrupted });
+          await journal.record({
+            type: 'run-resume',
+            owner,
+            interrupted: state.interrupted,
+            ...(authorization ? { authorization } : {}),
+          });
         } catch (error) {
           await journal.close().catch(() => undefined);
           throw error;

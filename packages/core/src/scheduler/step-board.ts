@@ -9,8 +9,10 @@ import { dependencyError, describeOutcome, letsDependentsRun } from './step-outc
 
 /** One step's place in a session. */
 export interface Slot {
-  readonly index: number;
-  readonly step: Step;
+  /** The step's plan index; a plan revision moves it. */
+  index: number;
+  /** The step as planned; only a revision that reopens a failed step (inserted steps before its retry) changes it. */
+  step: Step;
   /** Dependencies that have not let this step run yet. */
   remaining: number;
   status: SchedulerStepStatus;
@@ -22,6 +24,32 @@ export interface Slot {
   recoveries: number;
   /** A crash left this goal-step attempt in flight: continue it rather than start a new one. */
   resumeAttempt: boolean;
+  /** Taken from the ready queue to start: a plan revision may no longer change it. */
+  claimed: boolean;
+  /** A plan revision replaced or removed this step before it started: a queued entry for it is dropped. */
+  removed: boolean;
+}
+
+function newSlot(step: Step, index: number, remaining: number): Slot {
+  return {
+    index,
+    step,
+    remaining,
+    status: 'pending',
+    attempt: 0,
+    args: undefined,
+    result: undefined,
+    recoveries: 0,
+    resumeAttempt: false,
+    claimed: false,
+    removed: false,
+  };
+}
+
+/** What a plan revision did to the board: fresh slots to release, and ended steps whose new dependents must be skipped. */
+export interface BoardRevision {
+  readonly release: readonly Slot[];
+  readonly blockers: readonly Slot[];
 }
 
 /**
@@ -29,27 +57,64 @@ export interface Slot {
  * waits for, the outputs references may read, and the `step-end`s of steps that never ran.
  */
 export class StepBoard {
-  readonly slots: Slot[];
+  slots: Slot[];
   readonly outputs = new Map<string, unknown>();
   done = 0;
   running = 0;
 
   constructor(
-    readonly plan: Plan,
-    readonly graph: DependencyGraph,
+    public plan: Plan,
+    public graph: DependencyGraph,
     readonly journal: RunJournal,
   ) {
-    this.slots = plan.steps.map((step, index) => ({
-      index,
-      step,
-      remaining: graph.dependencies[index]?.length ?? 0,
-      status: 'pending',
-      attempt: 0,
-      args: undefined,
-      result: undefined,
-      recoveries: 0,
-      resumeAttempt: false,
-    }));
+    this.slots = plan.steps.map((step, index) => newSlot(step, index, graph.dependencies[index]?.length ?? 0));
+  }
+
+  /** Whether a revision must leave the step as it is: it started (in this session or before a resume) or ended. */
+  static started(slot: Slot): boolean {
+    return slot.claimed || slot.attempt > 0 || slot.result !== undefined;
+  }
+
+  /**
+   * Moves the board to a revised plan: started steps keep their slots (a revision cannot change
+   * them), every other step gets a fresh slot counting the dependencies it still waits for, and
+   * the slots of replaced or removed steps are dropped. `reopened` is a started step whose
+   * dependencies the revision changed (steps inserted before its retry): its count is redone too.
+   */
+  revise(plan: Plan, graph: DependencyGraph, reopened?: Slot): BoardRevision {
+    const previous = new Map(this.slots.map((slot) => [slot.step.id, slot]));
+    const counted: Slot[] = [];
+    this.slots = plan.steps.map((step, index) => {
+      const slot = previous.get(step.id);
+      previous.delete(step.id);
+      if (slot && (StepBoard.started(slot) || slot === reopened)) {
+        slot.index = index;
+        if (slot === reopened) {
+          slot.step = step;
+          counted.push(slot);
+        }
+        return slot;
+      }
+      if (slot) slot.removed = true;
+      const fresh = newSlot(step, index, 0);
+      counted.push(fresh);
+      return fresh;
+    });
+    for (const slot of previous.values()) slot.removed = true;
+    this.plan = plan;
+    this.graph = graph;
+    const release: Slot[] = [];
+    const blockers = new Set<Slot>();
+    for (const slot of counted) {
+      slot.remaining = 0;
+      for (const dependency of graph.dependencies[slot.index] ?? []) {
+        const target = this.slot(dependency);
+        if (!target.result) slot.remaining++;
+        else if (!letsDependentsRun(target.result)) blockers.add(target);
+      }
+      if (slot !== reopened) release.push(slot);
+    }
+    return { release, blockers: [...blockers] };
   }
 
   slot(index: number): Slot {

@@ -31,7 +31,7 @@ function parseObject(text: string): unknown {
  * Text answers are accepted for models that write JSON instead of calling the tool: the whole
  * text, a fenced block, or the outermost braces, in that order.
  */
-function planFromText(text: string): unknown {
+export function jsonObjectFromText(text: string): unknown {
   const trimmed = text.trim();
   const whole = parseObject(trimmed);
   if (whole !== undefined) return whole;
@@ -56,7 +56,7 @@ export function readPlanAnswer(response: ChatResponse): PlanAnswer {
   }
   const other = response.toolCalls[0];
   if (other) return notJson(`only ${SUBMIT_PLAN} may be called, not "${other.name}"`, other.id);
-  const candidate = planFromText(response.text);
+  const candidate = jsonObjectFromText(response.text);
   if (candidate !== undefined) return { ok: true, candidate, toolCallId: undefined };
   const preview = response.text.trim().slice(0, 120);
   return notJson(

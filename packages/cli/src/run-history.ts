@@ -1,0 +1,102 @@
+import type {
+  AttemptEndEvent,
+  PlanChange,
+  PlanReviseEvent,
+  RunEvent,
+  ValidationEndEvent,
+  WorkspaceRollbackEvent,
+} from '@stepwise/core';
+
+/** One revision of a run's plan, for people: who, when, why, and what changed in a few words. */
+export interface RevisionEntry {
+  readonly revision: number;
+  readonly by: string;
+  readonly at: string;
+  readonly reason?: string;
+  readonly digest: string;
+  readonly approvedBy?: string;
+  readonly changes: readonly string[];
+}
+
+/** One implementation attempt of a code-agent step, with its validation and rollback. */
+export interface AttemptEntry {
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly implementationRunId: string;
+  readonly status: AttemptEndEvent['status'];
+  readonly error?: string;
+  readonly changes: AttemptEndEvent['changes'];
+  readonly rolledBack: boolean;
+  readonly validation?: Omit<ValidationEndEvent, 'runId' | 'seq' | 'type'>;
+  readonly rollback?: Pick<WorkspaceRollbackEvent, 'restored' | 'removed' | 'at'>;
+}
+
+/** "+ check", "− old", "~ build (args)", "↕ ship": one change of a revision. */
+export function describeChange(change: PlanChange): string {
+  switch (change.kind) {
+    case 'step-added':
+      return `+ ${change.stepId}`;
+    case 'step-removed':
+      return `− ${change.stepId}`;
+    case 'step-changed':
+      return `~ ${change.stepId} (${change.fields.join(', ')})`;
+    case 'step-moved':
+      return `↕ ${change.stepId}`;
+    default:
+      return `plan ${change.fields.join(', ')}`;
+  }
+}
+
+export function revisionHistory(revisions: readonly PlanReviseEvent[]): RevisionEntry[] {
+  return revisions.map((event) => ({
+    revision: event.revision,
+    by: event.by,
+    at: event.at,
+    ...(event.reason === undefined ? {} : { reason: event.reason }),
+    digest: event.digest,
+    ...(event.authorization ? { approvedBy: event.authorization.by } : {}),
+    changes: event.diff.map(describeChange),
+  }));
+}
+
+/** The attempts a code-agent run journaled (`attempt-end`), each with its `validation-end` and `workspace-rollback`. */
+export function attemptHistory(events: readonly RunEvent[]): AttemptEntry[] {
+  const key = (stepId: string, attempt: number) => `${stepId}\u0000${attempt}`;
+  const validations = new Map<string, ValidationEndEvent>();
+  const rollbacks = new Map<string, WorkspaceRollbackEvent>();
+  const entries: AttemptEntry[] = [];
+  for (const event of events) {
+    if (event.type === 'validation-end') validations.set(key(event.stepId, event.attempt), event);
+    else if (event.type === 'workspace-rollback') rollbacks.set(key(event.stepId, event.attempt), event);
+    else if (event.type === 'attempt-end') {
+      const {
+        runId: _runId,
+        seq: _seq,
+        type: _type,
+        ...validation
+      } = validations.get(key(event.stepId, event.attempt)) ?? ({} as Partial<ValidationEndEvent>);
+      const rollback = rollbacks.get(key(event.stepId, event.attempt));
+      entries.push({
+        stepId: event.stepId,
+        attempt: event.attempt,
+        implementationRunId: event.implementationRunId,
+        status: event.status,
+        ...(event.error === undefined ? {} : { error: event.error }),
+        changes: event.changes,
+        rolledBack: event.rolledBack,
+        ...(validation.command ? { validation: validation as AttemptEntry['validation'] } : {}),
+        ...(rollback ? { rollback: { restored: rollback.restored, removed: rollback.removed, at: rollback.at } } : {}),
+      });
+    }
+  }
+  return entries;
+}
+
+/** "node --test failed (exit 1), 2 failing" / "node --test passed". */
+export function describeValidation(validation: NonNullable<AttemptEntry['validation']>): string {
+  const command = validation.command.join(' ');
+  if (validation.passed) return `${command} passed`;
+  const how = validation.exitCode === null ? (validation.error ?? 'did not exit') : `exit ${validation.exitCode}`;
+  const failing = validation.failingTests.length;
+  return `${command} failed (${how})${failing > 0 ? `, ${failing} failing` : ''}`;
+}
