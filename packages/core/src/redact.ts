@@ -207,8 +207,8 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 
   // One case-insensitive alternation of every pattern: a cheap test that rules most strings out.
   // Compiled once for the built-in patterns (a journal, so every run, makes a redactor).
-  const prefilter =
-    options.patterns === undefined ? (defaultPrefilter ??= compilePrefilter(patterns)) : compilePrefilter(patterns);
+  if (options.patterns === undefined) defaultPrefilter ??= compilePrefilter(patterns);
+  const prefilter = options.patterns === undefined ? (defaultPrefilter as RegExp) : compilePrefilter(patterns);
 
   const redactText = (text: string): string => {
     if (text.length < MIN_SECRET_LENGTH) return text;

@@ -1,7 +1,7 @@
 import { formatDuration } from '../format-duration.js';
 import { layoutDag } from './layout-dag.js';
 import { renderHistory } from './render-history.js';
-import type { ExecutionBar, ReportModel, StepDetail } from './report-model.js';
+import type { ReportModel, StepDetail } from './report-model.js';
 import { REPORT_SCRIPT } from './report-script.js';
 import { REPORT_STYLE } from './report-style.js';
 
