@@ -52,10 +52,16 @@ afterAll(async () => {
 });
 
 describe.skipIf(!chromiumAvailable)('examples/approval-host in headless Chromium', () => {
-  it('a waiting run is approved from the page: the answer is journaled, the run resumes and writes its file', async () => {
-    const started = await run(process.execPath, [path.join(example, 'start-run.mjs'), '--workspace', workspace]);
-    const { runId, status } = JSON.parse(started.stdout.trim().split('\n').at(-1) as string);
+  it('waiting runs are approved or denied from the page: the answer is journaled, the run resumes (and writes its file when approved)', async () => {
+    const start = async () => {
+      const started = await run(process.execPath, [path.join(example, 'start-run.mjs'), '--workspace', workspace]);
+      return JSON.parse(started.stdout.trim().split('\n').at(-1) as string) as { runId: string; status: string };
+    };
+    const { runId, status } = await start();
     expect(status).toBe('waiting');
+    // A second run waits too; it is denied from the page.
+    const denied = await start();
+    expect(denied.status).toBe('waiting');
     const notes = path.join(workspace, 'NOTES.md');
     expect(existsSync(notes)).toBe(false);
 
@@ -72,8 +78,9 @@ describe.skipIf(!chromiumAvailable)('examples/approval-host in headless Chromium
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
       await page.goto(url);
-      const request = page.locator('li.request[data-step-id="publish"]');
-      expect(await request.count()).toBe(1);
+      const requests = page.locator('li.request[data-step-id="publish"]');
+      expect(await requests.count()).toBe(2);
+      const request = requests.filter({ hasText: runId });
       // The planned contents are shown as text: the markup in them is not rendered.
       expect(await request.locator('pre.args').textContent()).toContain('<b>Approved</b>');
       expect(await request.locator('pre.args b').count()).toBe(0);
@@ -90,6 +97,19 @@ describe.skipIf(!chromiumAvailable)('examples/approval-host in headless Chromium
           { timeout: 20_000 },
         )
         .toBe('completed');
+
+      const other = page.locator('li.request[data-step-id="publish"]').filter({ hasText: denied.runId });
+      await Promise.all([page.waitForURL(url), other.locator('button[value="deny"]').click()]);
+      expect(await page.locator('#notice').textContent()).toContain(`deny recorded for ${denied.runId}`);
+      await expect
+        .poll(
+          async () => {
+            await page.goto(url);
+            return page.locator(`#runs tr[data-run-id="${denied.runId}"] .status`).textContent();
+          },
+          { timeout: 20_000 },
+        )
+        .toBe('partial');
       expect(await page.locator('#pending-empty').count()).toBe(1);
       expect(errors).toEqual([]);
     });
@@ -103,6 +123,13 @@ describe.skipIf(!chromiumAvailable)('examples/approval-host in headless Chromium
         by: 'web reviewer',
       });
       expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+      const deniedEvents = await readAll(store, denied.runId);
+      expect(deniedEvents.find((event) => event.type === 'approval-decision')).toMatchObject({
+        decision: 'denied',
+        by: 'web reviewer',
+      });
+      // The denied run wrote nothing: only the approved run's tool call is in the journal.
+      expect(deniedEvents.some((event) => event.type === 'tool-call' && event.tool === 'file_write')).toBe(false);
     } finally {
       await store.close();
     }
