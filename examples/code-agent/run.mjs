@@ -60,7 +60,7 @@ try {
     },
   });
   console.log(result.summary);
-  console.log(`journal: ${database}`);
+  console.log(`journal: ${database} (stepwise show ${result.runId} --db ${database})`);
   process.exitCode = result.status === 'solved' ? 0 : 1;
 } finally {
   await store.close();

@@ -252,6 +252,41 @@ describe('the adjust hook', () => {
     expect(decisions.map((event) => [event.decision, event.reason])).toEqual([['stop', 'enough']]);
   });
 
+  it('keeps, but does not apply, a decision that comes after the run was cancelled', async () => {
+    let release: () => void = () => undefined;
+    const decided = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked: () => void = () => undefined;
+    const asking = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const { store, engine, ran } = setup({
+      adjust: async () => {
+        asked();
+        await decided;
+        return { action: 'revise', edits: [{ op: 'add', step: { id: 'late', tool: 'echo', args: {} } }] };
+      },
+    });
+    const handle = engine.run(
+      makePlan([
+        { id: 'one', tool: 'echo', args: {} },
+        { id: 'two', tool: 'echo', args: {}, dependsOn: ['one'] },
+      ]),
+    );
+    await asking;
+    handle.cancel('stop now');
+    release();
+    const result = await handle.result;
+    expect(result.status).toBe('cancelled');
+    expect(ran()).toEqual(['one']);
+    const events = await storedEvents(store, result.runId);
+    expect(ofType(events, 'plan-revise')).toHaveLength(0);
+    expect(ofType(events, 'adjust-decision').map((event) => [event.decision, event.error?.code])).toEqual([
+      ['revise', ErrorCodes.STEP_CANCELLED],
+    ]);
+  });
+
   it('journals a hook that answers garbage or a cycle with its error, and the run goes on unrevised', async () => {
     const answers: unknown[] = [
       'not a decision',

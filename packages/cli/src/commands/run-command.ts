@@ -47,6 +47,7 @@ const resumeOptions = {
   skip: { type: 'string', multiple: true },
   by: { type: 'string' },
   reason: { type: 'string' },
+  authorization: { type: 'string', short: 'a' },
 } as const satisfies OptionSpecs;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -292,7 +293,7 @@ export const resumeCommand: CommandDefinition = {
   positionals: { min: 1, max: 1, names: '<runId>' },
   options: resumeOptions,
   help: `Usage: stepwise resume <runId> [--retry STEP]... [--skip STEP]... [--by WHO] [--reason TEXT]
-                       [--config F] [--workspace DIR] [--db F] [--approve auto|prompt|deny|pause] [--json]
+                       [--authorization F] [--config F] [--workspace DIR] [--db F] [--approve auto|prompt|deny|pause] [--json]
 
 Continues a run that stopped without ending (its process crashed or was killed) from its journal,
 with the engine that started it: steps that succeeded are not
@@ -312,6 +313,8 @@ Options:
       --skip STEP        end this step skipped and let its dependents run (repeatable)
       --by WHO           who continued the run (journaled)
       --reason TEXT      why (journaled)
+  -a, --authorization F  an approval of the run's plan as it is now (stepwise approve <runId>): a strict
+                         run whose plan was revised without one waits for it (journaled with run-resume)
 ${APPROVE_HELP}
       --json             JSONL events (only the new ones) on stdout, no prompts
       --db F             the SQLite journal (default: the configuration's)
@@ -340,6 +343,13 @@ Examples:
         });
       }
       const continuation = continuationFlags(values);
+      const authorization =
+        typeof values.authorization === 'string'
+          ? {
+              authorization: (await readJsonFile(values.authorization, 'authorization', context.io.cwd))
+                .value as PlanAuthorization,
+            }
+          : {};
       const ended = resultFromFold(folded);
       const continues =
         continuation.retry.length > 0 ||
@@ -386,7 +396,7 @@ Examples:
             view,
             controller,
             afterSeq: folded.lastSeq,
-            start: () => active.resume(runId, { signal: controller.signal, ...continuation }),
+            start: () => active.resume(runId, { signal: controller.signal, ...continuation, ...authorization }),
           });
         } catch (error) {
           const leased = StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;

@@ -1,9 +1,10 @@
-import { type StepError, toStepError } from '../errors.js';
+import { ErrorCodes, type StepError, toStepError } from '../errors.js';
 import type { StepResult } from '../events.js';
 import { type AdjustDecision, normalizeAdjustDecision } from './adjust-hook.js';
 import { commitRevision, type PreparedRevision, prepareRevision } from './revise-run.js';
 import type { RunScheduler } from './run-scheduler.js';
 import { type Slot, StepBoard } from './step-board.js';
+import { cancelledError } from './step-outcome.js';
 
 /** What came of asking the adjust hook. */
 export type AdjustOutcome = 'continue' | 'revised' | 'stopped';
@@ -39,11 +40,22 @@ export async function adjustAfterStep(scheduler: RunScheduler, slot: Slot, resul
     decision = await ask(scheduler, slot, result);
   } catch (thrown) {
     scheduler.log('warn', `adjust hook failed after step "${slot.step.id}"; the run continues`, thrown);
-    await scheduler.journal.record({ ...base, decision: 'continue', error: toStepError(thrown) });
+    await scheduler.journal.record({
+      ...base,
+      decision: 'continue',
+      error: toStepError(thrown, ErrorCodes.INPUT_INVALID),
+    });
     return 'continue';
   }
   const reason = decision.reason === undefined ? {} : { reason: decision.reason };
-  if (decision.action === 'continue' || scheduler.stopped) {
+  if (scheduler.stopped && decision.action !== 'continue') {
+    // Cancelled or failed while the hook was deciding: the decision is kept, not applied.
+    const error = cancelledError(slot.step.id, 'the run stopped before the adjust decision applied');
+    const edits = decision.action === 'revise' ? { edits: decision.edits } : {};
+    await scheduler.journal.record({ ...base, decision: decision.action, ...edits, ...reason, error });
+    return 'continue';
+  }
+  if (decision.action === 'continue') {
     await scheduler.journal.record({ ...base, decision: 'continue', ...reason });
     return 'continue';
   }

@@ -74,7 +74,17 @@ export function launchSession(options: {
         },
       );
     }
-    return value.scheduler.revise(request);
+    // A session that failed before it began (its listeners refused the journal) never runs: do not wait for it.
+    const ended = result.then(() => {
+      throw new StepwiseError(
+        ErrorCodes.INPUT_INVALID,
+        `run ${options.runId} has ended: only a running run can be revised`,
+        {
+          location: options.runId,
+        },
+      );
+    });
+    return Promise.race([value.scheduler.revise(request), ended]);
   };
   return createLazyRunHandle(
     { runId: options.runId, store, journal, result, cancel },
