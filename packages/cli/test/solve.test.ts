@@ -105,6 +105,16 @@ describe('solve', () => {
     expect(runs.filter((run) => run.parentRunId === result.runId)).toHaveLength(4);
     // Its journal holds every attempt, validation and rollback.
     const journaled = await readAll(store, result.runId);
+    // The planner ran before the run existed; its model calls follow run-start, one per planner request.
+    const plannerRequests = model.requests.filter((request) =>
+      request.tools.some((tool) => tool.name === 'submit_plan'),
+    );
+    const plannerCalls = journaled.filter(
+      (event) => event.type === 'model-call' && (event.request as { purpose?: string }).purpose === 'plan',
+    );
+    expect(plannerRequests.length).toBeGreaterThan(0);
+    expect(plannerCalls).toHaveLength(plannerRequests.length);
+    expect(journaled[1]?.type).toBe('model-call');
     const kinds = journaled
       .filter((event) => ['validation-end', 'workspace-rollback', 'attempt-end'].includes(event.type))
       .map((event) => `${event.type}:${(event as { attempt?: number }).attempt}`);
@@ -204,11 +214,13 @@ describe('solve', () => {
       return edit('return total - percent;', 'return total * (1 - percent / 100);');
     });
     const progress: SolveEvent[] = [];
+    const store = new MemoryStore();
     const result = await solve({
       task: 'Make the tests pass.',
       workspace: dir,
       validate: ['node', '--test'],
       model,
+      store,
       plan: twoSteps,
       maxAttempts: 1,
       onProgress: (event) => progress.push(event),
@@ -231,6 +243,13 @@ describe('solve', () => {
     expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('* 100) / 100');
     expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('notes');
     expect(progress.map((event) => event.type)).toContain('plan-revised');
+    // The replan's model call is journaled in the code agent's run, before the revision it produced.
+    const journaled = await readAll(store, result.runId);
+    const replanCall = journaled.findIndex(
+      (event) => event.type === 'model-call' && (event.request as { purpose?: string }).purpose === 'plan',
+    );
+    expect(replanCall).toBeGreaterThan(0);
+    expect(replanCall).toBeLessThan(journaled.findIndex((event) => event.type === 'plan-revise'));
   }, 120_000);
 
   it('refuses bad options with typed errors before touching anything', async () => {

@@ -53,6 +53,7 @@ export {
   type PlanFromGoalResult,
   type PlannerCall,
   planFromGoal,
+  plannerCallEvent,
 } from './planner/plan-from-goal.js';
 export { PlannerError, PlannerErrorCodes } from './planner/planner-error.js';
 export { PLANNER_SYSTEM_PROMPT, SUBMIT_PLAN } from './planner/planner-prompt.js';

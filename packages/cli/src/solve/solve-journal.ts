@@ -14,6 +14,7 @@ import {
   startRun,
   type WorkspaceChangeList,
 } from '@stepwise/core';
+import { type PlannerCall, plannerCallEvent } from '@stepwise/engine-agentic';
 import type { ValidationResult } from './run-validation.js';
 
 /** The engine name of a code-agent run in the journal (`stepwise show` lists its attempts). */
@@ -57,9 +58,20 @@ export class SolveJournal {
     this.#plan = plan;
   }
 
-  static async open(store: RunStore, plan: Plan): Promise<SolveJournal> {
+  static async open(
+    store: RunStore,
+    plan: Plan,
+    planner?: { readonly model: string; readonly calls: readonly PlannerCall[] },
+  ): Promise<SolveJournal> {
     const journal = await startRun({ store, runId: newRunId(), plan, engine: SOLVE_ENGINE });
+    for (const call of planner?.calls ?? []) journal.emit(plannerCallEvent(call, planner?.model ?? 'model'));
+    await journal.flush();
     return new SolveJournal(journal, plan);
+  }
+
+  /** The run's journal, for the model calls of a replan (`replanRemaining` journals them itself). */
+  get runJournal(): RunJournal {
+    return this.#journal;
   }
 
   get runId(): string {

@@ -17,6 +17,7 @@ import {
   type AgenticLimits,
   agenticEngine,
   type ChatModel,
+  type PlanFromGoalResult,
   planFromGoal,
   replanRemaining,
 } from '@stepwise/engine-agentic';
@@ -286,10 +287,9 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
-  const plan =
-    options.plan ??
-    (
-      await planFromGoal({
+  const planned = options.plan
+    ? undefined
+    : await planFromGoal({
         goal: options.task,
         tools,
         model: options.model,
@@ -297,10 +297,15 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
         context: plannerContext(options.validate),
         ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
         ...(options.signal ? { signal: options.signal } : {}),
-      })
-    ).plan;
+      });
+  const plan = options.plan ?? (planned as PlanFromGoalResult).plan;
   options.onProgress?.({ type: 'plan-ready', plan });
-  const journal = await SolveJournal.open(store, plan);
+  // The planner ran before the run existed: its model calls are the run's first events after run-start.
+  const journal = await SolveJournal.open(
+    store,
+    plan,
+    planned ? { model: options.model.name, calls: planned.calls } : undefined,
+  );
   try {
     const outcome = await solveLoop({ options, engine, sandbox, plan, journal }, tools);
     await journal.finish(outcome.status === 'solved');
@@ -325,6 +330,7 @@ async function solveLoop(context: SolveContext, tools: ToolRegistry): Promise<Om
       return { status: 'failed', plan: current, attempts, revisions, failedStepId: failure.stepId };
     }
     const { revision } = await replanRemaining({
+      journal: journal.runJournal,
       plan: current,
       started: done,
       reason: failure.reason,

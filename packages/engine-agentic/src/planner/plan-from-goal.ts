@@ -121,17 +121,7 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanFr
       : undefined;
     lastProblems = validation ? (validation.ok ? [] : validation.problems) : last.ok ? [] : [last.problem];
     calls.push({ turn, messages, response, latencyMs, problems: lastProblems });
-    await journalCall(options, turn, messages, {
-      response: {
-        text: response.text,
-        toolCalls: response.toolCalls,
-        finishReason: response.finishReason,
-        ...(response.model ? { model: response.model } : {}),
-        problems: lastProblems,
-      },
-      ...(response.usage ? { usage: response.usage } : {}),
-      latencyMs,
-    });
+    await journalCall(options, turn, messages, answeredCall(calls[calls.length - 1] as PlannerCall));
     if (validation?.ok) return { plan: validation.plan, order: validation.order, calls, usage };
     conversation.push(...feedback(response, lastProblems));
   }
@@ -179,6 +169,41 @@ function feedback(response: ChatResponse, problems: readonly PlanProblem[]): Cha
       (call): ChatMessage => ({ role: 'tool', toolCallId: call.id, name: call.name, content: text }),
     ),
   ];
+}
+
+/** What the journal keeps of an answered planner call. */
+function answeredCall(call: PlannerCall): Pick<ModelCallEvent, 'response' | 'usage' | 'latencyMs'> {
+  const { response } = call;
+  return {
+    response: {
+      text: response.text,
+      toolCalls: response.toolCalls,
+      finishReason: response.finishReason,
+      ...(response.model ? { model: response.model } : {}),
+      problems: call.problems,
+    },
+    ...(response.usage ? { usage: response.usage } : {}),
+    latencyMs: call.latencyMs,
+  };
+}
+
+/**
+ * The `model-call` event of a planner call made before there was a run to journal it in (a host
+ * that plans first, then starts the run): the same event `planFromGoal` records with `journal`.
+ */
+export function plannerCallEvent(
+  call: PlannerCall,
+  model: string,
+  stepId = 'plan',
+): Omit<ModelCallEvent, 'seq' | 'at' | 'runId'> {
+  return {
+    type: 'model-call',
+    stepId,
+    turn: call.turn,
+    model,
+    request: { purpose: 'plan', messages: call.messages },
+    ...answeredCall(call),
+  };
 }
 
 /** Journals one planner model call (answered or failed), when a journal was given. */
