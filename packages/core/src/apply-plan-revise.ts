@@ -2,10 +2,12 @@ import { ErrorCodes, StepwiseError } from './errors.js';
 import type { PlanReviseEvent } from './events.js';
 import type { FoldedRun, StepState } from './fold-run.js';
 import { planDigest } from './plan-digest.js';
+import { REDACTED } from './redact.js';
 
 /**
  * Folds a `plan-revise` event: the revision becomes the run's plan. The chain is checked (the
- * revision must name the current digest as its parent, and its plan must hash to its digest):
+ * revision must name the current digest as its parent, and its plan must hash to its digest
+ * unless the redactor masked part of it):
  * a journal that breaks it is not one to resume from (E502). Steps the revision removed before
  * they started leave the run; new steps start `pending`.
  */
@@ -22,7 +24,9 @@ export function applyPlanRevise(
       { location },
     );
   }
-  if (planDigest(event.plan) !== event.digest) {
+  // A plan the redactor masked no longer hashes to the digest taken before masking: only the
+  // parent chain can be checked then (the digests themselves are never masked).
+  if (!JSON.stringify(event.plan).includes(REDACTED) && planDigest(event.plan) !== event.digest) {
     throw new StepwiseError(
       ErrorCodes.JOURNAL_CONFLICT,
       `revision ${event.revision} of run ${run.runId}: the plan does not hash to its digest`,

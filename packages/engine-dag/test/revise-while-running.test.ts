@@ -380,6 +380,33 @@ describe('the recovery hook inserting steps', () => {
     expect(resumed.revisions).toHaveLength(1);
   });
 
+  it('folds and resumes a revised run whose plan the redactor masked (a token in the args)', async () => {
+    const { gate, store, engine, harness } = setup();
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4)}`;
+    const plan = makePlan([
+      { id: 'a', tool: 'gate', args: { name: 'a' } },
+      { id: 'b', tool: 'echo', args: { value: token }, dependsOn: ['a'] },
+    ]);
+    const handle = engine.run(plan);
+    await gate.started('a');
+    await handle.revise({ edits: [{ op: 'add', step: { id: 'c', tool: 'echo', args: { value: 'c' } } }], by: 'alice' });
+    handle.cancel('stop before b');
+    gate.open('a');
+    const cancelled = await handle.result;
+    expect(cancelled.status).toBe('cancelled');
+
+    const events = await storedEvents(store, cancelled.runId);
+    // The journal holds the masked plan, so its digest cannot be recomputed from it...
+    expect(JSON.stringify(ofType(events, 'plan-revise')[0]?.plan)).not.toContain(token);
+    // ...yet the fold keeps the chain and the run resumes on the revised plan.
+    const folded = foldRun(events);
+    expect(folded.planDigest).toBe(cancelled.planDigest);
+    expect(folded.plan?.steps.map((step) => step.id)).toEqual(['a', 'b', 'c']);
+    const resumed = await dagEngine({ tools: harness.registry, store }).resume(cancelled.runId).result;
+    expect(resumed.status).toBe('completed');
+    expect(resumed.steps.map((step) => step.stepId).sort()).toEqual(['a', 'b', 'c']);
+  });
+
   it('journals an insert that cannot apply (an id already taken) and applies the default failure policy', async () => {
     const { store, engine, ran } = setup({
       onStepFailed: () => ({ action: 'insert', steps: [{ id: 'after', tool: 'echo', args: {} }] }),
