@@ -6,7 +6,7 @@
 // Usage: node bench/engine-dag/scale.mjs [--child shape size store]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -77,7 +77,9 @@ if (process.argv[2] === '--child') {
   await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
 } else {
   const self = fileURLToPath(import.meta.url);
-  console.log('scheduler scaling (dag engine, default concurrency 16, no-op tool), one child process per cell');
+  console.log(
+    `scheduler scaling (dag engine, default concurrency 16, no-op tool), one child process per cell; node ${process.version}, load average ${loadavg()[0].toFixed(1)} at the start`,
+  );
   console.log('shape    store   size     µs/step  peak RSS MB');
   for (const shape of SHAPES) {
     for (const storeKind of STORES) {
