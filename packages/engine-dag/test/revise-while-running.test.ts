@@ -407,6 +407,65 @@ describe('the recovery hook inserting steps', () => {
     expect(resumed.steps.map((step) => step.stepId).sort()).toEqual(['a', 'b', 'c']);
   });
 
+  it('lets no step end into a revision being committed: the revision applies to the board it was checked against', async () => {
+    // A store whose appends can be held, so a step ends while the revision's plan-revise is being written.
+    let held: Promise<void> | undefined;
+    let releaseAppends: () => void = () => undefined;
+    class HeldStore extends MemoryStore {
+      override async append(...args: Parameters<MemoryStore['append']>): Promise<void> {
+        if (held) await held;
+        return super.append(...args);
+      }
+    }
+    let hookCalled: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      hookCalled = resolve;
+    });
+    let answerHook: () => void = () => undefined;
+    const answer = new Promise<undefined>((resolve) => {
+      answerHook = () => resolve(undefined);
+    });
+    const harness = createHarness();
+    const gate = gates();
+    harness.registry.register(gate.tool);
+    const store = new HeldStore();
+    const engine = dagEngine({
+      tools: harness.registry,
+      store,
+      onStepFailed: () => {
+        hookCalled();
+        return answer;
+      },
+    });
+    const plan = makePlan([
+      { id: 'a', tool: 'flaky', args: { failures: 1, retryable: false }, critical: false },
+      { id: 'b', tool: 'echo', args: { value: 'b' }, dependsOn: ['a'] },
+      { id: 'c', tool: 'gate', args: { name: 'c' } },
+    ]);
+    const handle = engine.run(plan);
+    await asked;
+    held = new Promise<void>((resolve) => {
+      releaseAppends = resolve;
+    });
+    const revising = handle.revise({ edits: [{ op: 'remove', stepId: 'b' }], by: 'alice' });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The hook answers while plan-revise waits for the store: a's failure becomes final now.
+    answerHook();
+    await new Promise((resolve) => setImmediate(resolve));
+    held = undefined;
+    releaseAppends();
+    await revising;
+    gate.open('c');
+    const result = await handle.result;
+
+    expect(result.steps.map((step) => `${step.stepId}:${step.status}`).sort()).toEqual(['a:failed', 'c:succeeded']);
+    const events = await storedEvents(store, result.runId);
+    expect(
+      events.filter((event) => event.type === 'step-end').map((event) => (event as { stepId: string }).stepId),
+    ).not.toContain('b');
+    expect([...foldRun(events).steps.keys()].sort()).toEqual(['a', 'c']);
+  });
+
   it('journals an insert that cannot apply (an id already taken) and applies the default failure policy', async () => {
     const { store, engine, ran } = setup({
       onStepFailed: () => ({ action: 'insert', steps: [{ id: 'after', tool: 'echo', args: {} }] }),

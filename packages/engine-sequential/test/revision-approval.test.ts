@@ -1,7 +1,7 @@
 import { approvePlan, defineTool, ErrorCodes, type RunStore, readAll, StepwiseError } from '@stepwise/core';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sequentialEngine, strictEngine } from '../src/index.js';
+import { createSequentialExecutor, sequentialEngine, strictEngine } from '../src/index.js';
 import { removeTempDirectories, sqliteVariant } from './support/stores.js';
 
 afterAll(removeTempDirectories);
@@ -146,5 +146,24 @@ describe('the strict engine and plan revisions', () => {
     expect(result.status).toBe('failed');
     expect(log.calls.map((call) => call.stepId)).toEqual(['one']);
     expect((await readAll(store, result.runId)).some((event) => event.type === 'plan-revise')).toBe(true);
+  });
+  it('starts no further step after an unapproved revision when the host steps one at a time', async () => {
+    const { registry, log } = createTestTools();
+    const steps = makePlan([
+      { id: 'one', tool: 'echo', args: { value: 1 } },
+      { id: 'two', tool: 'echo', args: { value: 2 } },
+    ]);
+    const executor = createSequentialExecutor({ tools: registry, store });
+    executor.load(steps, approvePlan(steps, { by: 'alice' }));
+    expect(await executor.executeStep()).toMatchObject({ stepId: 'one', status: 'succeeded' });
+    await executor.handle().revise({
+      edits: [{ op: 'add', step: { id: 'extra', tool: 'echo', args: { value: 'extra' } } }],
+      by: 'bob',
+    });
+    // The revision is not approved: the run holds, and asking for the next step runs nothing.
+    expect(await executor.executeStep()).toBeUndefined();
+    expect(log.calls.map((call) => call.stepId)).toEqual(['one']);
+    const result = await executor.handle().result;
+    expect(result.status).toBe('waiting');
   });
 });

@@ -91,6 +91,8 @@ export class RunScheduler {
   #chain: Promise<unknown> = Promise.resolve();
   /** Set when an unapproved revision holds the run: nothing new starts and the run ends `waiting`. */
   #holding: string | undefined;
+  /** Steps that ended while a revision was being written: completed once it is adopted. */
+  readonly #endedDuringRevision: [Slot, StepResult][] = [];
 
   constructor(init: RunSchedulerInit) {
     this.#journal = init.journal;
@@ -175,6 +177,9 @@ export class RunScheduler {
         return await work();
       } finally {
         this.#exclusive--;
+        if (this.#exclusive === 0) {
+          for (const [slot, result] of this.#endedDuringRevision.splice(0)) this.complete(slot, result);
+        }
         this.#pump();
       }
     });
@@ -316,7 +321,9 @@ export class RunScheduler {
     const held = this.#observer.beforeStep?.(slot.step, slot.index);
     if (held) {
       await held;
-      if (this.#stopped) return undefined;
+      // While the gate held it, an unapproved revision may have held the run, or a revision may
+      // have replaced this step: it does not start (a replacement is queued on its own).
+      if (this.#stopped || this.#holding !== undefined || slot.removed) return undefined;
     }
     if (this.#skipForMissingReference(slot)) return undefined;
     slot.status = 'running';
@@ -545,6 +552,12 @@ export class RunScheduler {
   /** Records a final result and lets the graph move: dependents are released or skipped. */
   complete(slot: Slot, result: StepResult): void {
     if (slot.result) return;
+    // A revision checked the board before writing plan-revise: a step ending meanwhile must not
+    // move the graph (release or skip dependents the revision is replacing) until it is adopted.
+    if (this.#exclusive > 0) {
+      this.#endedDuringRevision.push([slot, result]);
+      return;
+    }
     const ready = this.board.settle(slot, result);
     this.#notify('onStepEnd', slot);
     if (this.#stopped) return;
