@@ -30,6 +30,11 @@ export interface RevisePlanOptions {
   readonly engine?: EngineKind | (string & {});
   /** Whether steps without `tool` (goal steps) are admitted. Default: only under the agentic rules. */
   readonly goalSteps?: boolean;
+  /**
+   * The digest `plan` was journaled under, when `plan` is the journal's masked copy (a resumed run
+   * whose plan held a secret): the chain names it as the parent. Default: the digest of `plan`.
+   */
+  readonly parentDigest?: string;
 }
 
 /** A new revision of a plan: the plan, where it sits in the digest chain, and what changed. */
@@ -106,7 +111,7 @@ function applyEdit(steps: Step[], edit: PlanEdit, editIndex: number, started: Re
 
 /** Seals `steps` as the next revision of `plan`, after checking it like any plan. */
 function nextRevision(plan: Plan, steps: Step[], options: RevisePlanOptions): PlanRevision {
-  const parentDigest = planDigest(plan);
+  const parentDigest = options.parentDigest ?? planDigest(plan);
   const revision = (plan.revision ?? 0) + 1;
   const candidate: Plan = { ...plan, steps, revision, parentDigest };
   const validation = validatePlan(candidate, {

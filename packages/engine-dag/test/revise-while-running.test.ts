@@ -407,6 +407,33 @@ describe('the recovery hook inserting steps', () => {
     expect(resumed.steps.map((step) => step.stepId).sort()).toEqual(['a', 'b', 'c']);
   });
 
+  it('revises a resumed run whose plan the redactor masked: the chain names the journaled digest', async () => {
+    const { gate, store, engine, harness } = setup();
+    const token = `ghp_${'f6G7h8J9k0'.repeat(4)}`;
+    const plan = makePlan([
+      { id: 'a', tool: 'gate', args: { name: 'held' } },
+      { id: 'b', tool: 'echo', args: { value: token }, dependsOn: ['a'] },
+    ]);
+    const first = engine.run(plan);
+    await gate.started('held');
+    first.cancel('the host stops');
+    const cancelled = await first.result;
+    expect(cancelled.status).toBe('cancelled');
+
+    // The resumed session runs on the journal's masked plan; a revises it while `a` runs again.
+    const second = dagEngine({ tools: harness.registry, store }).resume(cancelled.runId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await second.revise({ edits: [{ op: 'add', step: { id: 'c', tool: 'echo', args: { value: 'c' } } }], by: 'alice' });
+    gate.open('held');
+    const resumed = await second.result;
+    expect(resumed.status).toBe('completed');
+    const events = await storedEvents(store, cancelled.runId);
+    const revised = ofType(events, 'plan-revise')[0];
+    expect(revised?.parentDigest).toBe(cancelled.planDigest);
+    expect(() => foldRun(events)).not.toThrow();
+    expect(foldRun(events).plan?.steps.map((step) => step.id)).toEqual(['a', 'b', 'c']);
+  });
+
   it('lets no step end into a revision being committed: the revision applies to the board it was checked against', async () => {
     // A store whose appends can be held, so a step ends while the revision's plan-revise is being written.
     let held: Promise<void> | undefined;

@@ -43,6 +43,7 @@ export function prepareRevision(scheduler: RunScheduler, request: RevisionReques
     tools: scheduler.registry,
     engine: policy.validation,
     goalSteps: policy.goalSteps !== undefined,
+    ...(scheduler.planDigest ? { parentDigest: scheduler.planDigest } : {}),
   };
   const revision = request.remaining
     ? replaceRemainingSteps(board.plan, request.remaining, options)

@@ -111,6 +111,11 @@ export class RunScheduler {
     this.board = new StepBoard(init.plan, init.graph, init.journal);
   }
 
+  /** The digest of the plan the run is on now: the latest revision's, else the one the run was journaled under. */
+  get planDigest(): string | undefined {
+    return this.#digest ?? this.#journal.planDigest;
+  }
+
   get runId(): string {
     return this.#journal.runId;
   }
