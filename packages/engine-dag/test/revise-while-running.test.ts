@@ -319,6 +319,30 @@ describe('the adjust hook', () => {
 });
 
 describe('the recovery hook inserting steps', () => {
+  it('writes an insert decision and the revision it made in one append (a crash keeps both or neither)', async () => {
+    const batches: string[][] = [];
+    class RecordingStore extends MemoryStore {
+      override append(...args: Parameters<MemoryStore['append']>): Promise<void> {
+        batches.push(args[1].map((event) => event.type));
+        return super.append(...args);
+      }
+    }
+    const harness = createHarness();
+    const engine = dagEngine({
+      tools: harness.registry,
+      store: new RecordingStore(),
+      onStepFailed: (step, _error, context) =>
+        step.id === 'test' && context.recoveries === 0
+          ? { action: 'insert', steps: [{ id: 'fix', tool: 'echo', args: { value: 'fixed' } }] }
+          : undefined,
+    });
+    const plan = makePlan([{ id: 'test', tool: 'flaky', args: { failures: 1, retryable: false } }]);
+    expect((await engine.run(plan).result).status).toBe('completed');
+    const withDecision = batches.find((batch) => batch.includes('recovery-decision'));
+    expect(withDecision).toBeDefined();
+    expect(withDecision).toContain('plan-revise');
+  });
+
   it('inserts a fix before the failed step, then retries it once the fix succeeded', async () => {
     const { store, engine, ran } = setup({
       onStepFailed: (step, _error, context) =>

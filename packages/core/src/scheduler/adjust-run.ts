@@ -76,14 +76,19 @@ export async function adjustAfterStep(scheduler: RunScheduler, slot: Slot, resul
     } catch (thrown) {
       error = toStepError(thrown);
     }
-    await scheduler.journal.record({
+    // Emitted, not flushed: it goes to the store in one append with the plan-revise below, so a
+    // crash cannot keep the decision and lose the revision it made.
+    scheduler.journal.emit({
       ...base,
       decision: 'revise',
       edits: decision.edits,
       ...reason,
       ...(error ? { error } : {}),
     });
-    if (!prepared) return 'continue';
+    if (!prepared) {
+      await scheduler.journal.flush();
+      return 'continue';
+    }
     await commitRevision(scheduler, prepared);
     return 'revised';
   });

@@ -38,7 +38,9 @@ export async function insertSteps(
     } catch (thrown) {
       error = toStepError(thrown);
     }
-    await scheduler.journal.record({
+    // Emitted, not flushed: it goes to the store in one append with the plan-revise below, so a
+    // crash cannot keep the decision and lose the revision it made.
+    scheduler.journal.emit({
       type: 'recovery-decision',
       stepId: slot.step.id,
       attempt: result.attempt,
@@ -49,6 +51,7 @@ export async function insertSteps(
       ...(error ? { error } : {}),
     });
     if (prepared) await commitRevision(scheduler, prepared);
+    else await scheduler.journal.flush();
     return prepared !== undefined;
   });
   if (!applied || scheduler.stopped) {
