@@ -314,9 +314,10 @@ export class RunScheduler {
     const tool = slot.step.tool;
     if (tool === undefined) return { tool: undefined, toolLimit: 0 };
     const limits = this.policy.toolConcurrency;
-    const limit = limits[tool] ?? limits[this.#kernel.registry.get(tool)?.name ?? tool];
+    const canonical = this.#kernel.registry.get(tool)?.name ?? tool;
+    const limit = limits[tool] ?? limits[canonical];
     if (limit === undefined) return { tool: undefined, toolLimit: 0 };
-    return { tool: this.#kernel.registry.get(tool)?.name ?? tool, toolLimit: limit };
+    return { tool: canonical, toolLimit: limit };
   }
 
   /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
