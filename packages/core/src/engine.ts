@@ -1,6 +1,7 @@
 import type { ApprovalOptions } from './approval.js';
 import type { ToolLogger } from './define-tool.js';
 import type { RunEvent } from './events.js';
+import type { Durability } from './journal.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { Redactor } from './redact.js';
@@ -22,6 +23,12 @@ export interface EngineOptions {
   readonly redactor?: Redactor;
   /** Lease owner name; default unique per process and run. */
   readonly owner?: string;
+  /**
+   * `'batched'` lets the end of a succeeded step whose tool is idempotent commit together with later
+   * work instead of on its own, so chains and fan-outs of such steps share commits; a crash can then
+   * run those steps again. Non-idempotent tools are unaffected. Default `'step'` (see `Durability`).
+   */
+  readonly durability?: Durability;
   /** Lease time-to-live (renewed while running). Default 30 000 ms. */
   readonly leaseTtlMs?: number;
   /** Timeout for steps and tools that set none. Default: none. */

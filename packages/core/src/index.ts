@@ -71,6 +71,8 @@ export {
   type ToolCallRequest,
 } from './invoke-step.js';
 export {
+  BATCHED_EVENTS_MAX,
+  type Durability,
   type EventListener,
   isoNow,
   RunJournal,

@@ -195,10 +195,12 @@ export async function invokeStep(step: Step, invocation: StepInvocation, context
     };
     if (StepwiseError.isInstance(error) && error.code.startsWith('E5')) throw error;
   }
-  return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context);
+  // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
+  const idempotent = outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
+  return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
 }
 
-/** Journals `step-end` for an outcome and makes it durable. */
+/** Journals `step-end` for an outcome and makes it durable (or, for an idempotent step, as the journal's durability allows). */
 export async function endStep(
   step: Step,
   attempt: number,
@@ -209,6 +211,7 @@ export async function endStep(
     usage?: StepResult['usage'];
   },
   context: Pick<KernelContext, 'journal'>,
+  idempotent = false,
 ): Promise<StepResult> {
   // Optional keys are assigned, not spread from conditional literals: this runs once per step,
   // and a spread allocates a throw-away object per key.
@@ -230,6 +233,6 @@ export async function endStep(
     stepId: step.id,
     result,
   });
-  await context.journal.flush();
+  await context.journal.endOfStep(idempotent);
   return event.type === 'step-end' ? event.result : result;
 }

@@ -78,7 +78,23 @@ export interface RunJournalOptions {
   readonly renewEveryMs?: number;
   /** The run's plan digest, when known (saves re-hashing a large plan at the end). */
   readonly planDigest?: string;
+  /** When an idempotent step's end must be durable (see `Durability`). Default `'step'`. */
+  readonly durability?: Durability;
 }
+
+/**
+ * `step`: every step's end is committed before a step that depends on it starts, so a crash never
+ * runs a finished step again. `batched`: the end of a step whose tool is idempotent may commit
+ * together with later work, at the latest before the next non-idempotent tool runs, once
+ * `BATCHED_EVENTS_MAX` events wait, or when the run ends; a crash can run such steps again (their
+ * tool said that is safe). Nothing else changes: a non-idempotent call is still durable before its
+ * tool runs, and events still reach listeners only once they are durable.
+ */
+export type Durability = 'step' | 'batched';
+
+/** How many events `batched` durability lets wait: bounds the work a crash can repeat, and the memory held. */
+export const BATCHED_EVENTS_MAX = 1024;
+const settled = Promise.resolve();
 
 /**
  * The only writer of a run's journal: stamps seq and time, redacts, appends in order, and
@@ -109,6 +125,7 @@ export class RunJournal {
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
   #renewTimer: NodeJS.Timeout | undefined;
+  readonly #batched: boolean;
 
   constructor(options: RunJournalOptions) {
     this.runId = options.runId;
@@ -117,6 +134,7 @@ export class RunJournal {
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.redactor = options.redactor ?? createRedactor();
     this.planDigest = options.planDigest;
+    this.#batched = options.durability === 'batched';
     if (this.#lease) {
       const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
       const every = options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
@@ -168,6 +186,18 @@ export class RunJournal {
       return this.#chain;
     }
     return this.#schedule();
+  }
+
+  /**
+   * After a step's `step-end`: durable before dependents start, except under `batched` durability
+   * for a step whose tool is idempotent, whose end commits with later work (see `Durability`).
+   */
+  endOfStep(idempotent: boolean): Promise<void> {
+    if (!this.#batched || !idempotent || this.#failure || this.#pending.length >= BATCHED_EVENTS_MAX) {
+      return this.flush();
+    }
+    this.commitSoon();
+    return settled;
   }
 
   /**

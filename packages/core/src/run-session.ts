@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCodes, type StepError, StepwiseError } from './errors.js';
 import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from './events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from './fold-run.js';
-import { type EventListener, RunJournal } from './journal.js';
+import { type Durability, type EventListener, RunJournal } from './journal.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import { planDigest } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
@@ -18,6 +18,8 @@ export interface SessionOptions {
   /** Lease time-to-live, renewed while the run is alive. Default 30 000 ms. */
   readonly leaseTtlMs?: number;
   readonly redactor?: Redactor;
+  /** See `Durability`. Default `'step'`. */
+  readonly durability?: Durability;
 }
 
 export interface StartRunOptions extends SessionOptions {
@@ -58,6 +60,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     lastSeq: 0,
     planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
+    ...(options.durability ? { durability: options.durability } : {}),
   });
   if (options.listener) journal.subscribe(options.listener);
   try {
@@ -106,6 +109,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
     });
     return { journal, run, plan: run.plan, events };
   } catch (error) {

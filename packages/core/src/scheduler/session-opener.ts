@@ -8,7 +8,7 @@ import type { JournaledAnswers } from '../pause-approval.js';
 import { approvalState } from '../pending-approvals.js';
 import { planDigest } from '../plan-digest.js';
 import type { Plan } from '../plan-schema.js';
-import { reopenRun, resultFromFold, startRun, stepResults } from '../run-session.js';
+import { reopenRun, resultFromFold, type SessionOptions, startRun, stepResults } from '../run-session.js';
 import { type RunStore, readAll } from '../run-store.js';
 import { type PlanValidation, planInvalidError, validatePlan } from '../validate-plan.js';
 import { continuationOf, continueRun } from './continue-run.js';
@@ -24,7 +24,7 @@ export class SessionOpener {
   readonly store: RunStore;
   readonly #setup: PolicyEngineSetup;
   readonly #kernel: RunSchedulerKernel;
-  readonly #session: { readonly store: RunStore; readonly owner?: string; readonly leaseTtlMs?: number };
+  readonly #session: SessionOptions;
 
   constructor(setup: PolicyEngineSetup) {
     const { options } = setup;
@@ -43,6 +43,7 @@ export class SessionOpener {
       ...(options.owner === undefined ? {} : { owner: options.owner }),
       ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
       ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
     };
   }
 
@@ -224,5 +225,9 @@ function checkEngineOptions(options: PolicyEngineSetup['options']): void {
   const ttl = options.leaseTtlMs;
   if (ttl !== undefined && !(typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0)) {
     throw invalid('leaseTtlMs', `leaseTtlMs must be a positive number of milliseconds, got ${JSON.stringify(ttl)}`);
+  }
+  const durability = options.durability;
+  if (durability !== undefined && durability !== 'step' && durability !== 'batched') {
+    throw invalid('durability', `durability must be 'step' or 'batched', got ${JSON.stringify(durability)}`);
   }
 }

@@ -1,0 +1,173 @@
+import {
+  BATCHED_EVENTS_MAX,
+  defineTool,
+  ErrorCodes,
+  type Lease,
+  type Plan,
+  type RunEvent,
+  type RunResult,
+  StepwiseError,
+  ToolRegistry,
+} from '@stepwise/core';
+import { MemoryStore, makePlan } from '@stepwise/core/testing';
+import { describe, expect, it } from 'vitest';
+import { type DagEngineOptions, dagEngine } from '../src/index.js';
+import { FreezableStore } from './freezable-store.js';
+import { storedEvents } from './harness.js';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Records every append's size; `refuseAfter` makes later appends fail as a broken disk would. */
+class CountingStore extends MemoryStore {
+  readonly batches: number[] = [];
+  refuseAfter = Number.POSITIVE_INFINITY;
+
+  override async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+    if (this.batches.length >= this.refuseAfter) {
+      throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'disk full', { location: runId, retryable: false });
+    }
+    this.batches.push(events.length);
+    return super.append(runId, events, lease);
+  }
+}
+
+/** `look` is a read tool, `put` a write tool (not idempotent); both record each call. */
+function tools(calls: string[], onCall?: (stepId: string, tool: string) => unknown) {
+  const tool = (name: string, effect: 'read' | 'write') =>
+    defineTool({
+      name,
+      description: `${effect} something`,
+      input: { type: 'object' },
+      effect,
+      execute: async (_input, context) => {
+        calls.push(context.stepId);
+        await onCall?.(context.stepId, name);
+        return { step: context.stepId };
+      },
+    });
+  return new ToolRegistry([tool('look', 'read'), tool('put', 'write')]);
+}
+
+/** look r0 → … → r{before-1} → put w → look r{before} → … → r{before+after-1}. */
+function chainAround(before: number, after: number): Plan {
+  const ids = [
+    ...Array.from({ length: before }, (_, index) => `r${index}`),
+    'w',
+    ...Array.from({ length: after }, (_, index) => `r${before + index}`),
+  ];
+  return makePlan(
+    ids.map((id, index) => ({
+      id,
+      tool: id === 'w' ? 'put' : 'look',
+      args: {},
+      ...(index > 0 ? { dependsOn: [ids[index - 1] as string] } : {}),
+    })),
+  );
+}
+
+const countOf = (calls: readonly string[], stepId: string) => calls.filter((call) => call === stepId).length;
+
+describe("durability: 'batched'", () => {
+  it('commits a chain of idempotent steps in a few appends, with the same journal as step durability', async () => {
+    const runs: { batches: number[]; result: RunResult; events: RunEvent[] }[] = [];
+    for (const durability of ['step', 'batched'] as const) {
+      const store = new CountingStore();
+      const handle = dagEngine({ tools: tools([]), store, durability }).run(chainAround(150, 150), {
+        runId: `run_${durability}`,
+      });
+      const result = await handle.result;
+      runs.push({ batches: store.batches, result, events: await storedEvents(store, handle.runId) });
+    }
+    const [step, batched] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    expect(step.result.status).toBe('completed');
+    expect(batched.result.status).toBe('completed');
+    // 301 steps: at least one commit per step with `step`; with `batched` the reads share commits.
+    expect(step.batches.length).toBeGreaterThan(301);
+    expect(batched.batches.length).toBeLessThan(20);
+    // The same events in the same order; only the commit boundaries differ.
+    const shape = (events: RunEvent[]) => events.map((event) => `${event.seq} ${event.type} ${'stepId' in event ? event.stepId : ''}`);
+    expect(shape(batched.events)).toEqual(shape(step.events));
+    expect(batched.result.steps.map((result) => result.output)).toEqual(step.result.steps.map((result) => result.output));
+  });
+
+  it(`lets at most ${BATCHED_EVENTS_MAX} events wait`, async () => {
+    const store = new CountingStore();
+    const plan = chainAround(1500, 0);
+    const result = await dagEngine({ tools: tools([]), store, durability: 'batched' }).run(plan).result;
+    expect(result.status).toBe('completed');
+    // A step adds four events after the check: step-start, tool-call, tool-result, step-end.
+    expect(Math.max(...store.batches)).toBeLessThanOrEqual(BATCHED_EVENTS_MAX + 4);
+    expect(store.batches.length).toBeGreaterThanOrEqual(Math.floor((1501 * 4) / (BATCHED_EVENTS_MAX + 4)));
+  });
+
+  it('makes every earlier step and its own call durable before a non-idempotent tool runs', async () => {
+    const store = new MemoryStore();
+    let seen: RunEvent[] = [];
+    let runId = '';
+    const registry = tools([], async (stepId) => {
+      if (stepId === 'w') seen = await storedEvents(store, runId);
+    });
+    const handle = dagEngine({ tools: registry, store, durability: 'batched' }).run(chainAround(200, 5));
+    runId = handle.runId;
+    expect((await handle.result).status).toBe('completed');
+    const ended = new Set(seen.filter((event) => event.type === 'step-end').map((event) => event.stepId));
+    for (let index = 0; index < 200; index++) expect(ended.has(`r${index}`)).toBe(true);
+    expect(seen.at(-1)).toMatchObject({ type: 'tool-call', stepId: 'w' });
+  });
+
+  it('after a crash runs only idempotent steps again, never the write or a step before it', async () => {
+    const inner = new MemoryStore();
+    const store = new FreezableStore(inner);
+    const calls: string[] = [];
+    // The process "dies" inside r150: every later write hangs, as if the process were gone.
+    const registry = tools(calls, (stepId) => {
+      if (stepId !== 'r150' || store.frozen) return undefined;
+      store.freeze();
+      return new Promise(() => undefined);
+    });
+    const options: DagEngineOptions = { tools: registry, store, durability: 'batched', leaseTtlMs: 100 };
+    const handle = dagEngine(options).run(chainAround(100, 100));
+    while (!store.frozen) await pause(5);
+    const before = await storedEvents(inner, handle.runId);
+    const durableEnds = new Set(before.filter((event) => event.type === 'step-end').map((event) => event.stepId));
+
+    let result: RunResult | undefined;
+    for (const deadline = Date.now() + 5_000; !result; ) {
+      try {
+        result = await dagEngine({ ...options, store: inner }).resume(handle.runId).result;
+      } catch (error) {
+        if ((error as StepwiseError).code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline) throw error;
+        await pause(30);
+      }
+    }
+    expect(result.status).toBe('completed');
+    expect(countOf(calls, 'w')).toBe(1);
+    for (let index = 0; index < 100; index++) expect(countOf(calls, `r${index}`)).toBe(1);
+    // Reads after the write whose end was not yet committed ran again: the trade `batched` makes.
+    const again = Array.from({ length: 50 }, (_, index) => `r${100 + index}`).filter((id) => countOf(calls, id) === 2);
+    expect(again.length).toBeGreaterThan(0);
+    for (const id of again) expect(durableEnds.has(id)).toBe(false);
+    const events = await storedEvents(inner, handle.runId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+  });
+
+  it('fails the run with the store error and starts no write once a batched commit is refused', async () => {
+    const store = new CountingStore();
+    const calls: string[] = [];
+    store.refuseAfter = 2; // run-start and the first batch of reads
+    const handle = dagEngine({ tools: tools(calls), store, durability: 'batched' }).run(chainAround(600, 3));
+    const outcome = await handle.result.then(
+      (result) => result,
+      (error: unknown) => error,
+    );
+    const code = StepwiseError.isInstance(outcome) ? outcome.code : (outcome as RunResult).error?.code;
+    expect(code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(calls).not.toContain('w');
+  });
+
+  it("refuses an unknown durability with E601 naming the option", () => {
+    expect(() => dagEngine({ tools: tools([]), durability: 'eventually' as never })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, location: 'durability' }),
+    );
+  });
+});
