@@ -198,6 +198,8 @@ export const StepwiseConfigSchema = z
     timeoutMs: z.number().int().positive().optional(),
     /** How long a crashed process keeps a run locked, in ms. Default 30 000. */
     leaseTtlMs: z.number().int().min(100).optional(),
+    /** `batched`: idempotent steps' ends share commits (a crash can run them again). Default `step`. */
+    durability: z.enum(['step', 'batched']).optional(),
     /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
     allowRerunInterrupted: z.boolean().optional(),
     /** Environment variables whose values are redacted from the journal and the output. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   type ApprovalOptions,
   createRedactor,
+  type Durability,
   type Engine,
   type EngineOptions,
   ErrorCodes,
@@ -127,6 +128,8 @@ export interface RunnerOptions {
   readonly defaultTimeoutMs?: number;
   /** Lease time-to-live: how long a crashed process keeps its run locked. Default 30 000 ms. */
   readonly leaseTtlMs?: number;
+  /** `batched`: the ends of idempotent steps share commits; a crash can run them again. Default `step`. */
+  readonly durability?: Durability;
   /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
   readonly allowRerunInterrupted?: boolean;
   /** Environment variable names whose values are redacted everywhere. Default none (the model key is added). */
@@ -355,6 +358,7 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
       ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
+      ...(options.durability === undefined ? {} : { durability: options.durability }),
       ...(options.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: options.allowRerunInterrupted }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(engineName === 'dag' ? { concurrency: options.concurrency ?? 4 } : {}),

@@ -89,6 +89,17 @@ describe('loadConfig', () => {
     expect(error.location).toBe(`${file}:2:3`);
   });
 
+  it('passes durability to the runner and refuses a value it does not know', async () => {
+    const file = path.join(directory, 'stepwise.config.json');
+    await writeFile(file, JSON.stringify({ durability: 'batched' }));
+    const options = runnerOptionsFromConfig(await loadConfig({ cwd: directory }), { cwd: directory });
+    expect(options.durability).toBe('batched');
+    await writeFile(file, '{\n  "durability": "eventually"\n}');
+    const error = await rejection(loadConfigFile(file));
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect((error.details?.problems as ConfigProblem[])[0]).toMatchObject({ path: '/durability', line: 2 });
+  });
+
   it('suggests the option a misspelt key was meant to be, located at the key', async () => {
     const file = path.join(directory, 'stepwise.config.json');
     await writeFile(file, '{\n  "engine": "dag",\n  "concurency": 2,\n  "approvals": { "exce": "auto" }\n}\n');

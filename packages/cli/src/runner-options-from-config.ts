@@ -68,6 +68,7 @@ export function runnerOptionsFromConfig(
     ...(config.retry ? { retry: config.retry } : {}),
     ...(config.timeoutMs === undefined ? {} : { defaultTimeoutMs: config.timeoutMs }),
     ...(config.leaseTtlMs === undefined ? {} : { leaseTtlMs: config.leaseTtlMs }),
+    ...(config.durability === undefined ? {} : { durability: config.durability }),
     ...(config.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: config.allowRerunInterrupted }),
     ...(config.secretEnv ? { secretEnv: config.secretEnv } : {}),
     ...(config.model ? { model: config.model } : {}),
