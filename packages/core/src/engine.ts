@@ -2,6 +2,7 @@ import type { ApprovalOptions } from './approval.js';
 import type { ToolLogger } from './define-tool.js';
 import type { RunEvent } from './events.js';
 import type { Durability } from './journal.js';
+import type { RetainOutputs } from './scheduler/output-retention.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { Redactor } from './redact.js';
@@ -29,6 +30,12 @@ export interface EngineOptions {
    * run those steps again. Non-idempotent tools are unaffected. Default `'step'` (see `Durability`).
    */
   readonly durability?: Durability;
+  /**
+   * `'referenced'` keeps a step's output in memory only while a step that has not ended may read it
+   * (references it, or is a goal step depending on it); the run's result then omits released
+   * outputs, which stay in the journal (`store.getExecution(step.executionId)`). Default `'all'`.
+   */
+  readonly retainOutputs?: RetainOutputs;
   /** Lease time-to-live (renewed while running). Default 30 000 ms. */
   readonly leaseTtlMs?: number;
   /** Timeout for steps and tools that set none. Default: none. */

@@ -147,6 +147,11 @@ export class RunJournal {
     return this.#lease;
   }
 
+  /** The store this journal writes to (what was committed can be read back from it). */
+  get store(): RunStore {
+    return this.#store;
+  }
+
   /** Seq of the last event emitted (flushed or not). */
   get lastSeq(): number {
     return this.#nextSeq - 1;

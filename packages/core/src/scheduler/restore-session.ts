@@ -29,6 +29,7 @@ export function restoreSession(scheduler: RunScheduler, restored: ReadonlyMap<st
       actions.push([slot, state]);
     }
   }
+  board.retention.recount(board.graph, board.slots);
   for (const slot of board.slots) {
     if (!slot.result || !letsDependentsRun(slot.result)) continue;
     for (const dependent of board.graph.dependents[slot.index] ?? []) board.slot(dependent).remaining--;

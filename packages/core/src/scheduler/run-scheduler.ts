@@ -21,6 +21,7 @@ import type {
   SchedulerStepStatus,
 } from './engine-policy.js';
 import { insertSteps } from './insert-steps.js';
+import { type RetainOutputs, readBackOutput } from './output-retention.js';
 import { ReadyQueue } from './ready-queue.js';
 import { normalizeDecision } from './recovery-decision.js';
 import { restoreSession } from './restore-session.js';
@@ -41,6 +42,8 @@ export interface RunSchedulerInit {
   /** Epoch ms the run started (the first session's start for a resumed run). */
   readonly startedAt: number;
   readonly observer?: SchedulerObserver;
+  /** Default `all` (see `RetainOutputs`). */
+  readonly retainOutputs?: RetainOutputs;
 }
 
 /** A step waiting for a free slot, with the attempt it will start. */
@@ -108,7 +111,7 @@ export class RunScheduler {
     // Every in-flight step listens to the run's signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.#controller.signal);
     this.#ready = new ReadyQueue(init.policy.concurrency);
-    this.board = new StepBoard(init.plan, init.graph, init.journal);
+    this.board = new StepBoard(init.plan, init.graph, init.journal, init.retainOutputs);
   }
 
   /** The digest of the plan the run is on now: the latest revision's, else the one the run was journaled under. */
@@ -332,6 +335,7 @@ export class RunScheduler {
       if (this.#stopped || this.#holding !== undefined || slot.removed) return undefined;
     }
     if (this.#skipForMissingReference(slot)) return undefined;
+    if (this.board.retention.mode === 'referenced') await this.#readBack(slot);
     slot.status = 'running';
     slot.attempt = attempt;
     this.board.running++;
@@ -402,6 +406,26 @@ export class RunScheduler {
       },
       this.#kernel,
     );
+  }
+
+  /**
+   * Reads back from the store the released outputs the step is about to read (a revision or a
+   * recovery hook's args added a reference after the output was released).
+   */
+  async #readBack(slot: Slot): Promise<void> {
+    const board = this.board;
+    const reads = slot.args
+      ? findReferences(slot.args).map((reference) => reference.stepId)
+      : [...(board.graph.references[slot.index] ?? [])];
+    if (slot.step.tool === undefined) for (const at of board.graph.dependencies[slot.index] ?? []) reads.push(board.graph.ids[at] as string);
+    const missing = board.retention.missing(reads, (stepId) => board.byId(stepId)?.result);
+    if (missing.length === 0) return;
+    // Under batched durability the step's end may not be committed yet.
+    await this.#journal.flush();
+    for (const stepId of missing) {
+      const result = board.byId(stepId)?.result as StepResult;
+      board.outputs.set(stepId, await readBackOutput(this.#journal.store, this.runId, result));
+    }
   }
 
   /** A step whose args reference a step that ended without output is skipped (E310) without running. */

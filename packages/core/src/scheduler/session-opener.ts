@@ -72,6 +72,7 @@ export class SessionOpener {
       policy,
       startedAt,
       ...(hooks?.observer ? { observer: hooks.observer } : {}),
+      ...(this.#setup.options.retainOutputs ? { retainOutputs: this.#setup.options.retainOutputs } : {}),
     });
   }
 
@@ -225,6 +226,10 @@ function checkEngineOptions(options: PolicyEngineSetup['options']): void {
   const ttl = options.leaseTtlMs;
   if (ttl !== undefined && !(typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0)) {
     throw invalid('leaseTtlMs', `leaseTtlMs must be a positive number of milliseconds, got ${JSON.stringify(ttl)}`);
+  }
+  const retain = options.retainOutputs;
+  if (retain !== undefined && retain !== 'all' && retain !== 'referenced') {
+    throw invalid('retainOutputs', `retainOutputs must be 'all' or 'referenced', got ${JSON.stringify(retain)}`);
   }
   const durability = options.durability;
   if (durability !== undefined && durability !== 'step' && durability !== 'batched') {

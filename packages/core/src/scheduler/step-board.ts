@@ -4,6 +4,7 @@ import type { RunJournal } from '../journal.js';
 import { deriveExecutionId } from '../plan-digest.js';
 import type { Plan, Step } from '../plan-schema.js';
 import type { DependencyGraph } from './dependency-graph.js';
+import { OutputRetention, type RetainOutputs } from './output-retention.js';
 import type { SchedulerStepStatus } from './engine-policy.js';
 import { dependencyError, describeOutcome, letsDependentsRun } from './step-outcome.js';
 
@@ -59,6 +60,7 @@ export interface BoardRevision {
 export class StepBoard {
   slots: Slot[];
   readonly outputs = new Map<string, unknown>();
+  readonly retention: OutputRetention;
   done = 0;
   running = 0;
 
@@ -66,8 +68,11 @@ export class StepBoard {
     public plan: Plan,
     public graph: DependencyGraph,
     readonly journal: RunJournal,
+    retainOutputs: RetainOutputs = 'all',
   ) {
     this.slots = plan.steps.map((step, index) => newSlot(step, index, graph.dependencies[index]?.length ?? 0));
+    this.retention = new OutputRetention(this.outputs, retainOutputs);
+    this.retention.recount(graph, this.slots);
   }
 
   /** Whether a revision must leave the step as it is: it started (in this session or before a resume) or ended. */
@@ -103,6 +108,7 @@ export class StepBoard {
     for (const slot of previous.values()) slot.removed = true;
     this.plan = plan;
     this.graph = graph;
+    this.retention.recount(graph, this.slots);
     const release: Slot[] = [];
     const blockers = new Set<Slot>();
     for (const slot of counted) {
@@ -132,6 +138,7 @@ export class StepBoard {
     slot.status = result.status;
     this.done++;
     if (result.status === 'succeeded') this.outputs.set(slot.step.id, result.output);
+    this.retention.ended(this.graph, this.slots, slot);
     if (!letsDependentsRun(result)) return undefined;
     const ready: Slot[] = [];
     for (const dependent of this.graph.dependents[slot.index] ?? []) {
@@ -159,6 +166,7 @@ export class StepBoard {
         target.result = this.emitEnd(target, 'skipped', error);
         target.status = 'skipped';
         this.done++;
+        this.retention.ended(this.graph, this.slots, target);
         emitted = true;
         queue.push(target);
       }
