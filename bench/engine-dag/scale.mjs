@@ -3,7 +3,9 @@
 // each size in a fresh child process so one size's heap does not colour the next, after
 // warm-up runs in that process. Peak RSS includes the run's result (every step's result).
 // Targets: µs/step flat within 1.5× from 1k to 100k; peak RSS < 300 MB at 100k on SQLite.
-// Usage: node bench/engine-dag/scale.mjs [--child shape size store]
+// Then the 100k SQLite runs again with a 1 KB output per step, keeping every output (the default
+// `retainOutputs: 'all'`) and keeping only those a pending step references (`'referenced'`).
+// Usage: node bench/engine-dag/scale.mjs [--child shape size store outputBytes retainOutputs]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,7 +31,7 @@ function plan(shape, size) {
   return { id: `${shape}_${size}`, version: 1, goal: 'scale', steps };
 }
 
-async function child(shape, size, storeKind) {
+async function child(shape, size, storeKind, outputBytes = 0, retainOutputs = 'all') {
   const { defineTool, MemoryStore, ToolRegistry } = await import('@stepwise/core');
   const { dagEngine } = await import('@stepwise/engine-dag');
   const tools = new ToolRegistry([
@@ -38,7 +40,7 @@ async function child(shape, size, storeKind) {
       description: 'nothing',
       input: { type: 'object' },
       effect: 'read',
-      execute: () => ({ ok: true }),
+      execute: outputBytes > 0 ? (_input, context) => ({ step: context.stepId, data: 'x'.repeat(outputBytes) }) : () => ({ ok: true }),
     }),
   ]);
   const directory = storeKind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'stepwise-scale-')) : undefined;
@@ -56,7 +58,7 @@ async function child(shape, size, storeKind) {
   await warmStore.close();
   globalThis.gc?.();
   const store = await openStore();
-  const engine = dagEngine({ tools, store });
+  const engine = dagEngine({ tools, store, retainOutputs });
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
@@ -74,7 +76,7 @@ async function child(shape, size, storeKind) {
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
+  await child(process.argv[3], Number(process.argv[4]), process.argv[5], Number(process.argv[6] ?? 0), process.argv[7]);
 } else {
   const self = fileURLToPath(import.meta.url);
   console.log(
@@ -100,6 +102,21 @@ if (process.argv[2] === '--child') {
       }
       const ratio = rows[rows.length - 1].microsPerStep / rows[0].microsPerStep;
       console.log(`${shape.padEnd(8)} ${storeKind.padEnd(7)} 100k/1k µs ratio ${ratio.toFixed(2)} (target ≤ 1.5)`);
+    }
+  }
+  console.log('\n100k steps on SQLite, each output 1 KB: every output kept, or only referenced ones');
+  console.log('shape    retainOutputs  µs/step  peak RSS MB');
+  for (const shape of SHAPES) {
+    for (const retain of ['all', 'referenced']) {
+      const out = execFileSync(
+        process.execPath,
+        ['--expose-gc', '--max-old-space-size=4096', self, '--child', shape, '100000', 'sqlite', '1024', retain],
+        { encoding: 'utf8' },
+      );
+      const cell = JSON.parse(out);
+      console.log(
+        `${shape.padEnd(8)} ${retain.padEnd(13)}  ${cell.microsPerStep.toFixed(1).padStart(7)}  ${cell.peakMb.toFixed(0).padStart(6)}`,
+      );
     }
   }
 }

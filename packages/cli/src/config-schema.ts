@@ -200,6 +200,8 @@ export const StepwiseConfigSchema = z
     leaseTtlMs: z.number().int().min(100).optional(),
     /** `batched`: idempotent steps' ends share commits (a crash can run them again). Default `step`. */
     durability: z.enum(['step', 'batched']).optional(),
+    /** `referenced`: outputs stay in memory only while a pending step references them. Default `all`. */
+    retainOutputs: z.enum(['all', 'referenced']).optional(),
     /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
     allowRerunInterrupted: z.boolean().optional(),
     /** Environment variables whose values are redacted from the journal and the output. */

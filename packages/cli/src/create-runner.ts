@@ -11,6 +11,7 @@ import {
   type PlanValidation,
   type Redactor,
   type ResumeOptions,
+  type RetainOutputs,
   type RetryPolicy,
   type RunEvent,
   type RunHandle,
@@ -130,6 +131,8 @@ export interface RunnerOptions {
   readonly leaseTtlMs?: number;
   /** `batched`: the ends of idempotent steps share commits; a crash can run them again. Default `step`. */
   readonly durability?: Durability;
+  /** `referenced`: a step's output stays in memory only while a pending step references it. Default `all`. */
+  readonly retainOutputs?: RetainOutputs;
   /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */
   readonly allowRerunInterrupted?: boolean;
   /** Environment variable names whose values are redacted everywhere. Default none (the model key is added). */
@@ -359,6 +362,7 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
       ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
       ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
       ...(options.durability === undefined ? {} : { durability: options.durability }),
+      ...(options.retainOutputs === undefined ? {} : { retainOutputs: options.retainOutputs }),
       ...(options.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: options.allowRerunInterrupted }),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(engineName === 'dag' ? { concurrency: options.concurrency ?? 4 } : {}),

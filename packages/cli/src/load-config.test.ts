@@ -89,11 +89,12 @@ describe('loadConfig', () => {
     expect(error.location).toBe(`${file}:2:3`);
   });
 
-  it('passes durability to the runner and refuses a value it does not know', async () => {
+  it('passes durability and retainOutputs to the runner and refuses a value it does not know', async () => {
     const file = path.join(directory, 'stepwise.config.json');
-    await writeFile(file, JSON.stringify({ durability: 'batched' }));
+    await writeFile(file, JSON.stringify({ durability: 'batched', retainOutputs: 'referenced' }));
     const options = runnerOptionsFromConfig(await loadConfig({ cwd: directory }), { cwd: directory });
     expect(options.durability).toBe('batched');
+    expect(options.retainOutputs).toBe('referenced');
     await writeFile(file, '{\n  "durability": "eventually"\n}');
     const error = await rejection(loadConfigFile(file));
     expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);

@@ -69,6 +69,7 @@ export function runnerOptionsFromConfig(
     ...(config.timeoutMs === undefined ? {} : { defaultTimeoutMs: config.timeoutMs }),
     ...(config.leaseTtlMs === undefined ? {} : { leaseTtlMs: config.leaseTtlMs }),
     ...(config.durability === undefined ? {} : { durability: config.durability }),
+    ...(config.retainOutputs === undefined ? {} : { retainOutputs: config.retainOutputs }),
     ...(config.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: config.allowRerunInterrupted }),
     ...(config.secretEnv ? { secretEnv: config.secretEnv } : {}),
     ...(config.model ? { model: config.model } : {}),
