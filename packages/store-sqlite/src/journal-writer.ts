@@ -50,6 +50,12 @@ interface StepRow {
   output_sha256: string | null;
   error: string | null;
   usage: string | null;
+  /**
+   * Whether the row was read from the table. A step whose batch begins with its `step-start` is not
+   * read (the start resets every column but `first_seq` and `usage`): it is written with an
+   * update that leaves those two alone, or inserted if the step has no row yet.
+   */
+  loaded: boolean;
 }
 
 const STEP_COLUMNS = [
@@ -91,6 +97,27 @@ interface ExecutionRow {
 }
 
 const NO_VALUE: Encoded = { text: null, sha256: null };
+
+/** A step with no row yet (or, `loaded` false, one not read: see StepRow.loaded). */
+function newStepRow(seq: number, loaded: boolean): StepRow {
+  return {
+    first_seq: seq,
+    status: 'pending',
+    attempt: 0,
+    tool: null,
+    execution_id: null,
+    started_at: null,
+    ended_at: null,
+    duration_ms: null,
+    tool_called: 0,
+    idempotent: null,
+    output: null,
+    output_sha256: null,
+    error: null,
+    usage: null,
+    loaded,
+  };
+}
 
 /**
  * Appends batches: the seq and lease checks, the journal rows, and every projection the events
@@ -182,8 +209,14 @@ function prepareStatements(sqlite: Database.Database) {
        values (?, ?, ?, ?, 'pending', 0, ?, ?)
        on conflict (run_key, step_id) do update set description = excluded.description`,
     ),
-    selectStep: sqlite.prepare<[number, string], StepRow>(
+    selectStep: sqlite.prepare<[number, string], Omit<StepRow, 'loaded'>>(
       `select ${STEP_COLUMNS.join(', ')} from steps where run_key = ? and step_id = ?`,
+    ),
+    // A started step's row, unread (see StepRow.loaded): every column the start resets; the tool only when known.
+    updateStartedStep: sqlite.prepare(
+      `update steps set status = ?, attempt = ?, tool = coalesce(?, tool), execution_id = ?, started_at = ?,
+         ended_at = ?, duration_ms = ?, tool_called = ?, idempotent = ?, output = ?, output_sha256 = ?, error = ?
+       where run_key = ? and step_id = ?`,
     ),
     upsertStep: sqlite.prepare(
       `insert into steps (run_key, step_id, ${STEP_COLUMNS.join(', ')})
@@ -243,29 +276,26 @@ class Batch {
     this.#run = run;
   }
 
-  /** The step's row as the fold's `stepOf` would find or create it. */
-  #step(stepId: string, seq: number): StepRow {
+  /** The step's row as the fold's `stepOf` would find or create it (read from the table unless `started`). */
+  #step(stepId: string, seq: number, started = false): StepRow {
     let step = this.#steps.get(stepId);
     if (!step) {
-      step = this.#statements.selectStep.get(this.#runKey, stepId) ?? {
-        first_seq: seq,
-        status: 'pending',
-        attempt: 0,
-        tool: null,
-        execution_id: null,
-        started_at: null,
-        ended_at: null,
-        duration_ms: null,
-        tool_called: 0,
-        idempotent: null,
-        output: null,
-        output_sha256: null,
-        error: null,
-        usage: null,
-      };
+      const row = started ? undefined : this.#statements.selectStep.get(this.#runKey, stepId);
+      step = row ? { ...row, loaded: true } : newStepRow(seq, !started);
       this.#steps.set(stepId, step);
     }
     return step;
+  }
+
+  /** Reads what an unread row left alone (`first_seq`, `usage`): a model call adds to the usage. */
+  #load(step: StepRow, stepId: string): void {
+    if (step.loaded) return;
+    const row = this.#statements.selectStep.get(this.#runKey, stepId);
+    if (row) {
+      step.first_seq = row.first_seq;
+      step.usage = row.usage;
+    }
+    step.loaded = true;
   }
 
   apply(event: RunEvent): void {
@@ -318,7 +348,7 @@ class Batch {
   }
 
   #startStep(event: Extract<RunEvent, { type: 'step-start' }>): void {
-    const step = this.#step(event.stepId, event.seq);
+    const step = this.#step(event.stepId, event.seq, true);
     step.status = 'running';
     step.attempt = scalar(event.attempt);
     if (event.tool !== undefined) step.tool = scalar(event.tool);
@@ -392,6 +422,7 @@ class Batch {
       encodeTime(event.at),
     );
     const step = this.#step(event.stepId, event.seq);
+    this.#load(step, event.stepId);
     step.usage = json(addUsage(step.usage ? (JSON.parse(step.usage) as TokenUsage) : undefined, event.usage));
     const usage = addUsage(this.#run.usage, event.usage);
     if (usage !== this.#run.usage) {
@@ -519,6 +550,7 @@ class Batch {
 
   #writeSteps(): void {
     for (const [stepId, step] of this.#steps) {
+      if (!step.loaded && this.#updateStarted(stepId, step)) continue;
       this.#statements.upsertStep.run(
         this.#runKey,
         stepId,
@@ -539,6 +571,27 @@ class Batch {
       );
     }
     this.#steps.clear();
+  }
+
+  /** Writes an unread started row over the existing one; false when the step has no row yet. */
+  #updateStarted(stepId: string, step: StepRow): boolean {
+    const changed = this.#statements.updateStartedStep.run(
+      step.status,
+      step.attempt,
+      step.tool,
+      step.execution_id,
+      step.started_at,
+      step.ended_at,
+      step.duration_ms,
+      step.tool_called,
+      step.idempotent,
+      step.output,
+      step.output_sha256,
+      step.error,
+      this.#runKey,
+      stepId,
+    ).changes;
+    return changed > 0;
   }
 
   /** Writes every row the batch changed, and the run's tail. */
