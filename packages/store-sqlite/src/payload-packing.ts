@@ -29,12 +29,24 @@ const RESULT_STEP_ID_SHIFT = 4;
 const RESULT_EXECUTION_ID_SHIFT = 8;
 const MAX_INDEX = 14;
 
+/** Sets an own property, also for a key named `__proto__` (an assignment would set the prototype). */
+function defineKey(object: Json, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
+// Runs for three events of every step: a key loop, not entries arrays.
 function without(object: Json, key: string): { rest: Json; index: number } {
-  const entries = Object.entries(object);
-  const index = entries.findIndex(([name]) => name === key);
-  entries.splice(index, 1);
-  // fromEntries defines every key as an own property (a `__proto__` key stays a key).
-  return { rest: Object.fromEntries(entries), index };
+  const rest: Json = {};
+  let index = -1;
+  let position = 0;
+  for (const name of Object.keys(object)) {
+    if (name === key) index = position;
+    else defineKey(rest, name, object[name]);
+    position++;
+  }
+  return { rest, index };
 }
 
 function withKeyAt(object: Json, key: string, value: unknown, index: number): Json {
