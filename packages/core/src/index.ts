@@ -72,6 +72,7 @@ export {
 } from './invoke-step.js';
 export {
   BATCHED_EVENTS_MAX,
+  BATCHED_WAIT_MAX_MS,
   type Durability,
   type EventListener,
   isoNow,

@@ -86,7 +86,8 @@ export interface RunJournalOptions {
  * `step`: every step's end is committed before a step that depends on it starts, so a crash never
  * runs a finished step again. `batched`: the end of a step whose tool is idempotent may commit
  * together with later work, at the latest before the next non-idempotent tool runs, once
- * `BATCHED_EVENTS_MAX` events wait, or when the run ends; a crash can run such steps again (their
+ * `BATCHED_EVENTS_MAX` events wait or the oldest has waited `BATCHED_WAIT_MAX_MS`, or when the run
+ * ends; a crash can run such steps again (their
  * tool said that is safe). Nothing else changes: a non-idempotent call is still durable before its
  * tool runs, and events still reach listeners only once they are durable.
  */
@@ -94,6 +95,11 @@ export type Durability = 'step' | 'batched';
 
 /** How many events `batched` durability lets wait: bounds the work a crash can repeat, and the memory held. */
 export const BATCHED_EVENTS_MAX = 1024;
+/**
+ * How long (ms) an event may wait under `batched` durability. A step that awaits I/O lets the
+ * pending commit run anyway; this bounds chains of steps that keep the thread busy.
+ */
+export const BATCHED_WAIT_MAX_MS = 100;
 const settled = Promise.resolve();
 
 /**
@@ -115,6 +121,8 @@ export class RunJournal {
   #lease: Lease | undefined;
   #nextSeq: number;
   #pending: RunEvent[] = [];
+  /** When the oldest pending event was emitted (epoch ms). */
+  #pendingSince = 0;
   #chain: Promise<void> = Promise.resolve();
   /** Batches being appended (0 or 1: a batch starts only after the one before settled). */
   #writing = 0;
@@ -172,6 +180,7 @@ export class RunJournal {
     stamped.seq = this.#nextSeq++;
     stamped.at = isoNow();
     const event = redactEvent(this.redactor, stamped as unknown as RunEvent);
+    if (this.#pending.length === 0) this.#pendingSince = Date.now();
     this.#pending.push(event);
     if (event.type === 'step-start') this.#openSteps.add(event.stepId);
     else if (event.type === 'step-end') this.#openSteps.delete(event.stepId);
@@ -198,7 +207,13 @@ export class RunJournal {
    * for a step whose tool is idempotent, whose end commits with later work (see `Durability`).
    */
   endOfStep(idempotent: boolean): Promise<void> {
-    if (!this.#batched || !idempotent || this.#failure || this.#pending.length >= BATCHED_EVENTS_MAX) {
+    if (
+      !this.#batched ||
+      !idempotent ||
+      this.#failure ||
+      this.#pending.length >= BATCHED_EVENTS_MAX ||
+      Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
+    ) {
       return this.flush();
     }
     this.commitSoon();

@@ -1,5 +1,6 @@
 import {
   BATCHED_EVENTS_MAX,
+  BATCHED_WAIT_MAX_MS,
   defineTool,
   ErrorCodes,
   type Lease,
@@ -98,6 +99,22 @@ describe("durability: 'batched'", () => {
     // A step adds four events after the check: step-start, tool-call, tool-result, step-end.
     expect(Math.max(...store.batches)).toBeLessThanOrEqual(BATCHED_EVENTS_MAX + 4);
     expect(store.batches.length).toBeGreaterThanOrEqual(Math.floor((1501 * 4) / (BATCHED_EVENTS_MAX + 4)));
+  });
+
+  it(`lets no event wait much longer than ${BATCHED_WAIT_MAX_MS} ms behind steps that keep the thread busy`, async () => {
+    const store = new CountingStore();
+    // Each read holds the thread for 30 ms: no I/O wait lets a pending commit run in between.
+    const registry = tools([], () => {
+      const until = Date.now() + 30;
+      while (Date.now() < until);
+    });
+    const started = Date.now();
+    const result = await dagEngine({ tools: registry, store, durability: 'batched' }).run(chainAround(20, 0)).result;
+    expect(result.status).toBe('completed');
+    const elapsed = Date.now() - started;
+    // 21 steps of 4 events are far below the event bound: only the time bound commits in between.
+    expect(store.batches.length).toBeGreaterThanOrEqual(Math.floor(elapsed / (BATCHED_WAIT_MAX_MS + 40)));
+    expect(store.batches.length).toBeLessThan(21);
   });
 
   it('makes every earlier step and its own call durable before a non-idempotent tool runs', async () => {
