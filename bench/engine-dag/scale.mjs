@@ -40,7 +40,10 @@ async function child(shape, size, storeKind, outputBytes = 0, retainOutputs = 'a
       description: 'nothing',
       input: { type: 'object' },
       effect: 'read',
-      execute: outputBytes > 0 ? (_input, context) => ({ step: context.stepId, data: 'x'.repeat(outputBytes) }) : () => ({ ok: true }),
+      execute:
+        outputBytes > 0
+          ? (_input, context) => ({ step: context.stepId, data: 'x'.repeat(outputBytes) })
+          : () => ({ ok: true }),
     }),
   ]);
   const directory = storeKind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'stepwise-scale-')) : undefined;

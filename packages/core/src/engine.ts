@@ -2,12 +2,12 @@ import type { ApprovalOptions } from './approval.js';
 import type { ToolLogger } from './define-tool.js';
 import type { RunEvent } from './events.js';
 import type { Durability } from './journal.js';
-import type { RetainOutputs } from './scheduler/output-retention.js';
 import type { PlanAuthorization } from './plan-digest.js';
 import type { Plan } from './plan-schema.js';
 import type { Redactor } from './redact.js';
 import type { RunHandle } from './run-handle.js';
 import type { RunStore } from './run-store.js';
+import type { RetainOutputs } from './scheduler/output-retention.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { PlanValidation } from './validate-plan.js';
 

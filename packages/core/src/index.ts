@@ -201,6 +201,7 @@ export type {
   SchedulerObserver,
   SchedulerStepStatus,
 } from './scheduler/engine-policy.js';
+export type { RetainOutputs } from './scheduler/output-retention.js';
 export {
   DEFAULT_CONCURRENCY,
   journaledPolicy,
@@ -216,7 +217,6 @@ export {
   type SessionHooks,
   type SessionOpened,
 } from './scheduler/policy-engine.js';
-export type { RetainOutputs } from './scheduler/output-retention.js';
 export { normalizeDecision } from './scheduler/recovery-decision.js';
 export { type RestoredStep, type ResumeState, restoreSteps } from './scheduler/resume-state.js';
 export { RunScheduler, type RunSchedulerInit } from './scheduler/run-scheduler.js';

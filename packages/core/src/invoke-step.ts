@@ -196,7 +196,8 @@ export async function invokeStep(step: Step, invocation: StepInvocation, context
     if (StepwiseError.isInstance(error) && error.code.startsWith('E5')) throw error;
   }
   // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
-  const idempotent = outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
+  const idempotent =
+    outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
   return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
 }
 

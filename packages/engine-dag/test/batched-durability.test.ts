@@ -86,9 +86,12 @@ describe("durability: 'batched'", () => {
     expect(step.batches.length).toBeGreaterThan(301);
     expect(batched.batches.length).toBeLessThan(20);
     // The same events in the same order; only the commit boundaries differ.
-    const shape = (events: RunEvent[]) => events.map((event) => `${event.seq} ${event.type} ${'stepId' in event ? event.stepId : ''}`);
+    const shape = (events: RunEvent[]) =>
+      events.map((event) => `${event.seq} ${event.type} ${'stepId' in event ? event.stepId : ''}`);
     expect(shape(batched.events)).toEqual(shape(step.events));
-    expect(batched.result.steps.map((result) => result.output)).toEqual(step.result.steps.map((result) => result.output));
+    expect(batched.result.steps.map((result) => result.output)).toEqual(
+      step.result.steps.map((result) => result.output),
+    );
   });
 
   it(`lets at most ${BATCHED_EVENTS_MAX} events wait`, async () => {
@@ -179,12 +182,12 @@ describe("durability: 'batched'", () => {
       (result) => result,
       (error: unknown) => error,
     );
-    const code = StepwiseError.isInstance(outcome) ? outcome.code : (outcome as RunResult).error?.code;
-    expect(code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    // The journal failed: the result rejects with the store's error.
+    expect(StepwiseError.isInstance(outcome) ? outcome.code : outcome).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(calls).not.toContain('w');
   });
 
-  it("refuses an unknown durability with E601 naming the option", () => {
+  it('refuses an unknown durability with E601 naming the option', () => {
     expect(() => dagEngine({ tools: tools([]), durability: 'eventually' as never })).toThrow(
       expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, location: 'durability' }),
     );

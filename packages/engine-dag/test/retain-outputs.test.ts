@@ -10,7 +10,7 @@ import {
   type RunResult,
   type RunStore,
   type StepResult,
-  StepwiseError,
+  type StepwiseError,
   ToolRegistry,
 } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
@@ -82,7 +82,12 @@ describe("retainOutputs: 'referenced'", () => {
             edits: [
               {
                 op: 'add',
-                step: { id: 'late', tool: 'make', args: { early: { $ref: 'r2', pointer: '/step' } }, dependsOn: ['r20'] },
+                step: {
+                  id: 'late',
+                  tool: 'make',
+                  args: { early: { $ref: 'r2', pointer: '/step' } },
+                  dependsOn: ['r20'],
+                },
               },
             ],
           }
@@ -150,7 +155,7 @@ describe("retainOutputs: 'referenced'", () => {
     expect('output' in (byId(result.steps).get('b') as StepResult)).toBe(false);
   });
 
-  it("refuses an unknown value with E601 naming the option", () => {
+  it('refuses an unknown value with E601 naming the option', () => {
     expect(() => dagEngine({ tools: registry, retainOutputs: 'some' as never })).toThrow(
       expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, location: 'retainOutputs' }),
     );

@@ -417,7 +417,8 @@ export class RunScheduler {
     const reads = slot.args
       ? findReferences(slot.args).map((reference) => reference.stepId)
       : [...(board.graph.references[slot.index] ?? [])];
-    if (slot.step.tool === undefined) for (const at of board.graph.dependencies[slot.index] ?? []) reads.push(board.graph.ids[at] as string);
+    if (slot.step.tool === undefined)
+      for (const at of board.graph.dependencies[slot.index] ?? []) reads.push(board.graph.ids[at] as string);
     const missing = board.retention.missing(reads, (stepId) => board.byId(stepId)?.result);
     if (missing.length === 0) return;
     // Under batched durability the step's end may not be committed yet.

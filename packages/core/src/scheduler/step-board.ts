@@ -4,8 +4,8 @@ import type { RunJournal } from '../journal.js';
 import { deriveExecutionId } from '../plan-digest.js';
 import type { Plan, Step } from '../plan-schema.js';
 import type { DependencyGraph } from './dependency-graph.js';
-import { OutputRetention, type RetainOutputs } from './output-retention.js';
 import type { SchedulerStepStatus } from './engine-policy.js';
+import { OutputRetention, type RetainOutputs } from './output-retention.js';
 import { dependencyError, describeOutcome, letsDependentsRun } from './step-outcome.js';
 
 /** One step's place in a session. */
