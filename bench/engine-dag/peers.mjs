@@ -15,8 +15,15 @@
 // Concurrency is 16 for Stepwise and LangGraph (maxConcurrency); Mastra's parallel block has no
 // bound and runs every branch at once.
 //
-//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000]   PEER_MAX_STEPS (default 1000) caps the
-//   peers' sizes: LangGraph's compile grows quadratically with the node count.
+// Each size's table prints as soon as that size is done.
+//
+// LangGraph's time per node grows with the graph (each superstep scans every channel): a 10,000-node
+// chain takes many minutes per run. LangGraph runs up to PEER_MAX_STEPS per shape in the tables
+// (default chain=1000,fan-out=10000); above that its growth curve is measured once per size on
+// MemorySaver (LANGGRAPH_CURVE, default 500,1000,2000) and extrapolated to the largest size,
+// labelled as such. Mastra runs at every size.
+//
+//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000]
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,7 +42,13 @@ process.on('warning', (warning) => {
 });
 
 const SIZES = (process.argv[2] ?? '100,1000,10000').split(',').map(Number);
-const PEER_MAX_STEPS = Number(process.env.PEER_MAX_STEPS ?? 1000);
+const PEER_MAX_STEPS = Object.fromEntries(
+  (process.env.PEER_MAX_STEPS ?? 'chain=1000,fan-out=10000').split(',').map((entry) => {
+    const [shape, steps] = entry.split('=');
+    return [shape, Number(steps)];
+  }),
+);
+const LANGGRAPH_CURVE = (process.env.LANGGRAPH_CURVE ?? '500,1000,2000').split(',').map(Number);
 const ROUNDS = 3;
 const CONCURRENCY = 16;
 const require = createRequire(import.meta.url);
@@ -118,7 +131,13 @@ async function mastra(plan, shape) {
 
 /** Each pair: our contender and theirs, by durability. */
 const pairs = [
-  { durability: 'memory', peer: 'LangGraph MemorySaver', ours: (p) => ours(p), theirs: (p) => langgraph(p) },
+  {
+    durability: 'memory',
+    peer: 'LangGraph MemorySaver',
+    capped: true,
+    ours: (p) => ours(p),
+    theirs: (p) => langgraph(p),
+  },
   {
     durability: 'memory',
     peer: `Mastra ${mastraVersion}`,
@@ -127,18 +146,21 @@ const pairs = [
   },
   {
     durability: 'NORMAL',
+    capped: true,
     peer: 'LangGraph SqliteSaver, sync',
     ours: (p) => ours(p, 'NORMAL'),
     theirs: (p) => langgraph(p, 'NORMAL', 'sync'),
   },
   {
     durability: 'FULL',
+    capped: true,
     peer: 'LangGraph SqliteSaver, sync',
     ours: (p) => ours(p, 'FULL'),
     theirs: (p) => langgraph(p, 'FULL', 'sync'),
   },
   {
     durability: 'async',
+    capped: true,
     peer: 'LangGraph SqliteSaver NORMAL, async',
     ours: (p) => ours(p, 'NORMAL', 'batched'),
     theirs: (p) => langgraph(p, 'NORMAL', 'async'),
@@ -156,42 +178,75 @@ for (const shape of Object.keys(shapes)) {
   }
 }
 
-const rows = [];
+console.log(
+  `Stepwise dag engine vs LangGraph.js and Mastra ${mastraVersion} (node ${process.version}, load average ${loadAtStart.toFixed(1)} at the start; median of ${ROUNDS} interleaved rounds after a warm-up; concurrency ${CONCURRENCY})`,
+);
+console.log('target: ours / peer ≤ 1 at every size and equal durability (below 1 is faster)');
 for (const steps of SIZES) {
+  const rows = [];
   for (const shape of Object.keys(shapes)) {
     const plan = shapes[shape](steps);
-    const withPeer = steps <= PEER_MAX_STEPS;
+    const runs = (pair) => !pair.capped || steps <= (PEER_MAX_STEPS[shape] ?? Infinity);
     const samples = pairs.map(() => ({ ours: [], theirs: [] }));
     for (let round = 0; round < ROUNDS; round++) {
       for (const [index, pair] of pairs.entries()) {
         samples[index].ours.push(await pair.ours(plan));
-        if (withPeer) samples[index].theirs.push(await pair.theirs(plan, shape));
+        if (runs(pair)) samples[index].theirs.push(await pair.theirs(plan, shape));
       }
     }
     for (const [index, pair] of pairs.entries()) {
       const oursMs = median(samples[index].ours);
-      const theirsMs = withPeer ? median(samples[index].theirs) : undefined;
+      const theirsMs = runs(pair) ? median(samples[index].theirs) : undefined;
       rows.push({
         shape,
         steps,
         durability: pair.durability,
         peer: pair.peer,
         'ours µs/step': ((oursMs * 1000) / steps).toFixed(1),
-        'peer µs/step': theirsMs === undefined ? 'not run' : ((theirsMs * 1000) / steps).toFixed(1),
+        'peer µs/step': theirsMs === undefined ? 'see curve' : ((theirsMs * 1000) / steps).toFixed(1),
         'ours / peer': theirsMs === undefined ? '' : (oursMs / theirsMs).toFixed(3),
       });
     }
   }
+  console.log(`\n${steps.toLocaleString('en')} steps (load average ${loadavg()[0].toFixed(1)})`);
+  console.table(rows);
 }
-rmSync(directory, { recursive: true, force: true });
 
-console.log(
-  `Stepwise dag engine vs LangGraph.js and Mastra ${mastraVersion} (node ${process.version}, load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; median of ${ROUNDS} interleaved rounds after a warm-up; concurrency ${CONCURRENCY})`,
-);
-console.log('target: ours / peer ≤ 1 at every size and equal durability (below 1 is faster)\n');
-console.table(rows);
-if (SIZES.some((steps) => steps > PEER_MAX_STEPS)) {
+const largest = Math.max(...SIZES);
+const curveShapes = Object.keys(shapes).filter((shape) => largest > (PEER_MAX_STEPS[shape] ?? Infinity));
+if (curveShapes.length > 0) {
   console.log(
-    `peers not run above ${PEER_MAX_STEPS} steps (set PEER_MAX_STEPS): LangGraph's compile grows quadratically with the node count`,
+    `\nLangGraph above its cap (${curveShapes.map((shape) => `${shape} ${PEER_MAX_STEPS[shape]}`).join(', ')} steps): MemorySaver, one run per size (its fastest saver), and ours on MemoryStore beside it`,
   );
+  const curve = [];
+  for (const shape of curveShapes) {
+    const points = [];
+    for (const steps of LANGGRAPH_CURVE) {
+      const plan = shapes[shape](steps);
+      const theirs = await langgraph(plan);
+      const mine = await ours(plan);
+      points.push({ steps, theirs });
+      curve.push({
+        shape,
+        steps,
+        'LangGraph µs/step': ((theirs * 1000) / steps).toFixed(1),
+        'ours µs/step': ((mine * 1000) / steps).toFixed(1),
+        'ours / LangGraph': (mine / theirs).toFixed(4),
+      });
+    }
+    // Time grows as steps^k between the last two sizes; extrapolated (not measured) to the largest size.
+    const [a, b] = points.slice(-2);
+    const k = Math.log(b.theirs / a.theirs) / Math.log(b.steps / a.steps);
+    const estimate = b.theirs * (largest / b.steps) ** k;
+    curve.push({
+      shape,
+      steps: largest,
+      'LangGraph µs/step': `≈ ${((estimate * 1000) / largest).toFixed(0)} (extrapolated, time ∝ steps^${k.toFixed(2)}: ≈ ${(estimate / 1000).toFixed(0)} s a run)`,
+      'ours µs/step': '',
+      'ours / LangGraph': '',
+    });
+  }
+  console.table(curve);
 }
+console.log(`load average at the end: ${loadavg()[0].toFixed(1)}`);
+rmSync(directory, { recursive: true, force: true });
