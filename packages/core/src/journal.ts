@@ -134,12 +134,17 @@ export class RunJournal {
   readonly #listeners = new Set<EventListener>();
   #renewTimer: NodeJS.Timeout | undefined;
   readonly #batched: boolean;
+  /** Seq of the last event the store acknowledged. */
+  #durableSeq: number;
+  /** A scheduler waits for dependencies' ends before a step starts (see `gateDependents`). */
+  #gated = false;
 
   constructor(options: RunJournalOptions) {
     this.runId = options.runId;
     this.#store = options.store;
     this.#lease = options.lease;
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
+    this.#durableSeq = options.lastSeq ?? 0;
     this.redactor = options.redactor ?? createRedactor();
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
@@ -163,6 +168,28 @@ export class RunJournal {
   /** Seq of the last event emitted (flushed or not). */
   get lastSeq(): number {
     return this.#nextSeq - 1;
+  }
+
+  /** Seq of the last event the store acknowledged. */
+  get durableSeq(): number {
+    return this.#durableSeq;
+  }
+
+  /**
+   * Called by a scheduler that starts no step before its dependencies' ends are durable (it calls
+   * `flushThrough` first). Under `step` durability an idempotent step's end then commits with the
+   * work that starts meanwhile (the next group commit) instead of holding its step until its own
+   * commit. Returns false under `batched` durability, where dependents need not wait.
+   */
+  gateDependents(): boolean {
+    if (this.#batched) return false;
+    this.#gated = true;
+    return true;
+  }
+
+  /** Resolves once every event up to `seq` is durable. */
+  flushThrough(seq: number): Promise<void> {
+    return this.#durableSeq >= seq ? settled : this.flush();
   }
 
   subscribe(listener: EventListener): () => void {
@@ -203,16 +230,17 @@ export class RunJournal {
   }
 
   /**
-   * After a step's `step-end`: durable before dependents start, except under `batched` durability
-   * for a step whose tool is idempotent, whose end commits with later work (see `Durability`).
+   * After a step's `step-end`: durable before dependents start. An idempotent step's end may
+   * commit with later work: under `batched` durability (see `Durability`), and under `step`
+   * durability when a scheduler gates its dependents (`gateDependents`); a failure or a
+   * non-idempotent step's end is always awaited.
    */
   endOfStep(idempotent: boolean): Promise<void> {
+    if (!idempotent || this.#failure) return this.flush();
     if (
-      !this.#batched ||
-      !idempotent ||
-      this.#failure ||
-      this.#pending.length >= BATCHED_EVENTS_MAX ||
-      Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
+      this.#batched
+        ? this.#pending.length >= BATCHED_EVENTS_MAX || Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
+        : !this.#gated
     ) {
       return this.flush();
     }
@@ -257,6 +285,7 @@ export class RunJournal {
     try {
       if (this.#failure) throw this.#failure;
       await this.#store.append(this.runId, batch, this.#lease);
+      this.#durableSeq = batch.at(-1)?.seq ?? this.#durableSeq;
     } catch (error) {
       this.#failure = error;
       throw error;

@@ -65,6 +65,8 @@ export class RunScheduler {
   readonly board: StepBoard;
   readonly policy: EnginePolicy;
   readonly #journal: RunJournal;
+  /** `step` durability: a step waits for its dependencies' ends to be durable (see `#dependenciesDurable`). */
+  readonly #gated: boolean;
   readonly #kernel: KernelContext;
   readonly #controller = new AbortController();
   readonly #ready: ReadyQueue<Queued>;
@@ -99,6 +101,7 @@ export class RunScheduler {
 
   constructor(init: RunSchedulerInit) {
     this.#journal = init.journal;
+    this.#gated = init.journal.gateDependents();
     this.policy = init.policy;
     this.#startedAt = init.startedAt;
     this.#observer = init.observer ?? {};
@@ -336,6 +339,7 @@ export class RunScheduler {
     }
     if (this.#skipForMissingReference(slot)) return undefined;
     if (this.board.retention.mode === 'referenced') await this.#readBack(slot);
+    if (this.#gated && !(await this.#dependenciesDurable(slot))) return undefined;
     slot.status = 'running';
     slot.attempt = attempt;
     this.board.running++;
@@ -364,6 +368,28 @@ export class RunScheduler {
       return undefined;
     }
     return result;
+  }
+
+  /**
+   * Under `step` durability a step starts only once its dependencies' ends are durable (an
+   * idempotent step's end commits with the next group commit, not before its slot frees).
+   * False when the journal failed: the run fails.
+   */
+  async #dependenciesDurable(slot: Slot): Promise<boolean> {
+    let needed = 0;
+    for (const at of this.board.graph.dependencies[slot.index] ?? []) {
+      const endSeq = this.board.slots[at]?.endSeq ?? 0;
+      if (endSeq > needed) needed = endSeq;
+    }
+    if (needed <= this.#journal.durableSeq) return true;
+    try {
+      await this.#journal.flushThrough(needed);
+      // As after a held gate: a stop, a held revision or a replacement meanwhile keeps it from starting.
+      return !(this.#stopped || this.#holding !== undefined || slot.removed);
+    } catch (error) {
+      this.fail(error);
+      return false;
+    }
   }
 
   /** The result stands as it is: no retry backoff and no recovery hook will be waited for. */
@@ -583,6 +609,7 @@ export class RunScheduler {
   /** Records a final result and lets the graph move: dependents are released or skipped. */
   complete(slot: Slot, result: StepResult): void {
     if (slot.result) return;
+    slot.endSeq = this.#journal.lastSeq;
     // A revision checked the board before writing plan-revise: a step ending meanwhile must not
     // move the graph (release or skip dependents the revision is replacing) until it is adopted.
     if (this.#exclusive > 0) {

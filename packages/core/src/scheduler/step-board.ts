@@ -29,6 +29,8 @@ export interface Slot {
   claimed: boolean;
   /** A plan revision replaced or removed this step before it started: a queued entry for it is dropped. */
   removed: boolean;
+  /** The journal's last seq when the step ended in this session (0: not yet, or before a resume): its end is in by then. */
+  endSeq: number;
 }
 
 function newSlot(step: Step, index: number, remaining: number): Slot {
@@ -44,6 +46,7 @@ function newSlot(step: Step, index: number, remaining: number): Slot {
     resumeAttempt: false,
     claimed: false,
     removed: false,
+    endSeq: 0,
   };
 }
 
