@@ -132,6 +132,7 @@ export class RunJournal {
   readonly #openSteps = new Set<string>();
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
+  readonly #failureListeners = new Set<(error: unknown) => void>();
   #renewTimer: NodeJS.Timeout | undefined;
   readonly #batched: boolean;
   /** Seq of the last event the store acknowledged. */
@@ -195,6 +196,15 @@ export class RunJournal {
   subscribe(listener: EventListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Called once, when the store first refuses a batch — also a commit nobody awaits (`commitSoon`),
+   * so a run can stop at once instead of at its next flush.
+   */
+  onFailure(listener: (error: unknown) => void): () => void {
+    this.#failureListeners.add(listener);
+    return () => this.#failureListeners.delete(listener);
   }
 
   /** Stamps (in place: pass a fresh object), redacts and queues an event; returns it as it will be stored. */
@@ -287,7 +297,9 @@ export class RunJournal {
       await this.#store.append(this.runId, batch, this.#lease);
       this.#durableSeq = batch.at(-1)?.seq ?? this.#durableSeq;
     } catch (error) {
+      const first = this.#failure === undefined;
       this.#failure = error;
+      if (first) this.#tellFailure(error);
       throw error;
     } finally {
       this.#writing--;
@@ -299,6 +311,16 @@ export class RunJournal {
         } catch {
           // A listener's bug must not break the run or the journal.
         }
+      }
+    }
+  }
+
+  #tellFailure(error: unknown): void {
+    for (const listener of this.#failureListeners) {
+      try {
+        listener(error);
+      } catch {
+        // As with event listeners: a listener's bug must not hide the store's error.
       }
     }
   }

@@ -102,6 +102,8 @@ export class RunScheduler {
   constructor(init: RunSchedulerInit) {
     this.#journal = init.journal;
     this.#gated = init.journal.gateDependents();
+    // A commit nobody awaits (an idempotent step's end) can fail while other steps run: stop now.
+    init.journal.onFailure((error) => this.fail(error));
     this.policy = init.policy;
     this.#startedAt = init.startedAt;
     this.#observer = init.observer ?? {};
