@@ -4,9 +4,10 @@
 // process, interleaved round by round, median of ROUNDS after a warm-up).
 // The tool is a `read` tool (idempotent): its call and result are committed together, and the
 // steps of a fan-out share commits. `noop_write` (not idempotent) shows the two-commit path.
-// Each SQLite level runs with the engine's default `durability: 'step'` (every step's end committed
-// before the next step starts) and with `durability: 'batched'` (an idempotent step's end commits
-// with later work; a crash can run such steps again). A write tool's steps commit alike in both.
+// Each SQLite level runs with the engine's default `durability: 'step'` (a step's end committed
+// before a step that depends on it starts) and with `durability: 'batched'` (an idempotent step's
+// dependents need not wait for its end's commit; a crash can run such steps again). A write tool's
+// steps commit alike in both.
 //
 // Targets: ≤ 100 µs/step for the chain at NORMAL; ≤ 50 µs/step amortised for the fan-out at NORMAL.
 //

@@ -1,7 +1,20 @@
-import { defineTool, type Lease, type Plan, type RunEvent, ToolRegistry } from '@stepwise/core';
+import {
+  defineTool,
+  ErrorCodes,
+  type Lease,
+  type Plan,
+  type RunEvent,
+  type RunResult,
+  type StepwiseError,
+  ToolRegistry,
+} from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
-import { dagEngine } from '../src/index.js';
+import { type DagEngineOptions, dagEngine } from '../src/index.js';
+import { FreezableStore } from './freezable-store.js';
+import { storedEvents } from './harness.js';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A store whose appends take `delayMs` (a disk), recording each batch and which step ends are in. */
 class SlowStore extends MemoryStore {
@@ -102,5 +115,63 @@ describe("durability: 'step' (the default)", () => {
     expect(result.status).toBe('completed');
     // The contrast that makes the first two tests meaningful: without the gate, dependents run early.
     expect(early.length).toBeGreaterThan(0);
+  });
+
+  it('after a crash mid-fan-out runs no committed step and no write again', async () => {
+    const inner = new MemoryStore();
+    const store = new FreezableStore(inner);
+    const calls: string[] = [];
+    const tool = (name: string, effect: 'read' | 'write') =>
+      defineTool({
+        name,
+        description: `${effect} something`,
+        input: { type: 'object' },
+        effect,
+        execute: async (_input, context) => {
+          calls.push(context.stepId);
+          // The process "dies" inside m20: every later write hangs, as if the process were gone.
+          if (context.stepId === 'm20' && !store.frozen) {
+            store.freeze();
+            await new Promise(() => undefined);
+          }
+          await pause(1);
+          return { step: context.stepId };
+        },
+      });
+    const middle = Array.from({ length: 30 }, (_, index) => `m${index}`);
+    const plan = makePlan([
+      { id: 'root', tool: 'look', args: {} },
+      ...middle.map((id) => ({ id, tool: id === 'm10' ? 'put' : 'look', args: {}, dependsOn: ['root'] })),
+      { id: 'join', tool: 'look', args: {}, dependsOn: middle },
+    ]);
+    const options: DagEngineOptions = {
+      tools: new ToolRegistry([tool('look', 'read'), tool('put', 'write')]),
+      store,
+      concurrency: 4,
+      leaseTtlMs: 100,
+    };
+    const handle = dagEngine(options).run(plan);
+    while (!store.frozen) await pause(5);
+    await pause(20);
+    const before = await storedEvents(inner, handle.runId);
+    const durableEnds = new Set(before.filter((event) => event.type === 'step-end').map((event) => event.stepId));
+    expect(durableEnds.has('m10')).toBe(true);
+
+    let result: RunResult | undefined;
+    for (const deadline = Date.now() + 5_000; !result; ) {
+      try {
+        result = await dagEngine({ ...options, store: inner }).resume(handle.runId).result;
+      } catch (error) {
+        if ((error as StepwiseError).code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline) throw error;
+        await pause(30);
+      }
+    }
+    expect(result.status).toBe('completed');
+    const count = (id: string) => calls.filter((call) => call === id).length;
+    expect(count('m10')).toBe(1);
+    for (const id of durableEnds) expect(count(id)).toBe(1);
+    for (const id of ['root', ...middle, 'join']) expect(count(id)).toBeGreaterThanOrEqual(1);
+    const events = await storedEvents(inner, handle.runId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
   });
 });
