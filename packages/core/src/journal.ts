@@ -93,11 +93,16 @@ export interface RunJournalOptions {
  */
 export type Durability = 'step' | 'batched';
 
-/** How many events `batched` durability lets wait: bounds the work a crash can repeat, and the memory held. */
+/**
+ * How many events may wait for an idempotent step's end to commit (under `batched` durability, and
+ * under `step` durability while the step's slot is already free): bounds the work a crash can
+ * repeat, and the memory held.
+ */
 export const BATCHED_EVENTS_MAX = 1024;
 /**
- * How long (ms) an event may wait under `batched` durability. A step that awaits I/O lets the
- * pending commit run anyway; this bounds chains of steps that keep the thread busy.
+ * How long (ms) an event may wait for an idempotent step's end to commit, as `BATCHED_EVENTS_MAX`.
+ * A step that awaits I/O lets the pending commit run anyway; this bounds steps that keep the
+ * thread busy.
  */
 export const BATCHED_WAIT_MAX_MS = 100;
 const settled = Promise.resolve();
@@ -246,11 +251,14 @@ export class RunJournal {
    * non-idempotent step's end is always awaited.
    */
   endOfStep(idempotent: boolean): Promise<void> {
-    if (!idempotent || this.#failure) return this.flush();
     if (
-      this.#batched
-        ? this.#pending.length >= BATCHED_EVENTS_MAX || Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
-        : !this.#gated
+      !idempotent ||
+      this.#failure ||
+      !(this.#batched || this.#gated) ||
+      // Bounds on what waits, under either durability: steps that never yield (quick tools) would
+      // otherwise queue a whole fan-out's events before the commit gets a turn.
+      this.#pending.length >= BATCHED_EVENTS_MAX ||
+      Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
     ) {
       return this.flush();
     }
