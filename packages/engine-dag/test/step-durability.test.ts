@@ -1,4 +1,5 @@
 import {
+  BATCHED_EVENTS_MAX,
   defineTool,
   ErrorCodes,
   type Lease,
@@ -115,6 +116,18 @@ describe("durability: 'step' (the default)", () => {
     expect(result.status).toBe('completed');
     // The contrast that makes the first two tests meaningful: without the gate, dependents run early.
     expect(early.length).toBeGreaterThan(0);
+  });
+
+  it(`lets at most ${BATCHED_EVENTS_MAX} events wait behind a fan-out of steps that never yield`, async () => {
+    const store = new SlowStore(0);
+    const early: string[] = [];
+    const result = await dagEngine({ tools: tools(store, early), store, concurrency: 16 }).run(fanOut(1500)).result;
+    expect(result.status).toBe('completed');
+    expect(early).toEqual([]);
+    // Each open step adds its events after the check: at most four per slot.
+    const sizes = store.batches.map((batch) => batch.length);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(BATCHED_EVENTS_MAX + 4 * 16);
+    expect(sizes.length).toBeGreaterThanOrEqual(Math.floor((1502 * 4) / (BATCHED_EVENTS_MAX + 4 * 16)));
   });
 
   it('after a crash mid-fan-out runs no committed step and no write again', async () => {
