@@ -1,7 +1,8 @@
 // Scheduler scaling: µs per step and peak RSS for a chain and a 1 → N → 1 fan-out of no-op
 // steps at 1k, 10k and 100k steps, on the memory store and on SQLite (synchronous=NORMAL),
-// each size in a fresh child process so one size's heap does not colour the next, after
-// warm-up runs in that process. Peak RSS includes the run's result (every step's result).
+// each run in a fresh child process so one size's heap does not colour the next, after
+// warm-up runs in that process; median of ROUNDS interleaved rounds (peak RSS varies with when V8
+// collects, so its range is printed too). Peak RSS includes the run's result (every step's result).
 // Targets: µs/step flat within 1.5× from 1k to 100k; peak RSS < 300 MB at 100k on SQLite.
 // Then the 100k SQLite runs again with a 1 KB output per step, keeping every output (the default
 // `retainOutputs: 'all'`) and keeping only those a pending step references (`'referenced'`).
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SIZES = [1_000, 10_000, 100_000];
+const ROUNDS = 3;
 const SHAPES = ['chain', 'fan-out'];
 const STORES = ['memory', 'sqlite'];
 
@@ -82,44 +84,55 @@ if (process.argv[2] === '--child') {
   await child(process.argv[3], Number(process.argv[4]), process.argv[5], Number(process.argv[6] ?? 0), process.argv[7]);
 } else {
   const self = fileURLToPath(import.meta.url);
-  console.log(
-    `scheduler scaling (dag engine, default concurrency 16, no-op tool), one child process per cell; node ${process.version}, load average ${loadavg()[0].toFixed(1)} at the start`,
-  );
-  console.log('shape    store   size     µs/step  peak RSS MB');
+  const measure = (args) =>
+    JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', self, '--child', ...args], {
+        encoding: 'utf8',
+      }),
+    );
+  const cells = [];
   for (const shape of SHAPES) {
     for (const storeKind of STORES) {
-      const rows = [];
-      for (const size of SIZES) {
-        const out = execFileSync(
-          process.execPath,
-          ['--expose-gc', '--max-old-space-size=4096', self, '--child', shape, String(size), storeKind],
-          {
-            encoding: 'utf8',
-          },
-        );
-        const cell = JSON.parse(out);
-        rows.push(cell);
+      for (const size of SIZES) cells.push({ shape, storeKind, size, args: [shape, String(size), storeKind], samples: [] });
+    }
+  }
+  for (const shape of SHAPES) {
+    for (const retain of ['all', 'referenced']) {
+      cells.push({ shape, retain, args: [shape, '100000', 'sqlite', '1024', retain], samples: [] });
+    }
+  }
+  // Rounds interleave the cells, so a burst of load on the machine does not land on one cell's runs.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const cell of cells) cell.samples.push(measure(cell.args));
+  }
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const summary = (cell) => ({
+    micros: median(cell.samples.map((sample) => sample.microsPerStep)),
+    mb: median(cell.samples.map((sample) => sample.peakMb)),
+    range: `${Math.min(...cell.samples.map((sample) => sample.peakMb)).toFixed(0)}–${Math.max(...cell.samples.map((sample) => sample.peakMb)).toFixed(0)}`,
+  });
+  console.log(
+    `scheduler scaling (dag engine, default concurrency 16, no-op tool), one child process per run, median of ${ROUNDS} interleaved rounds; node ${process.version}, load average ${loadavg()[0].toFixed(1)} at the end`,
+  );
+  console.log('shape    store   size     µs/step  peak RSS MB (range)');
+  for (const shape of SHAPES) {
+    for (const storeKind of STORES) {
+      const rows = cells.filter((cell) => cell.shape === shape && cell.storeKind === storeKind).map(summary);
+      for (const [index, row] of rows.entries()) {
         console.log(
-          `${shape.padEnd(8)} ${storeKind.padEnd(7)} ${String(size).padStart(7)}  ${cell.microsPerStep.toFixed(1).padStart(7)}  ${cell.peakMb.toFixed(0).padStart(6)}`,
+          `${shape.padEnd(8)} ${storeKind.padEnd(7)} ${String(SIZES[index]).padStart(7)}  ${row.micros.toFixed(1).padStart(7)}  ${row.mb.toFixed(0).padStart(6)} (${row.range})`,
         );
       }
-      const ratio = rows[rows.length - 1].microsPerStep / rows[0].microsPerStep;
+      const ratio = rows[rows.length - 1].micros / rows[0].micros;
       console.log(`${shape.padEnd(8)} ${storeKind.padEnd(7)} 100k/1k µs ratio ${ratio.toFixed(2)} (target ≤ 1.5)`);
     }
   }
   console.log('\n100k steps on SQLite, each output 1 KB: every output kept, or only referenced ones');
-  console.log('shape    retainOutputs  µs/step  peak RSS MB');
-  for (const shape of SHAPES) {
-    for (const retain of ['all', 'referenced']) {
-      const out = execFileSync(
-        process.execPath,
-        ['--expose-gc', '--max-old-space-size=4096', self, '--child', shape, '100000', 'sqlite', '1024', retain],
-        { encoding: 'utf8' },
-      );
-      const cell = JSON.parse(out);
-      console.log(
-        `${shape.padEnd(8)} ${retain.padEnd(13)}  ${cell.microsPerStep.toFixed(1).padStart(7)}  ${cell.peakMb.toFixed(0).padStart(6)}`,
-      );
-    }
+  console.log('shape    retainOutputs  µs/step  peak RSS MB (range)');
+  for (const cell of cells.filter((entry) => entry.retain)) {
+    const row = summary(cell);
+    console.log(
+      `${cell.shape.padEnd(8)} ${cell.retain.padEnd(13)}  ${row.micros.toFixed(1).padStart(7)}  ${row.mb.toFixed(0).padStart(6)} (${row.range})`,
+    );
   }
 }
