@@ -93,7 +93,8 @@ if (process.argv[2] === '--child') {
   const cells = [];
   for (const shape of SHAPES) {
     for (const storeKind of STORES) {
-      for (const size of SIZES) cells.push({ shape, storeKind, size, args: [shape, String(size), storeKind], samples: [] });
+      for (const size of SIZES)
+        cells.push({ shape, storeKind, size, args: [shape, String(size), storeKind], samples: [] });
     }
   }
   for (const shape of SHAPES) {
