@@ -73,7 +73,6 @@ export {
 export {
   BATCHED_EVENTS_MAX,
   BATCHED_WAIT_MAX_MS,
-  STEP_EVENTS_MAX,
   type Durability,
   type EventListener,
   isoNow,

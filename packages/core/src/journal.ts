@@ -93,7 +93,11 @@ export interface RunJournalOptions {
  */
 export type Durability = 'step' | 'batched';
 
-/** How many events `batched` durability lets wait: bounds the work a crash can repeat, and the memory held. */
+/**
+ * How many events may wait for an idempotent step's end to commit (under `batched` durability, and
+ * under `step` durability once the step's slot is free): bounds the work a crash can repeat, and
+ * the memory held.
+ */
 export const BATCHED_EVENTS_MAX = 1024;
 /**
  * How long (ms) an event may wait for an idempotent step's end to commit, as `BATCHED_EVENTS_MAX`.
@@ -101,12 +105,6 @@ export const BATCHED_EVENTS_MAX = 1024;
  * thread busy.
  */
 export const BATCHED_WAIT_MAX_MS = 100;
-/**
- * Under `step` durability, how many events may wait behind a step whose slot is already free: a
- * commit shared by ~64 steps costs each little, and events that commit soon die young (a fan-out of
- * quick steps otherwise holds a thousand events at a time, and the heap grows with them).
- */
-export const STEP_EVENTS_MAX = 256;
 const settled = Promise.resolve();
 
 /**
@@ -259,7 +257,7 @@ export class RunJournal {
       !(this.#batched || this.#gated) ||
       // Bounds on what waits, under either durability: steps that never yield (quick tools) would
       // otherwise queue a whole fan-out's events before the commit gets a turn.
-      this.#pending.length >= (this.#batched ? BATCHED_EVENTS_MAX : STEP_EVENTS_MAX) ||
+      this.#pending.length >= BATCHED_EVENTS_MAX ||
       Date.now() - this.#pendingSince >= BATCHED_WAIT_MAX_MS
     ) {
       return this.flush();
