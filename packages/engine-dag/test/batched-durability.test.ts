@@ -14,7 +14,7 @@ import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
-import { storedEvents } from './harness.js';
+import { resumeWhenFree, storedEvents } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -153,15 +153,7 @@ describe("durability: 'batched'", () => {
     const before = await storedEvents(inner, handle.runId);
     const durableEnds = new Set(before.filter((event) => event.type === 'step-end').map((event) => event.stepId));
 
-    let result: RunResult | undefined;
-    for (const deadline = Date.now() + 5_000; !result; ) {
-      try {
-        result = await dagEngine({ ...options, store: inner }).resume(handle.runId).result;
-      } catch (error) {
-        if ((error as StepwiseError).code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline) throw error;
-        await pause(30);
-      }
-    }
+    const { result } = await resumeWhenFree({ ...options, store: inner }, handle.runId);
     expect(result.status).toBe('completed');
     expect(countOf(calls, 'w')).toBe(1);
     for (let index = 0; index < 100; index++) expect(countOf(calls, `r${index}`)).toBe(1);

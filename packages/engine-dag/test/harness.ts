@@ -1,5 +1,14 @@
-import { defineTool, type RunEvent, type RunStore, ToolError } from '@stepwise/core';
+import {
+  defineTool,
+  ErrorCodes,
+  type RunEvent,
+  type RunResult,
+  type RunStore,
+  StepwiseError,
+  ToolError,
+} from '@stepwise/core';
 import { type CallLog, createTestTools } from '@stepwise/core/testing';
+import { type DagEngineOptions, dagEngine } from '../src/index.js';
 
 /** When one call of the `work` tool ran, in ms of `performance.now()`. */
 export interface Span {
@@ -147,4 +156,19 @@ export function onlySpan(harness: Harness, stepId: string): Span {
   const found = harness.spansOf(stepId);
   if (found.length !== 1) throw new Error(`expected one call of ${stepId}, got ${found.length}`);
   return found[0] as Span;
+}
+
+/** Resumes once the crashed owner's lease has expired (E501 until then). */
+export async function resumeWhenFree(options: DagEngineOptions, runId: string): Promise<{ result: RunResult }> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const handle = dagEngine(options).resume(runId);
+    try {
+      return { result: await handle.result };
+    } catch (error) {
+      if (!StepwiseError.isInstance(error) || error.code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+  }
 }

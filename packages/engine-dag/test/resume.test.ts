@@ -5,15 +5,14 @@ import {
   planDigest,
   type RunEvent,
   type RunEventInput,
-  type RunResult,
   type StepResult,
-  StepwiseError,
+  type StepwiseError,
 } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
-import { createHarness, type Harness, storedEvents } from './harness.js';
+import { createHarness, type Harness, resumeWhenFree, storedEvents } from './harness.js';
 
 const byId = (steps: readonly StepResult[]) => new Map(steps.map((step) => [step.stepId, step]));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,21 +44,6 @@ function addCrashTools(harness: Harness, store: FreezableStore): void {
         },
       }),
     );
-  }
-}
-
-/** Resumes once the crashed owner's lease has expired (E501 until then). */
-async function resumeWhenFree(options: DagEngineOptions, runId: string): Promise<{ result: RunResult }> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const handle = dagEngine(options).resume(runId);
-    try {
-      return { result: await handle.result };
-    } catch (error) {
-      if (!StepwiseError.isInstance(error) || error.code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline)
-        throw error;
-      await pause(40);
-    }
   }
 }
 

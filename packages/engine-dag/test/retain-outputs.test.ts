@@ -10,13 +10,13 @@ import {
   type RunResult,
   type RunStore,
   type StepResult,
-  type StepwiseError,
   ToolRegistry,
 } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
+import { resumeWhenFree } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -140,15 +140,7 @@ describe("retainOutputs: 'referenced'", () => {
     const options: DagEngineOptions = { tools, store, retainOutputs: 'referenced', leaseTtlMs: 100 };
     const handle = dagEngine(options).run(plan);
     while (!store.frozen) await pause(5);
-    let result: RunResult | undefined;
-    for (const deadline = Date.now() + 5_000; !result; ) {
-      try {
-        result = await dagEngine({ ...options, store: inner }).resume(handle.runId).result;
-      } catch (error) {
-        if ((error as StepwiseError).code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline) throw error;
-        await pause(30);
-      }
-    }
+    const { result } = await resumeWhenFree({ ...options, store: inner }, handle.runId);
     expect(result.status).toBe('completed');
     expect(byId(result.steps).get('c')?.output).toEqual({ given: { fromA: 'a' } });
     // b's output nobody reads: released in the resumed session too.

@@ -1,19 +1,9 @@
-import {
-  BATCHED_EVENTS_MAX,
-  defineTool,
-  ErrorCodes,
-  type Lease,
-  type Plan,
-  type RunEvent,
-  type RunResult,
-  type StepwiseError,
-  ToolRegistry,
-} from '@stepwise/core';
+import { BATCHED_EVENTS_MAX, defineTool, type Lease, type Plan, type RunEvent, ToolRegistry } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
-import { storedEvents } from './harness.js';
+import { resumeWhenFree, storedEvents } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -170,15 +160,7 @@ describe("durability: 'step' (the default)", () => {
     const durableEnds = new Set(before.filter((event) => event.type === 'step-end').map((event) => event.stepId));
     expect(durableEnds.has('m10')).toBe(true);
 
-    let result: RunResult | undefined;
-    for (const deadline = Date.now() + 5_000; !result; ) {
-      try {
-        result = await dagEngine({ ...options, store: inner }).resume(handle.runId).result;
-      } catch (error) {
-        if ((error as StepwiseError).code !== ErrorCodes.LEASE_CONFLICT || Date.now() > deadline) throw error;
-        await pause(30);
-      }
-    }
+    const { result } = await resumeWhenFree({ ...options, store: inner }, handle.runId);
     expect(result.status).toBe('completed');
     const count = (id: string) => calls.filter((call) => call === id).length;
     expect(count('m10')).toBe(1);
