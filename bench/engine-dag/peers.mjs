@@ -7,7 +7,7 @@
 //   NORMAL : Stepwise SQLite synchronous=NORMAL vs SqliteSaver at NORMAL, durability "sync"
 //   FULL   : Stepwise SQLite synchronous=FULL   vs SqliteSaver at FULL,   durability "sync"
 //   async  : Stepwise SQLite NORMAL with durability "batched" (its closest mode: an idempotent
-//            step's end commits with later work, at most 1,024 events later) vs SqliteSaver NORMAL
+//            step's end commits with later work, at most 256 events later) vs SqliteSaver NORMAL
 //            with LangGraph's default durability "async", which writes checkpoints in the
 //            background and may lose the last ones on a crash.
 // Where peers are favoured everywhere: our time runs from run() to the result and includes plan

@@ -1,8 +1,9 @@
 // Scheduler scaling: µs per step and peak RSS for a chain and a 1 → N → 1 fan-out of no-op
 // steps at 1k, 10k and 100k steps, on the memory store and on SQLite (synchronous=NORMAL),
 // each run in a fresh child process so one size's heap does not colour the next, after
-// warm-up runs in that process; median of ROUNDS interleaved rounds (peak RSS varies with when V8
-// collects, so its range is printed too, and the heap still live after a GC at the end). Peak RSS includes the run's result (every step's result).
+// warm-up runs in that process; median of ROUNDS interleaved rounds. Peak RSS is the process's
+// high-water mark (maxRSS); it varies with when V8 collects, so its range is printed too, and the
+// heap still live after a GC at the end. Both include the run's result (every step's result).
 // Targets: µs/step flat within 1.5× from 1k to 100k; peak RSS < 300 MB at 100k on SQLite.
 // Then the 100k SQLite runs again with a 1 KB output per step, keeping every output (the default
 // `retainOutputs: 'all'`) and keeping only those a pending step references (`'referenced'`).
@@ -64,19 +65,20 @@ async function child(shape, size, storeKind, outputBytes = 0, retainOutputs = 'a
   globalThis.gc?.();
   const store = await openStore();
   const engine = dagEngine({ tools, store, retainOutputs });
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 20);
   const started = performance.now();
   // The plan is built in the call, not kept: a host that loads a plan hands it over and drops it.
   const result = await engine.run(plan(shape, size)).result;
   const elapsed = performance.now() - started;
-  clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().rss);
+  // The kernel's high-water mark of the process (warm-up included, which stays far below): a
+  // timer sampling RSS would miss the peak, since a run of synchronous tools on better-sqlite3
+  // does not give timers a turn until it ends.
+  const peak = process.resourceUsage().maxRSS * 1024;
   if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
   // What the process still holds with the result in hand, once garbage is collected: unlike the
   // peak, this does not depend on when V8 chose to collect.
+  // One turn of the event loop first: until then the callbacks that resolved the result still hold
+  // the run's scheduler (about 50 MB at 100k steps), which is not what a host keeps.
+  await new Promise((resolve) => setImmediate(resolve));
   globalThis.gc?.();
   const liveMb = process.memoryUsage().heapUsed / 2 ** 20;
   await store.close();

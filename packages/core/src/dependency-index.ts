@@ -30,6 +30,9 @@ export interface TopologicalOrder {
   readonly dependentsStart: Int32Array;
 }
 
+/** Shared by every step without dependencies; never written to. */
+const NO_SLOTS: number[] = [];
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -109,7 +112,9 @@ export function linkDependencies(
       seen[slot] = current + 1;
       own.push(slot);
     }
-    dependencies.push(own);
+    // Exact size: a list grown by push keeps room for 16 entries, about 18 MB for 100,000 steps
+    // that live as long as validation does.
+    dependencies.push(own.length === 0 ? NO_SLOTS : own.slice());
   }
   return dependencies;
 }

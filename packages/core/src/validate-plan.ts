@@ -12,6 +12,7 @@ import { didYouMean } from './did-you-mean.js';
 import { ErrorCodes, StepwiseError } from './errors.js';
 import { describeJsonSyntaxError } from './json-error-location.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
+import { isPlainValidPlan } from './plan-shape-check.js';
 import { findReferences, type Reference } from './references.js';
 import { compileSchema } from './schema.js';
 import { schemaIssueProblems } from './schema-issue-problems.js';
@@ -86,7 +87,8 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   const engine = options.engine ?? 'dag';
   const add: AddProblem = (code, kind, path, message) => problems.push({ code, kind, path, message });
 
-  const parsed = PlanSchema.safeParse(input);
+  // Plain data skips the schema's copy (see isPlainValidPlan); anything else gets the schema's problems.
+  const parsed = isPlainValidPlan(input) ? ({ success: true, data: input } as const) : PlanSchema.safeParse(input);
   if (!parsed.success) {
     for (const problem of schemaIssueProblems(parsed.error.issues, PlanSchema)) {
       add(ErrorCodes.PLAN_INVALID, 'schema', problem.path, problem.message);
@@ -131,8 +133,9 @@ function checkSteps(
   const targets: number[] = [];
   for (let slot = 0; slot < steps.length; slot++) {
     const args = (steps[slot] as StepShape).args;
-    const references = isObject(args) ? findReferences(args) : [];
-    referencesOf.push(references);
+    const references = isObject(args) ? findReferences(args) : NO_REFERENCES;
+    // Most steps reference nothing: one shared empty list instead of one per step.
+    referencesOf.push(references.length === 0 ? NO_REFERENCES : references);
     for (const reference of references) {
       const target = slotById.get(reference.stepId);
       if (!asksAncestry(engine, target, acyclic)) continue;
@@ -166,6 +169,8 @@ function checkSteps(
     checkArgs(step, references, tools, add);
   }
 }
+
+const NO_REFERENCES: Reference[] = [];
 
 // Paths are built only for a problem: most steps have none, and a 100,000-step plan would make
 // hundreds of thousands of strings for nothing.
