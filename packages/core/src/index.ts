@@ -201,6 +201,7 @@ export type {
   SchedulerObserver,
   SchedulerStepStatus,
 } from './scheduler/engine-policy.js';
+export { TURN_EVERY_MS } from './scheduler/event-loop-turn.js';
 export type { RetainOutputs } from './scheduler/output-retention.js';
 export {
   DEFAULT_CONCURRENCY,

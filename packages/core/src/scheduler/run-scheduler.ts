@@ -20,6 +20,7 @@ import type {
   SchedulerObserver,
   SchedulerStepStatus,
 } from './engine-policy.js';
+import { nextTurn, TURN_EVERY_MS } from './event-loop-turn.js';
 import { insertSteps } from './insert-steps.js';
 import { type RetainOutputs, readBackOutput } from './output-retention.js';
 import { ReadyQueue } from './ready-queue.js';
@@ -71,6 +72,8 @@ export class RunScheduler {
   readonly #controller = new AbortController();
   readonly #ready: ReadyQueue<Queued>;
   #pumping = false;
+  /** When the run last gave the event loop a turn (see `#turnTaken`); unset until its first step. */
+  #turnAt: number | undefined;
   readonly #startedAt: number;
   readonly #observer: SchedulerObserver;
   #resumed: FoldedRun | undefined;
@@ -331,6 +334,7 @@ export class RunScheduler {
   /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
   async #attempt(slot: Slot, attempt: number): Promise<StepResult | undefined> {
     if (this.#stopped) return undefined;
+    if (!(await this.#turnTaken(slot))) return undefined;
     // Only a held gate costs an await; a free-running host answers synchronously.
     const held = this.#observer.beforeStep?.(slot.step, slot.index);
     if (held) {
@@ -370,6 +374,20 @@ export class RunScheduler {
       return undefined;
     }
     return result;
+  }
+
+  /**
+   * Gives the event loop a turn before the step when the run has kept the thread for
+   * `TURN_EVERY_MS` (never before its first step, so a host's call right after `run()` still finds
+   * the first step started). False when the run stopped or was held meanwhile, or the step replaced.
+   */
+  async #turnTaken(slot: Slot): Promise<boolean> {
+    const now = performance.now();
+    if (this.#turnAt === undefined) this.#turnAt = now;
+    if (now - this.#turnAt < TURN_EVERY_MS) return true;
+    await nextTurn();
+    this.#turnAt = performance.now();
+    return !(this.#stopped || this.#holding !== undefined || slot.removed);
   }
 
   /**

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool, type Lease, type Plan, ToolRegistry } from '@stepwise/core';
+import { makePlan } from '@stepwise/core/testing';
+import { createSqliteStore, type SqliteStore } from '@stepwise/store-sqlite';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { dagEngine } from '../src/index.js';
+
+// Tools that return at once, on better-sqlite3 (synchronous): every await in the run resolves as a
+// promise callback, so without the scheduler's turns no timer or I/O callback runs until the end.
+const tools = new ToolRegistry([
+  defineTool({
+    name: 'quick',
+    description: 'returns at once',
+    input: { type: 'object' },
+    effect: 'read',
+    execute: () => ({ ok: true }),
+  }),
+]);
+
+function fanOut(width: number): Plan {
+  const middle = Array.from({ length: width }, (_, index) => ({ id: `m${index}`, tool: 'quick', dependsOn: ['root'] }));
+  return makePlan([
+    { id: 'root', tool: 'quick' },
+    ...middle,
+    { id: 'join', tool: 'quick', dependsOn: middle.map((step) => step.id) },
+  ]);
+}
+
+function chain(length: number): Plan {
+  return makePlan(
+    Array.from({ length }, (_, index) => ({
+      id: `s${index}`,
+      tool: 'quick',
+      ...(index > 0 ? { dependsOn: [`s${index - 1}`] } : {}),
+    })),
+  );
+}
+
+let directory: string;
+let store: SqliteStore;
+beforeEach(async () => {
+  directory = mkdtempSync(join(tmpdir(), 'stepwise-turns-'));
+  store = createSqliteStore({ path: join(directory, 'runs.db') });
+  await store.ready;
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await store.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+describe('a run of steps that never wait', () => {
+  it.each([
+    ['a fan-out', () => fanOut(6000)],
+    ['a chain', () => chain(3000)],
+  ])('lets timers run while %s runs on SQLite', async (_shape, plan) => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = performance.now();
+    const result = await dagEngine({ tools, store }).run(plan()).result;
+    const elapsed = performance.now() - started;
+    clearInterval(timer);
+    expect(result.status).toBe('completed');
+    // Turns come every 10 ms of work (a step in progress is not cut short): well over one per 50 ms.
+    expect(elapsed).toBeGreaterThan(150);
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(elapsed / 50));
+  });
+
+  it('keeps its lease renewed while it works for longer than the lease lasts', async () => {
+    const renewals: Lease[] = [];
+    const renew = store.renewLease.bind(store);
+    store.renewLease = async (lease) => {
+      const renewed = await renew(lease);
+      renewals.push(renewed);
+      return renewed;
+    };
+    const started = Date.now();
+    const handle = dagEngine({ tools, store, leaseTtlMs: 120 }).run(fanOut(6000));
+    const result = await handle.result;
+    const elapsed = Date.now() - started;
+    expect(result.status).toBe('completed');
+    expect(elapsed).toBeGreaterThan(240);
+    // Renewed every 40 ms (a third of the TTL): the lease never lapsed while the run held it.
+    expect(renewals.length).toBeGreaterThanOrEqual(Math.floor(elapsed / 120));
+    const expiries = renewals.map((lease) => Date.parse(lease.expiresAt));
+    for (let index = 1; index < expiries.length; index++) {
+      expect(expiries[index] as number).toBeGreaterThan(expiries[index - 1] as number);
+    }
+  });
+
+  it('does not wait for a host that fakes timers', async () => {
+    // The clock (performance.now) stays real, so the run does take its turns.
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
+    });
+    const result = await dagEngine({ tools, store }).run(fanOut(3000)).result;
+    expect(result.status).toBe('completed');
+    expect(result.steps).toHaveLength(3002);
+  });
+});
