@@ -88,7 +88,7 @@ export {
   positionAt,
   type TextPosition,
 } from './json-error-location.js';
-export { checkBatch, checkLease, MemoryStore } from './memory-store.js';
+export { checkBatch, checkLease, checkLeaseRequest, MemoryStore } from './memory-store.js';
 export { type JournaledAnswers, waitingError } from './pause-approval.js';
 export {
   type ApprovalState,

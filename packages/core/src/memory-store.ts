@@ -29,6 +29,28 @@ export function checkBatch(runId: string, lastSeq: number, events: readonly RunE
   });
 }
 
+/** A century: any longer and the expiry is not a date. */
+const MAX_TTL_MS = 100 * 365 * 24 * 3_600_000;
+
+/** Refuses (E004) a lease request whose expiry could not be computed; every store checks with it. */
+export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
+  if (
+    typeof runId !== 'string' ||
+    runId === '' ||
+    typeof owner !== 'string' ||
+    typeof ttlMs !== 'number' ||
+    !Number.isFinite(ttlMs) ||
+    ttlMs < 0 ||
+    ttlMs > MAX_TTL_MS
+  ) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
+      { location: typeof runId === 'string' && runId !== '' ? runId : 'lease' },
+    );
+  }
+}
+
 /** Leases as every store enforces them; `held` is the run's current lease, if any. */
 export function checkLease(runId: string, held: Lease | undefined, lease: Lease | undefined, now: number): void {
   if (lease) {
@@ -114,6 +136,7 @@ export class MemoryStore implements RunStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     this.#assertOpen();
+    checkLeaseRequest(runId, owner, ttlMs);
     const now = Date.now();
     const held = this.#leases.get(runId);
     if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
@@ -132,6 +155,7 @@ export class MemoryStore implements RunStore {
 
   async renewLease(lease: Lease): Promise<Lease> {
     this.#assertOpen();
+    checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
     const held = this.#leases.get(lease.runId);
     checkLease(lease.runId, held, lease, Date.now());
     const renewed: Lease = {

@@ -2,6 +2,7 @@ import {
   applyEvent,
   checkBatch,
   checkEvents,
+  checkLeaseRequest,
   ErrorCodes,
   type ExecutionRecord,
   emptyRun,
@@ -26,14 +27,7 @@ import {
   storeError,
 } from './postgres-connection.js';
 import { writeBatch } from './projections.js';
-import {
-  acquireLease,
-  checkAppendLease,
-  checkLeaseRequest,
-  type LockedRun,
-  releaseLease,
-  renewLease,
-} from './run-leases.js';
+import { acquireLease, checkAppendLease, type LockedRun, releaseLease, renewLease } from './run-leases.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** Plans, arguments, outputs and model traffic of at least this many bytes of JSON are stored once in `blobs`. Default 65 536. */

@@ -2,28 +2,6 @@ import { ErrorCodes, type Lease, StepwiseError } from '@stepwise/core';
 import { sql } from 'kysely';
 import type { PostgresConnection } from './postgres-connection.js';
 
-/** A century: any longer and the expiry is not a date. */
-const MAX_TTL_MS = 100 * 365 * 24 * 3_600_000;
-
-/** Refuses a lease request whose expiry could not be computed. */
-export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
-  if (
-    typeof runId !== 'string' ||
-    runId === '' ||
-    typeof owner !== 'string' ||
-    typeof ttlMs !== 'number' ||
-    !Number.isFinite(ttlMs) ||
-    ttlMs < 0 ||
-    ttlMs > MAX_TTL_MS
-  ) {
-    throw new StepwiseError(
-      ErrorCodes.INPUT_INVALID,
-      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
-      { location: typeof runId === 'string' ? runId : 'lease' },
-    );
-  }
-}
-
 interface LeaseRow {
   readonly lease_token: number;
   readonly lease_expires_at: Date;

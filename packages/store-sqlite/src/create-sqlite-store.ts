@@ -1,6 +1,7 @@
 import {
   checkEvents,
   checkLease,
+  checkLeaseRequest,
   ErrorCodes,
   type ExecutionRecord,
   type Lease,
@@ -17,13 +18,7 @@ import type { StoreDatabase } from './database-schema.js';
 import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
 import { openDatabase, unavailable } from './open-database.js';
-import {
-  checkLeaseRequest,
-  heldLease,
-  type LeaseColumns,
-  type LeaseStatements,
-  prepareLeaseStatements,
-} from './run-leases.js';
+import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';

@@ -1,8 +1,5 @@
-import { ErrorCodes, type Lease, StepwiseError } from '@stepwise/core';
+import type { Lease } from '@stepwise/core';
 import type Database from 'better-sqlite3';
-
-/** A century: any longer and the expiry is not a date. */
-const MAX_TTL_MS = 100 * 365 * 24 * 3_600_000;
 
 /** The lease columns of a `runs` row. */
 export interface LeaseColumns {
@@ -45,22 +42,4 @@ export function prepareLeaseStatements(sqlite: Database.Database): LeaseStatemen
        where id = ? and lease_token = ? and lease_owner is not null`,
     ),
   };
-}
-
-/** Refuses a lease request whose expiry could not be computed. */
-export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
-  if (
-    typeof runId !== 'string' ||
-    typeof owner !== 'string' ||
-    typeof ttlMs !== 'number' ||
-    !Number.isFinite(ttlMs) ||
-    ttlMs < 0 ||
-    ttlMs > MAX_TTL_MS
-  ) {
-    throw new StepwiseError(
-      ErrorCodes.INPUT_INVALID,
-      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
-      { location: typeof runId === 'string' ? runId : 'lease' },
-    );
-  }
 }

@@ -57,6 +57,29 @@ export function leaseCases(harness: StoreHarness): void {
         return undefined;
       }));
 
+    it('refuses a lease request it cannot date with E004, and the run stays free', () =>
+      withStore(async (store) => {
+        const runId = uniqueRunId();
+        const bad: [unknown, unknown, unknown][] = [
+          [runId, 'me', Number.NaN],
+          [runId, 'me', -5],
+          [runId, 'me', Number.POSITIVE_INFINITY],
+          [runId, 'me', 1e15],
+          [runId, 'me', '60000'],
+          [runId, undefined, 60_000],
+          ['', 'me', 60_000],
+        ];
+        for (const [id, owner, ttl] of bad) {
+          await expectCode(store.acquireLease(id as string, owner as string, ttl as number), ErrorCodes.INPUT_INVALID);
+        }
+        const lease = await store.acquireLease(runId, 'me', 60_000);
+        expect(lease?.owner).toBe('me');
+        const held = lease as NonNullable<typeof lease>;
+        await expectCode(store.renewLease({ ...held, ttlMs: Number.NaN }), ErrorCodes.INPUT_INVALID);
+        expect((await store.renewLease(held)).token).toBe(held.token);
+        return undefined;
+      }));
+
     it('lets exactly one of two concurrent resumes win', () =>
       withStore(async (store) => {
         const { registry } = createTestTools();
