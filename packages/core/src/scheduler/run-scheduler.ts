@@ -72,7 +72,7 @@ export class RunScheduler {
   readonly #controller = new AbortController();
   readonly #ready: ReadyQueue<Queued>;
   #pumping = false;
-  /** When the run last gave the event loop a turn (see `#turnTaken`); unset until its first step. */
+  /** When the run last gave the event loop a turn (see `#turnDue`); unset until its first step. */
   #turnAt: number | undefined;
   readonly #startedAt: number;
   readonly #observer: SchedulerObserver;
@@ -334,7 +334,7 @@ export class RunScheduler {
   /** One attempt inside the concurrency slot; returns the result when it needs the failure policy. */
   async #attempt(slot: Slot, attempt: number): Promise<StepResult | undefined> {
     if (this.#stopped) return undefined;
-    if (!(await this.#turnTaken(slot))) return undefined;
+    if (this.#turnDue() && !(await this.#takeTurn(slot))) return undefined;
     // Only a held gate costs an await; a free-running host answers synchronously.
     const held = this.#observer.beforeStep?.(slot.step, slot.index);
     if (held) {
@@ -377,14 +377,18 @@ export class RunScheduler {
   }
 
   /**
-   * Gives the event loop a turn before the step when the run has kept the thread for
-   * `TURN_EVERY_MS` (never before its first step, so a host's call right after `run()` still finds
-   * the first step started). False when the run stopped or was held meanwhile, or the step replaced.
+   * Whether the run has kept the thread for `TURN_EVERY_MS` and owes the event loop a turn before
+   * the next step. Never before its first step, so a host's call right after `run()` still finds
+   * the first step started. Synchronous: a step with no turn due costs no await.
    */
-  async #turnTaken(slot: Slot): Promise<boolean> {
+  #turnDue(): boolean {
     const now = performance.now();
     if (this.#turnAt === undefined) this.#turnAt = now;
-    if (now - this.#turnAt < TURN_EVERY_MS) return true;
+    return now - this.#turnAt >= TURN_EVERY_MS;
+  }
+
+  /** Waits for the turn; false when the run stopped or was held meanwhile, or the step was replaced. */
+  async #takeTurn(slot: Slot): Promise<boolean> {
     await nextTurn();
     this.#turnAt = performance.now();
     return !(this.#stopped || this.#holding !== undefined || slot.removed);
