@@ -339,9 +339,7 @@ export class RunScheduler {
     const held = this.#observer.beforeStep?.(slot.step, slot.index);
     if (held) {
       await held;
-      // While the gate held it, an unapproved revision may have held the run, or a revision may
-      // have replaced this step: it does not start (a replacement is queued on its own).
-      if (this.#stopped || this.#holding !== undefined || slot.removed) return undefined;
+      if (!this.#mayStillStart(slot)) return undefined;
     }
     if (this.#skipForMissingReference(slot)) return undefined;
     if (this.board.retention.mode === 'referenced') await this.#readBack(slot);
@@ -377,6 +375,15 @@ export class RunScheduler {
   }
 
   /**
+   * After a step waited to start (a held gate, a turn of the event loop, its dependencies' commit):
+   * a stop, an unapproved revision that held the run, or a revision that replaced the step
+   * meanwhile keeps it from starting (a replacement is queued on its own).
+   */
+  #mayStillStart(slot: Slot): boolean {
+    return !(this.#stopped || this.#holding !== undefined || slot.removed);
+  }
+
+  /**
    * Whether the run has kept the thread for `TURN_EVERY_MS` and owes the event loop a turn before
    * the next step. Never before its first step, so a host's call right after `run()` still finds
    * the first step started. Synchronous: a step with no turn due costs no await.
@@ -391,7 +398,7 @@ export class RunScheduler {
   async #takeTurn(slot: Slot): Promise<boolean> {
     await nextTurn();
     this.#turnAt = performance.now();
-    return !(this.#stopped || this.#holding !== undefined || slot.removed);
+    return this.#mayStillStart(slot);
   }
 
   /**
@@ -408,8 +415,7 @@ export class RunScheduler {
     if (needed <= this.#journal.durableSeq) return true;
     try {
       await this.#journal.flushThrough(needed);
-      // As after a held gate: a stop, a held revision or a replacement meanwhile keeps it from starting.
-      return !(this.#stopped || this.#holding !== undefined || slot.removed);
+      return this.#mayStillStart(slot);
     } catch (error) {
       this.fail(error);
       return false;
