@@ -1,20 +1,18 @@
 import {
   BATCHED_EVENTS_MAX,
   BATCHED_WAIT_MAX_MS,
-  defineTool,
   ErrorCodes,
   type Lease,
   type Plan,
   type RunEvent,
   type RunResult,
   StepwiseError,
-  ToolRegistry,
 } from '@stepwise/core';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
-import { resumeWhenFree, storedEvents } from './harness.js';
+import { lookAndPut, resumeWhenFree, storedEvents } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,23 +31,6 @@ class CountingStore extends MemoryStore {
     this.waits.push(Date.now() - Date.parse((events[0] as RunEvent).at));
     return super.append(runId, events, lease);
   }
-}
-
-/** `look` is a read tool, `put` a write tool (not idempotent); both record each call. */
-function tools(calls: string[], onCall?: (stepId: string, tool: string) => unknown) {
-  const tool = (name: string, effect: 'read' | 'write') =>
-    defineTool({
-      name,
-      description: `${effect} something`,
-      input: { type: 'object' },
-      effect,
-      execute: async (_input, context) => {
-        calls.push(context.stepId);
-        await onCall?.(context.stepId, name);
-        return { step: context.stepId };
-      },
-    });
-  return new ToolRegistry([tool('look', 'read'), tool('put', 'write')]);
 }
 
 /** look r0 → … → r{before-1} → put w → look r{before} → … → r{before+after-1}. */
@@ -76,7 +57,7 @@ describe("durability: 'batched'", () => {
     const runs: { batches: number[]; result: RunResult; events: RunEvent[] }[] = [];
     for (const durability of ['step', 'batched'] as const) {
       const store = new CountingStore();
-      const handle = dagEngine({ tools: tools([]), store, durability }).run(chainAround(150, 150), {
+      const handle = dagEngine({ tools: lookAndPut([]), store, durability }).run(chainAround(150, 150), {
         runId: `run_${durability}`,
       });
       const result = await handle.result;
@@ -100,7 +81,7 @@ describe("durability: 'batched'", () => {
   it(`lets at most ${BATCHED_EVENTS_MAX} events wait`, async () => {
     const store = new CountingStore();
     const plan = chainAround(1500, 0);
-    const result = await dagEngine({ tools: tools([]), store, durability: 'batched' }).run(plan).result;
+    const result = await dagEngine({ tools: lookAndPut([]), store, durability: 'batched' }).run(plan).result;
     expect(result.status).toBe('completed');
     // A step adds four events after the check: step-start, tool-call, tool-result, step-end.
     expect(Math.max(...store.batches)).toBeLessThanOrEqual(BATCHED_EVENTS_MAX + 4);
@@ -110,7 +91,7 @@ describe("durability: 'batched'", () => {
   it(`lets no event wait much longer than ${BATCHED_WAIT_MAX_MS} ms behind steps that keep the thread busy`, async () => {
     const store = new CountingStore();
     // Each read holds the thread for 25 ms: no I/O wait lets a pending commit run in between.
-    const registry = tools([], () => {
+    const registry = lookAndPut([], () => {
       const until = Date.now() + 25;
       while (Date.now() < until);
     });
@@ -128,7 +109,7 @@ describe("durability: 'batched'", () => {
     const store = new MemoryStore();
     let seen: RunEvent[] = [];
     let runId = '';
-    const registry = tools([], async (stepId) => {
+    const registry = lookAndPut([], async (stepId) => {
       if (stepId === 'w') seen = await storedEvents(store, runId);
     });
     const handle = dagEngine({ tools: registry, store, durability: 'batched' }).run(chainAround(200, 5));
@@ -144,7 +125,7 @@ describe("durability: 'batched'", () => {
     const store = new FreezableStore(inner);
     const calls: string[] = [];
     // The process "dies" inside r150: every later write hangs, as if the process were gone.
-    const registry = tools(calls, (stepId) => {
+    const registry = lookAndPut(calls, (stepId) => {
       if (stepId !== 'r150' || store.frozen) return undefined;
       store.freeze();
       return new Promise(() => undefined);
@@ -171,7 +152,7 @@ describe("durability: 'batched'", () => {
     const store = new CountingStore();
     const calls: string[] = [];
     store.refuseAfter = 2; // run-start and the first batch of reads
-    const handle = dagEngine({ tools: tools(calls), store, durability: 'batched' }).run(chainAround(600, 3));
+    const handle = dagEngine({ tools: lookAndPut(calls), store, durability: 'batched' }).run(chainAround(600, 3));
     const outcome = await handle.result.then(
       (result) => result,
       (error: unknown) => error,
@@ -182,7 +163,7 @@ describe("durability: 'batched'", () => {
   });
 
   it('refuses an unknown durability with E601 naming the option', () => {
-    expect(() => dagEngine({ tools: tools([]), durability: 'eventually' as never })).toThrow(
+    expect(() => dagEngine({ tools: lookAndPut([]), durability: 'eventually' as never })).toThrow(
       expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, location: 'durability' }),
     );
   });

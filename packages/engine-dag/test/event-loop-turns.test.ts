@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool, type Lease, type Plan, ToolRegistry } from '@stepwise/core';
-import { makePlan } from '@stepwise/core/testing';
+import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { createSqliteStore, type SqliteStore } from '@stepwise/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { dagEngine } from '../src/index.js';
@@ -28,16 +28,6 @@ function fanOut(width: number): Plan {
   ]);
 }
 
-function chain(length: number): Plan {
-  return makePlan(
-    Array.from({ length }, (_, index) => ({
-      id: `s${index}`,
-      tool: 'quick',
-      ...(index > 0 ? { dependsOn: [`s${index - 1}`] } : {}),
-    })),
-  );
-}
-
 let directory: string;
 let store: SqliteStore;
 beforeEach(async () => {
@@ -54,7 +44,7 @@ afterEach(async () => {
 describe('a run of steps that never wait', () => {
   it.each([
     ['a fan-out', () => fanOut(6000)],
-    ['a chain', () => chain(3000)],
+    ['a chain', () => chainPlan(3000, 'quick')],
   ])('lets timers run while %s runs on SQLite', async (_shape, plan) => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);

@@ -6,6 +6,7 @@ import {
   type RunStore,
   StepwiseError,
   ToolError,
+  ToolRegistry,
 } from '@stepwise/core';
 import { type CallLog, createTestTools } from '@stepwise/core/testing';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
@@ -171,4 +172,24 @@ export async function resumeWhenFree(options: DagEngineOptions, runId: string): 
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
   }
+}
+
+/**
+ * `look` is a read tool, `put` a write tool (not idempotent); both record each call in `calls`,
+ * await `onCall` and return `{ step }`.
+ */
+export function lookAndPut(calls: string[], onCall?: (stepId: string, tool: string) => unknown): ToolRegistry {
+  const tool = (name: string, effect: 'read' | 'write') =>
+    defineTool({
+      name,
+      description: `${effect} something`,
+      input: { type: 'object' },
+      effect,
+      execute: async (_input, context) => {
+        calls.push(context.stepId);
+        await onCall?.(context.stepId, name);
+        return { step: context.stepId };
+      },
+    });
+  return new ToolRegistry([tool('look', 'read'), tool('put', 'write')]);
 }

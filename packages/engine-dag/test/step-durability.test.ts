@@ -3,7 +3,7 @@ import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
 import { FreezableStore } from './freezable-store.js';
-import { resumeWhenFree, storedEvents } from './harness.js';
+import { lookAndPut, resumeWhenFree, storedEvents } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -124,23 +124,14 @@ describe("durability: 'step' (the default)", () => {
     const inner = new MemoryStore();
     const store = new FreezableStore(inner);
     const calls: string[] = [];
-    const tool = (name: string, effect: 'read' | 'write') =>
-      defineTool({
-        name,
-        description: `${effect} something`,
-        input: { type: 'object' },
-        effect,
-        execute: async (_input, context) => {
-          calls.push(context.stepId);
-          // The process "dies" inside m20: every later write hangs, as if the process were gone.
-          if (context.stepId === 'm20' && !store.frozen) {
-            store.freeze();
-            await new Promise(() => undefined);
-          }
-          await pause(1);
-          return { step: context.stepId };
-        },
-      });
+    const registry = lookAndPut(calls, async (stepId) => {
+      // The process "dies" inside m20: every later write hangs, as if the process were gone.
+      if (stepId === 'm20' && !store.frozen) {
+        store.freeze();
+        await new Promise(() => undefined);
+      }
+      await pause(1);
+    });
     const middle = Array.from({ length: 30 }, (_, index) => `m${index}`);
     const plan = makePlan([
       { id: 'root', tool: 'look', args: {} },
@@ -148,7 +139,7 @@ describe("durability: 'step' (the default)", () => {
       { id: 'join', tool: 'look', args: {}, dependsOn: middle },
     ]);
     const options: DagEngineOptions = {
-      tools: new ToolRegistry([tool('look', 'read'), tool('put', 'write')]),
+      tools: registry,
       store,
       concurrency: 4,
       leaseTtlMs: 100,
