@@ -18,6 +18,7 @@ export interface OpenDatabaseOptions {
   readonly path: string;
   readonly synchronous: 'NORMAL' | 'FULL';
   readonly busyTimeoutMs: number;
+  readonly checkpointPages: number;
   readonly createDirectory: boolean;
 }
 
@@ -144,6 +145,7 @@ export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
       if (mode !== 'wal') throw unavailable(path, `cannot switch to WAL mode (journal mode stays ${String(mode)})`);
     }
     sqlite.pragma(`synchronous = ${options.synchronous}`);
+    sqlite.pragma(`wal_autocheckpoint = ${options.checkpointPages}`);
     sqlite.pragma('foreign_keys = ON');
     probeWritable(sqlite);
     return { sqlite, path, pendingMigrations: pending };

@@ -230,6 +230,8 @@ describe('bad options', () => {
     ['a negative busy timeout', { path: ':memory:', busyTimeoutMs: -1 }, 'busyTimeoutMs'],
     ['a zero threshold', { path: ':memory:', artifactThresholdBytes: 0 }, 'artifactThresholdBytes'],
     ['a fractional threshold', { path: ':memory:', artifactThresholdBytes: 1.5 }, 'artifactThresholdBytes'],
+    ['a zero checkpoint size', { path: ':memory:', checkpointPages: 0 }, 'checkpointPages'],
+    ['a checkpoint size that is not a number', { path: ':memory:', checkpointPages: '1000' }, 'checkpointPages'],
   ])('refuses %s with E601 at the option', (_, options, location) => {
     const error = thrown(() => createSqliteStore(options as SqliteStoreOptions));
     expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
