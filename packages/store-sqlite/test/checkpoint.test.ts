@@ -14,7 +14,10 @@ async function walFramesAfter(file: string, batches: number, checkpointPages?: n
   const runId = 'run_wal';
   let seq = 1;
   const plan = { id: 'plan', version: 1, steps: [] };
-  await store.append(runId, stamp(runId, seq++, [{ type: 'run-start', planId: 'plan', planDigest: 'd', plan, engine: 'test' }]));
+  await store.append(
+    runId,
+    stamp(runId, seq++, [{ type: 'run-start', planId: 'plan', planDigest: 'd', plan, engine: 'test' }]),
+  );
   for (let index = 0; index < batches; index++) {
     const events = stamp(runId, seq, [
       { type: 'step-start', stepId: `s${index}`, tool: 'echo', attempt: 1, args: { text: 'x'.repeat(3000) } },
