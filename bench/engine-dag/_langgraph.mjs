@@ -34,11 +34,13 @@ export const savers = {
   MemorySaver: () => new MemorySaver(),
   /**
    * better-sqlite3 opens at SQLite's default synchronous=FULL; SqliteSaver switches to WAL. Pass
-   * the same `synchronous` the Stepwise store under comparison uses (its default is NORMAL).
+   * the same `synchronous` the Stepwise store under comparison uses (its default is NORMAL), and
+   * the same WAL checkpoint interval (the store's default `checkpointPages`).
    */
   SqliteSaver: (path, synchronous = 'NORMAL') => {
     const saver = SqliteSaver.fromConnString(path);
     saver.db.pragma(`synchronous = ${synchronous}`);
+    saver.db.pragma('wal_autocheckpoint = 10000');
     return saver;
   },
 };

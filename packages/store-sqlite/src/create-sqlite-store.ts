@@ -202,8 +202,8 @@ class SqliteRunStore implements SqliteStore {
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     if (statuses?.length === 0) return [];
     try {
-      const [{ sql }, db] = await Promise.all([import('kysely'), this.#queries()]);
-      let query = db.selectFrom('runs').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
+      const db = await this.#queries();
+      let query = db.selectFrom('runs_view').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
       if (statuses) query = query.where('status', 'in', statuses);
       if (filter.planId) query = query.where('plan_id', '=', filter.planId);
       if (filter.since) query = query.where('created_at', '>=', filter.since);
@@ -211,7 +211,7 @@ class SqliteRunStore implements SqliteStore {
       const rows = await query
         .orderBy('created_at', 'desc')
         // Ties (same created_at) keep the order runs were first written, as MemoryStore's stable sort does.
-        .orderBy(sql`rowid`)
+        .orderBy('key')
         .limit(filter.limit ?? 100)
         .offset(filter.offset ?? 0)
         .execute();

@@ -1,11 +1,11 @@
-import type { Generated } from 'kysely';
+import type { Generated, GeneratedAlways } from 'kysely';
 
 /**
  * The tables of a Stepwise SQLite database, as kysely sees them. `events` is the journal (the
  * source of truth); every other table is a projection written in the same transaction.
  *
  * Other tables refer to a run by `run_key` (`runs.key`), and time columns hold epoch milliseconds
- * (or the ISO text when it is not exactly what `Date#toISOString` writes). The views `journal`,
+ * (or the ISO text when it is not exactly what `Date#toISOString` writes). The views `runs_view`, `journal`,
  * `steps_view`, `executions_view`, `artifacts_view`, `approvals_view` and `model_calls_view` show
  * them with the run's id and ISO times.
  *
@@ -15,6 +15,7 @@ import type { Generated } from 'kysely';
 export interface StoreDatabase {
   readonly events: EventsTable;
   readonly runs: RunsTable;
+  readonly runs_view: RunsView;
   readonly steps: StepsTable;
   readonly executions: ExecutionsTable;
   readonly artifacts: ArtifactsTable;
@@ -26,11 +27,14 @@ export interface StoreDatabase {
 /** Epoch milliseconds, or ISO 8601 text when that would not round-trip exactly. */
 export type StoredTime = number | string;
 
-/** The journal: one row per event, primary key (run_key, seq). */
+/** The journal: one row per event, rowid `run_key · 2³² + seq` (one rowid range per run). */
 export interface EventsTable {
-  /** `runs.key` of the run. */
-  run_key: number;
-  seq: number;
+  /** `run_key · 2³² + seq`. */
+  id: number;
+  /** `runs.key` of the run (computed from `id`). */
+  run_key: GeneratedAlways<number>;
+  /** Computed from `id`. */
+  seq: GeneratedAlways<number>;
   type: string;
   /** When the event was journaled. */
   at: StoredTime;
@@ -65,10 +69,8 @@ export interface RunsTable {
   /** JSON of the engine options journaled with run-start. */
   options: string | null;
   created_at: string;
-  updated_at: string;
   finished_at: string | null;
   duration_ms: number | null;
-  last_seq: number;
   /** JSON TokenUsage. */
   usage: string | null;
   prompt_tokens: Generated<number | null>;
@@ -79,6 +81,12 @@ export interface RunsTable {
   lease_token: number;
   lease_ttl_ms: number | null;
   lease_expires_at: string | null;
+}
+
+/** `runs` with the seq and the time (ISO) of the run's last event: 0 and `''` for a run with none. */
+export interface RunsView extends RunsTable {
+  last_seq: number;
+  updated_at: string;
 }
 
 export interface StepsTable {

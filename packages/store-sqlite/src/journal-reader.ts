@@ -14,8 +14,9 @@ import type Database from 'better-sqlite3';
 import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
 import type { StepRecord } from './step-record.js';
 import { decodeOptionalTime, decodeTime } from './time-codec.js';
+import { RUN_KEY_SHIFT } from './view-sql.js';
 
-/** The `runs` columns a RunSummary is made of. */
+/** The `runs_view` columns a RunSummary is made of. */
 export interface RunSummaryRow {
   readonly key: number;
   readonly id: string;
@@ -96,7 +97,7 @@ const orUndefined = <T>(value: T | null): T | undefined => (value === null ? und
  */
 export class JournalReader {
   readonly #path: string;
-  readonly #readPage: Database.Statement<[string, number, number], EventRow>;
+  readonly #readPage: Database.Statement<[number, string, number], EventRow>;
   readonly #readEvent: Database.Statement<[number, number], EventRow>;
   readonly #readBlob: Database.Statement<[string], string>;
   readonly #selectSummary: Database.Statement<[string], RunSummaryRow>;
@@ -107,15 +108,16 @@ export class JournalReader {
   constructor(sqlite: Database.Database, path: string) {
     this.#path = path;
     this.#readPage = sqlite.prepare(
-      `select seq, type, at, payload, blob_refs, packing from events
-       where run_key = (select key from runs where id = ?) and seq > ? order by seq limit ?`,
+      `select e.seq, e.type, e.at, e.payload, e.blob_refs, e.packing from runs r join events e
+         on e.id > r.key * ${RUN_KEY_SHIFT} + ? and e.id < (r.key + 1) * ${RUN_KEY_SHIFT}
+       where r.id = ? order by e.id limit ?`,
     );
     this.#readEvent = sqlite.prepare(
-      'select seq, type, at, payload, blob_refs, packing from events where run_key = ? and seq = ?',
+      `select seq, type, at, payload, blob_refs, packing from events where id = ? * ${RUN_KEY_SHIFT} + ?`,
     );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
     this.#selectSummary = sqlite.prepare(
-      `select ${SUMMARY_COLUMNS.join(', ')} from runs where id = ? and last_seq > 0`,
+      `select ${SUMMARY_COLUMNS.join(', ')} from runs_view where id = ? and last_seq > 0`,
     );
     this.#selectStepCounts = sqlite.prepare(
       'select status, count(*) as count from steps where run_key = ? group by status',
@@ -147,7 +149,7 @@ export class JournalReader {
   };
 
   page(runId: string, afterSeq: number, limit: number): RunEvent[] {
-    return this.#readPage.all(runId, afterSeq, limit).map((row) => decodeEvent(runId, row, this.readBlob));
+    return this.#readPage.all(afterSeq, runId, limit).map((row) => decodeEvent(runId, row, this.readBlob));
   }
 
   event(runId: string, runKey: number, seq: number): RunEvent | undefined {

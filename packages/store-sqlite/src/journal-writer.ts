@@ -3,10 +3,12 @@ import {
   addUsage,
   checkBatch,
   checkLease,
+  ErrorCodes,
   exitCodeOf,
   type Lease,
   type RunEvent,
   type Step,
+  StepwiseError,
   type TokenUsage,
   type ToolResultEvent,
 } from '@stepwise/core';
@@ -15,6 +17,7 @@ import { type Bindable, json, scalar } from './bind-values.js';
 import { type BlobWriter, type Encoded, encodeEvent } from './blob-codec.js';
 import { heldLease, type LeaseColumns } from './run-leases.js';
 import { encodeOptionalTime, encodeTime } from './time-codec.js';
+import { lastEventIdOf, RUN_KEY_SHIFT } from './view-sql.js';
 
 interface RunRow extends LeaseColumns {
   readonly key: number;
@@ -140,6 +143,7 @@ export class JournalWriter {
     this.#blobs.reset();
     const row = statements.selectRun.get(runId);
     checkBatch(runId, row?.last_seq ?? 0, events);
+    checkSeqRange(runId, events);
     checkLease(runId, heldLease(runId, row), lease, now);
     const runKey = row ? row.key : Number(statements.insertRun.run(runId).lastInsertRowid);
     const batch = new Batch(runKey, statements, this.#blobs, {
@@ -162,8 +166,19 @@ export class JournalWriter {
       );
       batch.apply(event);
     }
-    batch.finish(events[events.length - 1] as RunEvent);
+    batch.finish();
   }
+}
+
+/** An event's rowid holds its seq in 32 bits (see view-sql): a run has at most 2³² − 1 events. */
+function checkSeqRange(runId: string, events: readonly RunEvent[]): void {
+  const last = events.length - 1;
+  if ((events[last] as RunEvent).seq < RUN_KEY_SHIFT) return;
+  throw new StepwiseError(
+    ErrorCodes.INPUT_INVALID,
+    `run ${runId}: the SQLite store holds at most ${RUN_KEY_SHIFT - 1} events per run`,
+    { location: `events[${last}].seq` },
+  );
 }
 
 function prepareStatements(sqlite: Database.Database) {
@@ -172,9 +187,9 @@ function prepareStatements(sqlite: Database.Database) {
     .join(', ');
   return {
     selectRun: sqlite.prepare<[string], RunRow>(
-      `select key, last_seq, status, finished_at, duration_ms, usage, lease_owner, lease_token, lease_ttl_ms,
-         lease_expires_at
-       from runs where id = ?`,
+      `select key, coalesce(${lastEventIdOf('r')} - key * ${RUN_KEY_SHIFT}, 0) as last_seq, status, finished_at,
+         duration_ms, usage, lease_owner, lease_token, lease_ttl_ms, lease_expires_at
+       from runs r where id = ?`,
     ),
     insertRun: sqlite.prepare('insert into runs (id) values (?)'),
     updateRunStart: sqlite.prepare(
@@ -194,12 +209,10 @@ function prepareStatements(sqlite: Database.Database) {
          description = excluded.description`,
     ),
     updateRunState: sqlite.prepare(
-      `update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ?, last_seq = ?, updated_at = ?
-       where key = ?`,
+      'update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ? where key = ?',
     ),
-    updateRunTail: sqlite.prepare('update runs set last_seq = ?, updated_at = ? where key = ?'),
     insertEvent: sqlite.prepare(
-      'insert into events (run_key, seq, type, at, payload, blob_refs, packing) values (?, ?, ?, ?, ?, ?, ?)',
+      `insert into events (id, type, at, payload, blob_refs, packing) values (? * ${RUN_KEY_SHIFT} + ?, ?, ?, ?, ?, ?)`,
     ),
     clearDescriptions: sqlite.prepare(
       'update steps set description = null where run_key = ? and description is not null',
@@ -595,7 +608,7 @@ class Batch {
   }
 
   /** Writes every row the batch changed, and the run's tail. */
-  finish(last: RunEvent): void {
+  finish(): void {
     this.#writeSteps();
     for (const [executionId, execution] of this.#executions) {
       this.#statements.upsertExecution.run(
@@ -629,12 +642,8 @@ class Batch {
         run.finishedAt,
         scalar(run.durationMs),
         json(run.usage),
-        last.seq,
-        last.at,
         this.#runKey,
       );
-    } else {
-      this.#statements.updateRunTail.run(last.seq, last.at, this.#runKey);
     }
   }
 }

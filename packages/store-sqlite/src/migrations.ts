@@ -1,5 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { journalRowid } from './journal-rowid-migration.js';
 import { isoTimeSql } from './time-codec.js';
+import { solveViewQueries } from './view-sql.js';
 
 const usageColumns = (name: string) => ({
   prompt: sql`generated always as (json_extract(${sql.ref(name)}, '$.promptTokens')) virtual`,
@@ -259,30 +261,10 @@ async function createViews(db: AnyDatabase): Promise<void> {
   for (const [name, query] of Object.entries(views)) await sql.raw(`create view ${name} as ${query}`).execute(db);
 }
 
-/**
- * The code agent's journal (`solve`), queryable in plain SQL: one row per implementation attempt,
- * per validation (its output read back from `blobs` when it was stored there) and per rollback.
- */
+/** The code agent's journal (`solve`), queryable in plain SQL (see view-sql). */
 const solveViews: Migration = {
   async up(db: AnyDatabase) {
-    const iso = isoTimeSql;
-    const field = (path: string) => `json_extract(e.payload, '$.${path}')`;
-    const common = `r.id as run_id, e.seq, ${iso('e.at')} as at, ${field('stepId')} as step_id, ${field('attempt')} as attempt`;
-    const from = (type: string) => `from events e join runs r on r.key = e.run_key where e.type = '${type}'`;
-    const views: Record<string, string> = {
-      attempts: `select ${common}, ${field('implementationRunId')} as implementation_run_id,
-          ${field('status')} as status, ${field('error')} as error, ${field('rolledBack')} as rolled_back,
-          json_extract(e.payload, '$.changes') as changes, e.run_key ${from('attempt-end')}`,
-      validations: `select ${common}, ${field('validationRunId')} as validation_run_id,
-          json_extract(e.payload, '$.command') as command, ${field('exitCode')} as exit_code,
-          ${field('passed')} as passed, json_extract(e.payload, '$.failingTests') as failing_tests,
-          json_array_length(e.payload, '$.failingTests') as failing_count,
-          coalesce(${field('output')},
-            (select b.content from blobs b where b.sha256 = json_extract(e.blob_refs, '$[0][1]'))) as output,
-          ${field('error')} as error, e.run_key ${from('validation-end')}`,
-      rollbacks: `select ${common}, json_extract(e.payload, '$.restored') as restored,
-          json_extract(e.payload, '$.removed') as removed, e.run_key ${from('workspace-rollback')}`,
-    };
+    const views = solveViewQueries((type) => `from events e join runs r on r.key = e.run_key where e.type = '${type}'`);
     for (const [name, query] of Object.entries(views)) await sql.raw(`create view ${name} as ${query}`).execute(db);
     await sql`pragma user_version = 2`.execute(db);
   },
@@ -292,6 +274,7 @@ const solveViews: Migration = {
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_solve_views': solveViews,
+  '0003_journal_rowid': journalRowid,
 };
 
 /** The in-code provider kysely's Migrator reads. */

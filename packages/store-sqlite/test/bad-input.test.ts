@@ -153,8 +153,8 @@ describe('a database whose tables differ from its recorded version', () => {
     const path = join(directory, 'pre-release.db');
     await databaseWithARun(path);
     const database = new Database(path);
-    // What a pre-release build wrote: the journal keyed by the text run id.
-    database.exec('alter table events rename column run_key to run_id');
+    // A journal this code does not know under the version it records: its payload renamed.
+    database.exec('alter table events rename column payload to body');
     const rows = database.prepare('select count(*) from events').pluck().get();
     database.close();
     const error = thrown(() => createSqliteStore({ path }));
@@ -242,6 +242,33 @@ describe('bad options', () => {
     const store = createSqliteStore({ path: join(directory, 'full.db'), synchronous: 'full' as 'FULL' });
     await store.append('run_full', [runStart('run_full')]);
     await store.close();
+  });
+});
+
+describe('a run at the end of its seq range', () => {
+  it('refuses the event past 2³² − 1 with E004 at its seq, and writes nothing', async () => {
+    const path = join(directory, 'seq-range.db');
+    const store = createSqliteStore({ path });
+    await store.append('run_long', [runStart('run_long')]);
+    await store.close();
+    // As if the run had journaled 2³² − 1 events: its last one is the last its rowid range holds.
+    const database = new Database(path);
+    database
+      .prepare(
+        `insert into events (id, type, at, payload) select key * 4294967296 + 4294967295, 'run-resume', 0, '{}'
+         from runs where id = 'run_long'`,
+      )
+      .run();
+    database.close();
+    const reopened = createSqliteStore({ path });
+    const before = fileDigest(path);
+    const next = stamp('run_long', 2 ** 32, [{ type: 'run-resume' } as never]);
+    const error = await rejected(reopened.append('run_long', next));
+    expect(error.code).toBe(ErrorCodes.INPUT_INVALID);
+    expect(error.location).toBe('events[0].seq');
+    expect((await reopened.getRun('run_long'))?.lastSeq).toBe(2 ** 32 - 1);
+    await reopened.close();
+    expect(fileDigest(path)).toBe(before);
   });
 });
 
