@@ -116,6 +116,7 @@ function bareSqlite(steps, batching) {
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
+  database.pragma('wal_autocheckpoint = 10000'); // the store's default checkpointPages
   database.exec(
     'create table events (run_id text not null, seq integer not null, type text not null, at text not null, payload text not null, primary key (run_id, seq)) without rowid',
   );
