@@ -109,7 +109,7 @@ export class JournalReader {
     this.#path = path;
     this.#readPage = sqlite.prepare(
       `select e.seq, e.type, e.at, e.payload, e.blob_refs, e.packing from runs r join events e
-         on e.id > r.key * ${RUN_KEY_SHIFT} + ? and e.id < (r.key + 1) * ${RUN_KEY_SHIFT}
+         on e.id > r.key * ${RUN_KEY_SHIFT} + max(?, 0) and e.id < (r.key + 1) * ${RUN_KEY_SHIFT}
        where r.id = ? order by e.id limit ?`,
     );
     this.#readEvent = sqlite.prepare(

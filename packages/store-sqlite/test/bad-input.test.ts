@@ -246,12 +246,12 @@ describe('bad options', () => {
 });
 
 describe('a run at the end of its seq range', () => {
-  it('refuses the event past 2³² − 1 with E004 at its seq, and writes nothing', async () => {
-    const path = join(directory, 'seq-range.db');
+  /** A file whose run `run_long` holds an event at seq 2³² − 1, the last its rowid range holds. */
+  async function fileWithAFullRun(name: string): Promise<string> {
+    const path = join(directory, name);
     const store = createSqliteStore({ path });
     await store.append('run_long', [runStart('run_long')]);
     await store.close();
-    // As if the run had journaled 2³² − 1 events: its last one is the last its rowid range holds.
     const database = new Database(path);
     database
       .prepare(
@@ -260,6 +260,11 @@ describe('a run at the end of its seq range', () => {
       )
       .run();
     database.close();
+    return path;
+  }
+
+  it('refuses the event past 2³² − 1 with E004 at its seq, and writes nothing', async () => {
+    const path = await fileWithAFullRun('seq-range.db');
     const reopened = createSqliteStore({ path });
     const before = fileDigest(path);
     const next = stamp('run_long', 2 ** 32, [{ type: 'run-resume' } as never]);
@@ -269,6 +274,14 @@ describe('a run at the end of its seq range', () => {
     expect((await reopened.getRun('run_long'))?.lastSeq).toBe(2 ** 32 - 1);
     await reopened.close();
     expect(fileDigest(path)).toBe(before);
+  });
+
+  it('reads from a negative seq only the run asked for, not the end of the run before it', async () => {
+    const store = createSqliteStore({ path: await fileWithAFullRun('seq-range-read.db') });
+    await store.append('run_next', [runStart('run_next')]);
+    const events = await store.readEvents('run_next', -3);
+    await store.close();
+    expect(events.map((event) => [event.runId, event.seq, event.type])).toEqual([['run_next', 1, 'run-start']]);
   });
 });
 
