@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3';
 import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
 import type { StepRecord } from './step-record.js';
 import { decodeOptionalTime, decodeTime } from './time-codec.js';
-import { RUN_KEY_SHIFT } from './view-sql.js';
+import { eventOfRun, RUN_KEY_SHIFT } from './view-sql.js';
 
 /** The `runs_view` columns a RunSummary is made of. */
 export interface RunSummaryRow {
@@ -109,7 +109,7 @@ export class JournalReader {
     this.#path = path;
     this.#readPage = sqlite.prepare(
       `select e.seq, e.type, e.at, e.payload, e.blob_refs, e.packing from runs r join events e
-         on e.id > r.key * ${RUN_KEY_SHIFT} + max(?, 0) and e.id < (r.key + 1) * ${RUN_KEY_SHIFT}
+         on ${eventOfRun('e', 'r')} and e.id > r.key * ${RUN_KEY_SHIFT} + max(?, 0)
        where r.id = ? order by e.id limit ?`,
     );
     this.#readEvent = sqlite.prepare(

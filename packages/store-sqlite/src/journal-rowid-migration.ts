@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import { isoTimeSql } from './time-codec.js';
-import { eventOfRun, lastEventIdOf, RUN_KEY_SHIFT, solveViewQueries } from './view-sql.js';
+import { eventOfRun, lastEventIdOf, lastSeqOf, RUN_KEY_SHIFT, solveViewQueries } from './view-sql.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as it is.
 type AnyDatabase = Kysely<any>;
@@ -42,7 +42,7 @@ export const journalRowid: Migration = {
       journal: `select r.id as run_id, e.seq, e.type, ${iso('e.at')} as at, e.payload, e.blob_refs, e.packing, e.run_key
         from runs r join events e on ${eventOfRun('e', 'r')}`,
       runs_view: `select r.*,
-          coalesce(${lastEventIdOf('r')} - r.key * ${RUN_KEY_SHIFT}, 0) as last_seq,
+          ${lastSeqOf('r')} as last_seq,
           coalesce((select ${iso('e.at')} from events e where e.id = ${lastEventIdOf('r')}), '') as updated_at
         from runs r`,
       ...solveViewQueries((type) => `from runs r join events e on ${eventOfRun('e', 'r')} where e.type = '${type}'`),

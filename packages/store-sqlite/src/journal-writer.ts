@@ -17,7 +17,7 @@ import { type Bindable, json, scalar } from './bind-values.js';
 import { type BlobWriter, type Encoded, encodeEvent } from './blob-codec.js';
 import { heldLease, type LeaseColumns } from './run-leases.js';
 import { encodeOptionalTime, encodeTime } from './time-codec.js';
-import { lastEventIdOf, RUN_KEY_SHIFT } from './view-sql.js';
+import { lastSeqOf, RUN_KEY_SHIFT } from './view-sql.js';
 
 interface RunRow extends LeaseColumns {
   readonly key: number;
@@ -187,7 +187,7 @@ function prepareStatements(sqlite: Database.Database) {
     .join(', ');
   return {
     selectRun: sqlite.prepare<[string], RunRow>(
-      `select key, coalesce(${lastEventIdOf('r')} - key * ${RUN_KEY_SHIFT}, 0) as last_seq, status, finished_at,
+      `select key, ${lastSeqOf('r')} as last_seq, status, finished_at,
          duration_ms, usage, lease_owner, lease_token, lease_ttl_ms, lease_expires_at
        from runs r where id = ?`,
     ),

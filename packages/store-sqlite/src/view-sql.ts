@@ -15,6 +15,10 @@ export const eventOfRun = (events: string, runs: string): string =>
 export const lastEventIdOf = (runs: string): string =>
   `(select max(e.id) from events e where ${eventOfRun('e', runs)})`;
 
+/** SQL: the seq of run `runs`'s last event, 0 when it has none. */
+export const lastSeqOf = (runs: string): string =>
+  `coalesce(${lastEventIdOf(runs)} - ${runs}.key * ${RUN_KEY_SHIFT}, 0)`;
+
 /**
  * The code agent's journal (`solve`) views: one row per implementation attempt, per validation
  * (its output read back from `blobs` when it was stored there) and per rollback. `from(type)` is
