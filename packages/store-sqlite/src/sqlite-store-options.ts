@@ -25,8 +25,8 @@ export interface SqliteStoreOptions {
    * SQLite copies the WAL back into the database file (a checkpoint, which syncs both files) once
    * the WAL holds this many pages. Default 10000 (about 40 MB of WAL at the 4 KB page size):
    * every step commits a few pages, and each checkpoint rewrites every page changed since the
-   * last one, so a rarer checkpoint writes the hot pages (the run's, the journal's last leaf) less
-   * often. SQLite's own default is 1000.
+   * last one, so a rarer checkpoint writes the hot pages (the journal's last leaf, the step and
+   * execution pages a run's steps share) less often. SQLite's own default is 1000.
    */
   readonly checkpointPages?: number;
   /** Create the database's directory when it is missing. Default true. */
