@@ -5,22 +5,11 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore, SCHEMA_VERSION, type SqliteStoreOptions } from '../src/index.js';
 import { MIGRATION_NAMES } from '../src/schema-version.js';
-import { fileDigest, fixture, sidecarsExist, spawnNode, stamp, temporaryDirectory } from './helpers.js';
+import { fileDigest, fixture, runStart, sidecarsExist, spawnNode, stamp, temporaryDirectory } from './helpers.js';
 
 const directory = temporaryDirectory('bad-input');
 // Another user (below) must be able to reach the subdirectories.
 chmodSync(directory, 0o755);
-
-const runStart = (runId: string, seq = 1): RunEvent =>
-  stamp(runId, seq, [
-    {
-      type: 'run-start',
-      planId: 'plan',
-      planDigest: 'digest',
-      plan: { id: 'plan', version: 1, steps: [] },
-      engine: 'test',
-    },
-  ])[0] as RunEvent;
 
 function thrown(body: () => unknown): StepwiseError {
   try {

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import type { RunEvent } from '@stepwise/core';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
-import { stamp, temporaryDirectory } from './helpers.js';
+import { runStart, stamp, temporaryDirectory } from './helpers.js';
 
 const directory = temporaryDirectory('checkpoint');
 
@@ -12,18 +11,16 @@ async function walFramesAfter(file: string, batches: number, checkpointPages?: n
   const path = join(directory, file);
   const store = createSqliteStore({ path, ...(checkpointPages === undefined ? {} : { checkpointPages }) });
   const runId = 'run_wal';
-  let seq = 1;
-  const plan = { id: 'plan', version: 1, steps: [] };
-  await store.append(
-    runId,
-    stamp(runId, seq++, [{ type: 'run-start', planId: 'plan', planDigest: 'd', plan, engine: 'test' }]),
-  );
+  await store.append(runId, [runStart(runId)]);
   for (let index = 0; index < batches; index++) {
-    const events = stamp(runId, seq, [
-      { type: 'step-start', stepId: `s${index}`, tool: 'echo', attempt: 1, args: { text: 'x'.repeat(3000) } },
-    ] as never) as RunEvent[];
-    seq += events.length;
-    await store.append(runId, events);
+    const step = {
+      type: 'step-start',
+      stepId: `s${index}`,
+      tool: 'echo',
+      attempt: 1,
+      args: { text: 'x'.repeat(3000) },
+    };
+    await store.append(runId, stamp(runId, index + 2, [step as never]));
   }
   // A PASSIVE checkpoint reports the WAL's frame count before it copies anything back.
   const reader = new Database(path);

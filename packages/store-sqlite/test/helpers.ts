@@ -29,6 +29,18 @@ export function stamp(runId: string, firstSeq: number, inputs: readonly RunEvent
   );
 }
 
+/** The `run-start` of a run with an empty plan, stamped at `seq`. */
+export const runStart = (runId: string, seq = 1): RunEvent =>
+  stamp(runId, seq, [
+    {
+      type: 'run-start',
+      planId: 'plan',
+      planDigest: 'digest',
+      plan: { id: 'plan', version: 1, steps: [] },
+      engine: 'test',
+    },
+  ])[0] as RunEvent;
+
 /** A child `node` process with its stdout split into lines. */
 export interface Child {
   readonly process: ChildProcess;
