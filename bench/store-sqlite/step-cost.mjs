@@ -62,8 +62,9 @@ const stores = {
 /**
  * µs per step of one run: from run() to its result (validation, lease and the journal included)
  * and the store's close, which checkpoints what the run left in the WAL: the store checkpoints
- * every `checkpointPages` (10,000) pages, more than a 2,000-step run writes, and that work is
- * the run's.
+ * every `checkpointPages` (10,000) pages, about what a 2,000-step chain writes and more than a
+ * fan-out's shared commits do, so a run can end with most of a checkpoint's work still pending,
+ * and that work is the run's.
  */
 async function measure(plan, storeName) {
   const contender = stores[storeName];
