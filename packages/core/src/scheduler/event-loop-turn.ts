@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel } from 'node:worker_threads';
 
 /**
  * How long a run may keep the thread busy before it lets timers and I/O have a turn. Steps whose
@@ -8,43 +8,27 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
  */
 export const TURN_EVERY_MS = 10;
 
-interface Channel {
-  /** Hears the message; ref'd only while someone waits, so an idle process can exit. */
-  readonly listen: MessagePort;
-  readonly send: MessagePort;
-}
-/**
- * Two channels, used in turn: Node delivers a port's messages in one go, those posted while it
- * delivers included, so a run that posted its next message to the same port from inside the
- * callback would never give the loop back.
- */
-let channels: readonly [Channel, Channel] | undefined;
-let next = 0;
-const waiters: (() => void)[] = [];
+let waiters: (() => void)[] = [];
 
 /**
  * Resolves on a later turn of the event loop, after the timers and I/O that were due. A message
  * port, not `setImmediate`: hosts' tests fake timers (and `setImmediate` with them), and a run
- * must not wait for a fake clock.
+ * must not wait for a fake clock. A new channel for each turn: libuv delivers, in one pass, the
+ * messages of every port it already knew of, those posted meanwhile included, so a message posted
+ * to a reused port while another port delivered came back before the timers had run (one turn in
+ * two gave them nothing); a new port's first message waits for the loop's next pass.
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => {
     if (waiters.push(resolve) > 1) return;
-    channels ??= [openChannel(), openChannel()];
-    const channel = channels[next] as Channel;
-    next = 1 - next;
-    channel.listen.ref();
-    channel.send.postMessage(null);
+    // Ref'd while it listens: a run waiting for its turn keeps the process alive; closed after.
+    const { port1, port2 } = new MessageChannel();
+    port1.once('message', () => {
+      port1.close();
+      const due = waiters;
+      waiters = [];
+      for (const wake of due) wake();
+    });
+    port2.postMessage(null);
   });
-}
-
-function openChannel(): Channel {
-  const { port1, port2 } = new MessageChannel();
-  port1.on('message', () => {
-    port1.unref();
-    for (const resolve of waiters.splice(0)) resolve();
-  });
-  port1.unref();
-  port2.unref();
-  return { listen: port1, send: port2 };
 }
