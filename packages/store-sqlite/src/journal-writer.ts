@@ -607,7 +607,7 @@ class Batch {
     return changed > 0;
   }
 
-  /** Writes every row the batch changed, and the run's tail. */
+  /** Writes every row the batch changed, the run's row only when its state changed (its last seq and time are the journal's: see runs_view). */
   finish(): void {
     this.#writeSteps();
     for (const [executionId, execution] of this.#executions) {
