@@ -71,12 +71,17 @@ function agenticLoopOptions(agentic: AgenticLimits | undefined): Record<string, 
   };
 }
 
-const loadAgenticEngine = () =>
+/** Loads `@stepwise/engine-agentic` (an optional peer): E601 naming it when it is not installed. */
+export const loadAgenticEngine = (purpose = 'the agentic engine', location = '/engine') =>
+  importOptionalPackage('@stepwise/engine-agentic', purpose, location, () => import('@stepwise/engine-agentic'));
+
+/** Loads `@stepwise/store-postgres` (an optional peer): E601 naming it when it is not installed. */
+export const loadPostgresStore = () =>
   importOptionalPackage(
-    '@stepwise/engine-agentic',
-    'the agentic engine',
-    '/engine',
-    () => import('@stepwise/engine-agentic'),
+    '@stepwise/store-postgres',
+    'the Postgres store',
+    '/store',
+    () => import('@stepwise/store-postgres'),
   );
 
 export interface RunnerOptions {
@@ -187,7 +192,7 @@ export function isPostgresStoreConfig(value: unknown): value is PostgresStoreCon
 
 /** Opens the Postgres store (migrating its schema on first use). */
 export async function openPostgresStore(config: PostgresStoreConfig): Promise<RunStore> {
-  const { createPostgresStore } = await import('@stepwise/store-postgres');
+  const { createPostgresStore } = await loadPostgresStore();
   const store = createPostgresStore({
     connectionString: config.url,
     ...(config.schema ? { schema: config.schema } : {}),
@@ -229,7 +234,7 @@ export async function createModel(model: RunnerOptions['model']): Promise<object
   if (model === undefined) return undefined;
   const endpoint = model as ModelEndpoint;
   if (typeof endpoint.baseURL !== 'string' || typeof endpoint.model !== 'string') return model;
-  const { openAICompatible } = await loadAgenticEngine();
+  const { openAICompatible } = await loadAgenticEngine('an OpenAI-compatible model endpoint', '/model');
   const apiKey = endpoint.apiKey ?? (endpoint.apiKeyEnv ? process.env[endpoint.apiKeyEnv] : undefined);
   if (endpoint.apiKeyEnv && !apiKey) {
     throw new StepwiseError(

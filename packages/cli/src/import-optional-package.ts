@@ -1,11 +1,16 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 
 /**
- * The optional Stepwise packages `createRunner` loads on demand: engines other than the default
- * dag engine, and the MCP plugin. They are optional peer dependencies of `@stepwise/cli`, so a
- * host installs only the ones its configuration names.
+ * The optional Stepwise packages the cli loads on demand: engines other than the default dag
+ * engine (the agentic one also for `solve`), the MCP plugin and the Postgres store. They are
+ * optional peer dependencies of `@stepwise/cli`, so a host installs only the ones its
+ * configuration names.
  */
-export type OptionalPackage = '@stepwise/engine-sequential' | '@stepwise/engine-agentic' | '@stepwise/tools-mcp';
+export type OptionalPackage =
+  | '@stepwise/engine-sequential'
+  | '@stepwise/engine-agentic'
+  | '@stepwise/tools-mcp'
+  | '@stepwise/store-postgres';
 
 /** True when `error` says that `name` itself (not something it imports) cannot be found. */
 function isMissing(error: unknown, name: string): boolean {

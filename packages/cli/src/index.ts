@@ -50,6 +50,7 @@ export {
   IMPLEMENTATION_TOOLS,
   type SolveAttempt,
   type SolveEvent,
+  type SolveModel,
   type SolveOptions,
   type SolveResult,
   solve,

@@ -1,12 +1,11 @@
 import path from 'node:path';
 import { ErrorCodes, type Plan, StepwiseError } from '@stepwise/core';
-import type { ChatModel } from '@stepwise/engine-agentic';
 import { type OptionSpecs, positiveInteger, STORE_OPTIONS, UsageError } from '../command-arguments.js';
-import { createModel, openSqliteStore } from '../create-runner.js';
+import { createModel, loadAgenticEngine, openSqliteStore } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { DEFAULT_CHECKPOINT_EXCLUDE, type SolveEvent, solve } from '../solve/solve.js';
+import { DEFAULT_CHECKPOINT_EXCLUDE, type SolveEvent, type SolveModel, solve } from '../solve/solve.js';
 import { type CommandContext, loadCommandConfig, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
@@ -74,6 +73,8 @@ Examples:
       throw new UsageError('stepwise solve: --validate "<command>" is required (see stepwise solve --help)');
     }
     const maxAttempts = positiveInteger('solve', 'max-attempts', values['max-attempts']);
+    // Before the configuration: without the package, no model or configuration would help.
+    await loadAgenticEngine('stepwise solve', 'solve');
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
     const settings = runnerOptionsFromConfig(loaded, {
       cwd: context.io.cwd,
@@ -85,7 +86,7 @@ Examples:
         location: '/model',
       });
     }
-    const model = (await createModel(settings.model)) as ChatModel;
+    const model = (await createModel(settings.model)) as SolveModel;
     const plan =
       typeof values.plan === 'string'
         ? ((await readJsonFile(values.plan, 'plan', context.io.cwd)).value as Plan)

@@ -1,6 +1,6 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { type OptionSpecs, positiveInteger } from '../command-arguments.js';
-import { createRunner, isPostgresStoreConfig, type Runner } from '../create-runner.js';
+import { createRunner, isPostgresStoreConfig, loadPostgresStore, type Runner } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandContext, loadCommandConfig, print, printError } from './command-context.js';
@@ -87,7 +87,7 @@ Examples:
         { location: '/store' },
       );
     }
-    const { createWorker, limitTools } = await import('@stepwise/store-postgres');
+    const { createWorker, limitTools } = await loadPostgresStore();
     const runners: Runner[] = [await createRunner(runnerOptions)];
     try {
       const base = runners[0] as Runner;

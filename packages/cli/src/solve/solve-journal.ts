@@ -2,6 +2,7 @@ import {
   deriveExecutionId,
   ErrorCodes,
   finishRun,
+  type ModelCallEvent,
   newRunId,
   type Plan,
   type PlanReviseEvent,
@@ -14,7 +15,6 @@ import {
   startRun,
   type WorkspaceChangeList,
 } from '@stepwise/core';
-import { type PlannerCall, plannerCallEvent } from '@stepwise/engine-agentic';
 import type { ValidationResult } from './run-validation.js';
 
 /** The engine name of a code-agent run in the journal (`stepwise show` lists its attempts). */
@@ -58,13 +58,14 @@ export class SolveJournal {
     this.#plan = plan;
   }
 
+  /** `plannerCalls`: the planner's model calls (`plannerCallEvent`), journaled right after `run-start`. */
   static async open(
     store: RunStore,
     plan: Plan,
-    planner?: { readonly model: string; readonly calls: readonly PlannerCall[] },
+    plannerCalls: readonly Omit<ModelCallEvent, 'seq' | 'at' | 'runId'>[] = [],
   ): Promise<SolveJournal> {
     const journal = await startRun({ store, runId: newRunId(), plan, engine: SOLVE_ENGINE });
-    for (const call of planner?.calls ?? []) journal.emit(plannerCallEvent(call, planner?.model ?? 'model'));
+    for (const call of plannerCalls) journal.emit(call);
     await journal.flush();
     return new SolveJournal(journal, plan);
   }

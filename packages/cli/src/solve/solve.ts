@@ -14,20 +14,13 @@ import {
   ToolRegistry,
 } from '@stepwise/core';
 import {
-  type AgenticLimits,
-  agenticEngine,
-  type ChatModel,
-  type PlanFromGoalResult,
-  planFromGoal,
-  replanRemaining,
-} from '@stepwise/engine-agentic';
-import {
   createCheckpoint,
   nodeTools,
   type WorkspaceChanges,
   type WorkspaceCheckpointOptions,
   WorkspaceSandbox,
 } from '@stepwise/tools-node';
+import { type AgenticLimits, loadAgenticEngine } from '../create-runner.js';
 import { attemptFeedback } from './attempt-feedback.js';
 import { runValidation, type ValidationResult } from './run-validation.js';
 import { SolveJournal } from './solve-journal.js';
@@ -49,6 +42,21 @@ export const IMPLEMENTATION_TOOLS: readonly string[] = [
  */
 export const DEFAULT_CHECKPOINT_EXCLUDE: readonly string[] = ['node_modules', '.stepwise'];
 
+/**
+ * The model `solve` plans and implements with: a `ChatModel` of `@stepwise/engine-agentic`
+ * (`openAICompatible(…)`, `fromAISDK(…)` or your own). Described by its shape so that the types of
+ * `@stepwise/cli` do not need that package, an optional peer loaded when `solve` runs.
+ */
+export interface SolveModel {
+  /** Journaled with every model call, e.g. `openai:gpt-4o-mini`. */
+  readonly name: string;
+  generate(request: never): Promise<unknown>;
+}
+
+/** `@stepwise/engine-agentic`, loaded when `solve` runs. */
+type AgenticModule = Awaited<ReturnType<typeof loadAgenticEngine>>;
+type ChatModel = Parameters<AgenticModule['agenticEngine']>[0]['model'];
+
 export interface SolveOptions {
   /** What to achieve, in words: the planner's goal and every step's context. */
   readonly task: string;
@@ -56,7 +64,7 @@ export interface SolveOptions {
   readonly workspace: string;
   /** argv of the validation command, run after every implementation attempt, e.g. `['npm', 'test']`. */
   readonly validate: readonly string[];
-  readonly model: ChatModel;
+  readonly model: SolveModel;
   /** Skip planning and carry out this plan. Default: `planFromGoal` with the task. */
   readonly plan?: Plan;
   /** Where every run (implementation and validation) is journaled. Default: a new MemoryStore. */
@@ -75,7 +83,7 @@ export interface SolveOptions {
   /** Validation timeout. Default 300 000 ms. */
   readonly validateTimeoutMs?: number;
   /** Model loop limits per attempt (turns, tool failures…). */
-  readonly limits?: AgenticLimits;
+  readonly limits?: Omit<AgenticLimits, 'onBlocked' | 'onLimit'>;
   /** Default: `run_command` runs without asking (it may only start allowed programs). */
   readonly approvals?: ApprovalOptions;
   /**
@@ -180,6 +188,8 @@ function summarize(result: Omit<SolveResult, 'summary' | 'runId'>): string {
 
 interface SolveContext {
   readonly options: SolveOptions;
+  readonly agentic: AgenticModule;
+  readonly model: ChatModel;
   readonly journal: SolveJournal;
   readonly engine: Engine;
   readonly sandbox: WorkspaceSandbox;
@@ -268,6 +278,8 @@ async function solveSteps(
  */
 export async function solve(options: SolveOptions): Promise<SolveResult> {
   checkOptions(options);
+  const agentic = await loadAgenticEngine('solve', 'solve');
+  const model = options.model as ChatModel;
   const sandbox = new WorkspaceSandbox({ root: options.workspace });
   const root = await sandbox.realRoot();
   const tools = new ToolRegistry(options.tools ?? []);
@@ -278,8 +290,8 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     }),
   );
   const store = options.store ?? new MemoryStore();
-  const engine = agenticEngine({
-    model: options.model,
+  const engine = agentic.agenticEngine({
+    model,
     tools,
     store,
     workspace: root,
@@ -289,25 +301,25 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   });
   const planned = options.plan
     ? undefined
-    : await planFromGoal({
+    : await agentic.planFromGoal({
         goal: options.task,
         tools,
-        model: options.model,
+        model,
         engine: 'agentic',
         context: plannerContext(options.validate),
         ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-  const plan = options.plan ?? (planned as PlanFromGoalResult).plan;
+  const plan = options.plan ?? (planned as Awaited<ReturnType<AgenticModule['planFromGoal']>>).plan;
   options.onProgress?.({ type: 'plan-ready', plan });
   // The planner ran before the run existed: its model calls are the run's first events after run-start.
   const journal = await SolveJournal.open(
     store,
     plan,
-    planned ? { model: options.model.name, calls: planned.calls } : undefined,
+    (planned?.calls ?? []).map((call) => agentic.plannerCallEvent(call, model.name)),
   );
   try {
-    const outcome = await solveLoop({ options, engine, sandbox, plan, journal }, tools);
+    const outcome = await solveLoop({ options, engine, sandbox, plan, journal, agentic, model }, tools);
     await journal.finish(outcome.status === 'solved');
     return { ...outcome, runId: journal.runId, summary: summarize(outcome) };
   } catch (error) {
@@ -329,13 +341,13 @@ async function solveLoop(context: SolveContext, tools: ToolRegistry): Promise<Om
     if (replans >= (options.maxReplans ?? 1)) {
       return { status: 'failed', plan: current, attempts, revisions, failedStepId: failure.stepId };
     }
-    const { revision } = await replanRemaining({
+    const { revision } = await context.agentic.replanRemaining({
       journal: journal.runJournal,
       plan: current,
       started: done,
       reason: failure.reason,
       tools,
-      model: options.model,
+      model: context.model,
       engine: 'agentic',
       context: plannerContext(options.validate),
       ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
