@@ -89,6 +89,19 @@ export {
   type TextPosition,
 } from './json-error-location.js';
 export { checkBatch, checkLease, checkLeaseRequest, MemoryStore } from './memory-store.js';
+export {
+  type BubblewrapFeatures,
+  bubblewrapArguments,
+  CONFIG_FILE_PATTERN,
+  DEFAULT_PROTECTED_DIRECTORY,
+  type OsSandboxOptions,
+  protectedPathsOf,
+  SANDBOX_HOME,
+  SANDBOX_UNPRIVILEGED_ID,
+  type SandboxedProcess,
+  SQLITE_SIDE_FILES,
+  sandboxEnvironment,
+} from './os-sandbox-arguments.js';
 export { type JournaledAnswers, waitingError } from './pause-approval.js';
 export {
   type ApprovalState,
