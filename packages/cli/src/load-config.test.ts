@@ -143,6 +143,37 @@ describe('loadConfig', () => {
     expect(error.message).toContain(`${file}:3:`);
   });
 
+  it('reads comments and trailing commas (JSONC), and locates problems after them', async () => {
+    const file = path.join(directory, 'stepwise.config.json');
+    await writeFile(
+      file,
+      [
+        '// stepwise.config.json',
+        '{',
+        '  "engine": "dag", /* the default */',
+        '  "commands": { "allow": ["node", "git",], },',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    expect(await loadConfigFile(file)).toEqual({ engine: 'dag', commands: { allow: ['node', 'git'] } });
+    await writeFile(file, '// stepwise.config.json\n{\n  /* which engine */\n  "engine": "fast",\n}\n');
+    const error = await rejection(loadConfigFile(file));
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect(error.location).toBe(`${file}:4:3`);
+    await writeFile(file, '// stepwise.config.json\n{\n  "engine": "dag" // no comma\n  "concurrency": 2\n}\n');
+    const broken = await rejection(loadConfigFile(file));
+    expect(broken.code).toBe(ErrorCodes.INPUT_INVALID);
+    expect(broken.message).toBe(`${file}:4:3 is not valid JSON: comma expected`);
+  });
+
+  it('finds stepwise.config.jsonc too', async () => {
+    await writeFile(path.join(directory, 'stepwise.config.jsonc'), '{ "engine": "sequential", // strict\n}\n');
+    const loaded = await loadConfig({ cwd: directory, searchParents: false });
+    expect(loaded.file).toBe(path.join(directory, 'stepwise.config.jsonc'));
+    expect(loaded.config).toEqual({ engine: 'sequential' });
+  });
+
   it('loads .mjs and .ts files exporting a default object (the .ts through jiti)', async () => {
     await writeFile(path.join(directory, 'a.mjs'), 'export default { engine: "sequential", concurrency: 2 };\n');
     expect(await loadConfigFile(path.join(directory, 'a.mjs'))).toMatchObject({ engine: 'sequential', concurrency: 2 });

@@ -1,19 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  createJsonLocator,
-  describeJsonSyntaxError,
-  ErrorCodes,
-  StepwiseError,
-  schemaIssueProblems,
-} from '@stepwise/core';
+import { createJsonLocator, ErrorCodes, StepwiseError, schemaIssueProblems } from '@stepwise/core';
 import type { z } from 'zod';
 import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
+import { parseJsonFile } from './parse-json-file.js';
 
 /** Looked up in this order in the starting directory, then in each parent. */
 export const CONFIG_FILE_NAMES = [
   'stepwise.config.json',
+  'stepwise.config.jsonc',
   'stepwise.config.ts',
   'stepwise.config.mts',
   'stepwise.config.mjs',
@@ -100,7 +96,7 @@ export function formatConfigProblems(file: string | undefined, problems: readonl
 
 /**
  * Validates a configuration object. Throws E601 listing every problem, each located by JSON
- * pointer and, when the JSON `text` is given, by line and column.
+ * pointer and, when the JSON `text` is given (strict JSON: comments blanked out), by line and column.
  */
 export function parseConfig(value: unknown, source: { file?: string; text?: string } = {}): StepwiseConfig {
   const parsed = StepwiseConfigSchema.safeParse(value);
@@ -134,23 +130,10 @@ export async function loadConfigFile(file: string): Promise<StepwiseConfig> {
   if (!(await isFile(absolute))) {
     throw new StepwiseError(ErrorCodes.INPUT_INVALID, `configuration file not found: ${file}`, { location: file });
   }
-  if (absolute.endsWith('.json')) {
-    const text = await readFile(absolute, 'utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      const syntax = describeJsonSyntaxError(text, error);
-      const where = `${absolute}:${syntax.line}:${syntax.column}`;
-      throw new StepwiseError(
-        ErrorCodes.INPUT_INVALID,
-        `${where} the configuration is not valid JSON: ${syntax.message}`,
-        {
-          location: where,
-        },
-      );
-    }
-    return parseConfig(value, { file: absolute, text });
+  if (/\.jsonc?$/.test(absolute)) {
+    // JSONC, like the plan files: comments and trailing commas are allowed.
+    const { value, json } = parseJsonFile(await readFile(absolute, 'utf8'), absolute);
+    return parseConfig(value, { file: absolute, text: json });
   }
   let value: unknown;
   try {

@@ -1,16 +1,24 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describeJsonSyntaxError, ErrorCodes, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { parseJsonFile } from './parse-json-file.js';
 
 /** A plan file as read from disk, before validation. */
 export interface PlanFile {
   readonly file: string;
+  /**
+   * The file's text as strict JSON (comments and trailing commas blanked out, everything else at
+   * its offset), for locating problems by line and column.
+   */
   readonly text: string;
   /** The parsed JSON (not yet validated). */
   readonly value: unknown;
 }
 
-/** Reads JSON from a file (relative to `cwd`): E004 (exit 2) with line and column when it is missing or does not parse. */
+/**
+ * Reads a JSON file (relative to `cwd`) a person may have written: comments and trailing commas are
+ * allowed (JSONC). E004 (exit 2) when it is missing, or with line and column when it does not parse.
+ */
 export async function readJsonFile(file: string, what = 'file', cwd = process.cwd()): Promise<PlanFile> {
   let text: string;
   try {
@@ -23,14 +31,6 @@ export async function readJsonFile(file: string, what = 'file', cwd = process.cw
       { location: file },
     );
   }
-  try {
-    return { file, text, value: JSON.parse(text) };
-  } catch (error) {
-    const syntax = describeJsonSyntaxError(text, error);
-    const where = `${file}:${syntax.line}:${syntax.column}`;
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `${where} is not valid JSON: ${syntax.message}`, {
-      location: where,
-      details: { file, line: syntax.line, column: syntax.column },
-    });
-  }
+  const { value, json } = parseJsonFile(text, file);
+  return { file, text: json, value };
 }
