@@ -1,8 +1,16 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.package';
 
+/**
+ * Dependencies published only as ES modules: the CommonJS build carries its own copy, since
+ * `require()` of an ES module needs Node 20.19 or later. The ES module build imports them.
+ */
+const ESM_ONLY_DEPENDENCIES = ['string-width', 'cli-truncate'];
+
 export default defineConfig([
-  packageBuild({ index: 'src/index.ts' }, { clean: ['!bin.*'] }),
+  // Only this build cleans `dist`, sparing what the two others write at the same time.
+  packageBuild({ index: 'src/index.ts' }, { format: ['esm'], clean: ['!bin.*', '!index.cjs', '!index.d.cts'] }),
+  packageBuild({ index: 'src/index.ts' }, { format: ['cjs'], clean: false, noExternal: ESM_ONLY_DEPENDENCIES }),
   // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
   packageBuild(
     { bin: 'src/bin.ts' },

@@ -1,7 +1,7 @@
 import type { Plan, RunEvent } from '@stepwise/core';
 import { describe, expect, it } from 'vitest';
 import { LiveView } from './live-view.js';
-import { createPalette, stripAnsi } from './terminal.js';
+import { createPalette, stripAnsi, textWidth } from './terminal.js';
 
 const plan: Plan = {
   id: 'view',
@@ -136,8 +136,20 @@ describe('LiveView', () => {
     });
     view.start();
     view.render();
-    // Second frame: move up over the first one (6 lines) and clear below.
-    expect(output.text).toContain('\u001b[6A\r\u001b[0J');
+    // Hide the cursor, draw the first frame; for the second, move up over the first one (6 lines)
+    // and write each line over the old one, erasing the rest of it and what is left below; each
+    // frame with automatic wrap off (7l), on again after it (7h).
+    const [before, first, between, second, ...after] = output.text.split(/\u001b\[\?7l|\u001b\[\?7h/);
+    expect(before).toBe('\u001b[?25l');
+    expect(between).toBe('\u001b[6A\r');
+    expect(after).toEqual(['']);
+    for (const frame of [first, second]) {
+      const lines = (frame ?? '').split('\n');
+      expect(lines).toHaveLength(7);
+      expect(lines[0]).toMatch(/^stepwise · view · dag engine\u001b\[K$/);
+      for (const line of lines.slice(0, 6)) expect(line).toMatch(/^[^\u001b]+\u001b\[K$/);
+      expect(lines[6]).toBe('\u001b[J');
+    }
     view.pause();
     expect(output.text.endsWith('\u001b[6A\r\u001b[0J')).toBe(true);
     view.stop();
@@ -159,5 +171,48 @@ describe('LiveView', () => {
     expect(frame.length).toBeLessThanOrEqual(12);
     expect(frame.some((line) => /… \d+ more steps/.test(line))).toBe(true);
     for (const line of frame) expect(stripAnsi(line).length).toBeLessThanOrEqual(59);
+  });
+
+  it('fits wide characters, emoji and colours to the terminal by columns, one screen line each', () => {
+    const wide: Plan = {
+      id: '計画',
+      goal: `${'日本語のゴールを表示する。'.repeat(6)} 👨‍👩‍👧‍👦❤️ cafe\u0301`,
+      steps: [
+        { id: 'read', tool: 'file_read' },
+        { id: 'build', tool: 'run_command' },
+        { id: 'write', tool: 'file_write', dependsOn: ['read'] },
+      ],
+    };
+    const view = new LiveView({
+      plan: wide,
+      output: sink(60, 20) as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: true }, {}),
+      engine: 'dag',
+      now: () => 0,
+    });
+    view.update(event({ type: 'step-start', stepId: 'read', attempt: 1 }));
+    view.update(
+      event({ type: 'progress-report', stepId: 'read', percent: 40, message: '読み込み中 👨‍👩‍👧‍👦 '.repeat(5) }),
+    );
+    view.update(
+      event({
+        type: 'step-end',
+        stepId: 'build',
+        result: {
+          stepId: 'build',
+          status: 'failed',
+          attempt: 1,
+          error: { code: 'E304', message: 'ビルド失敗 '.repeat(8) },
+        },
+      }),
+    );
+    const frame = view.frame();
+    for (const line of frame) expect(textWidth(line), stripAnsi(line)).toBeLessThanOrEqual(59);
+    // Cut to the terminal's columns, not to 59 UTF-16 units (up to 118 columns: two screen lines).
+    for (const index of [1, 2, 3]) {
+      expect(textWidth(frame[index] as string)).toBeGreaterThanOrEqual(57);
+      expect(stripAnsi(frame[index] as string).endsWith('…')).toBe(true);
+    }
+    expect(stripAnsi(frame[2] as string)).toMatch(/^ {2}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] read\s+file_read\s+0ms\s+40% 読み込み中 👨‍👩‍👧‍👦/);
   });
 });

@@ -1,7 +1,14 @@
 import type { Plan, RunEvent, StepError } from '@stepwise/core';
 import { formatDuration } from './format-duration.js';
 import { goalProgressLine } from './goal-progress-line.js';
-import { fitWidth, type Palette, padEnd } from './terminal.js';
+import { fitWidth, type Palette, padEnd, textWidth } from './terminal.js';
+
+// The escape sequences a frame is drawn with: automatic wrap at the right margin (DECAWM) off and
+// on, erase to the end of the line, erase below the cursor.
+const WRAP_OFF = '\u001b[?7l';
+const WRAP_ON = '\u001b[?7h';
+const ERASE_LINE = '\u001b[K';
+const ERASE_BELOW = '\u001b[J';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -195,8 +202,13 @@ export class LiveView {
   render(): void {
     if (this.#stopped) return;
     const lines = this.frame();
-    this.#clear();
-    this.#write(`${lines.join('\n')}\n`);
+    // Each line is written over the last frame's and erased to its end, then whatever is left below:
+    // one write, no blank screen between frames, and no clear of the whole screen (which tmux keeps
+    // in its scrollback). Lines are fitted to the width, yet terminals disagree on some emoji: with
+    // automatic wrap off, a line a terminal finds wider is clipped instead of taking a second row
+    // that the next frame would not move back over.
+    const back = this.#linesOnScreen > 0 ? `\u001b[${this.#linesOnScreen}A\r` : '';
+    this.#write(`${back}${WRAP_OFF}${lines.join(`${ERASE_LINE}\n`)}${ERASE_LINE}\n${ERASE_BELOW}${WRAP_ON}`);
     this.#linesOnScreen = lines.length;
   }
 
@@ -216,8 +228,8 @@ export class LiveView {
     );
     if (plan.goal) lines.push(fitWidth(palette.gray(plan.goal), columns));
 
-    const idWidth = Math.min(28, Math.max(...this.#steps.map((step) => step.id.length), 4));
-    const toolWidth = Math.min(18, Math.max(...this.#steps.map((step) => (step.tool ?? 'agentic').length), 4));
+    const idWidth = Math.min(28, Math.max(...this.#steps.map((step) => textWidth(step.id)), 4));
+    const toolWidth = Math.min(18, Math.max(...this.#steps.map((step) => textWidth(step.tool ?? 'agentic')), 4));
     const budget = rows - lines.length - 3;
     const visible = this.#visibleSteps(budget);
     for (const step of visible) lines.push(fitWidth(this.#stepLine(step, idWidth, toolWidth, now), columns));

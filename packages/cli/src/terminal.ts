@@ -1,3 +1,7 @@
+import { stripVTControlCharacters } from 'node:util';
+import cliTruncate from 'cli-truncate';
+import stringWidth from 'string-width';
+
 /** What a command writes to and reads from; the real process streams, or fakes in tests. */
 export interface CommandIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -67,35 +71,34 @@ export function createPalette(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
   };
 }
 
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
-
+/** `text` without its escape sequences (colours, hyperlinks, cursor movement). */
 export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
+  return stripVTControlCharacters(text);
 }
 
-/** Cuts `text` to `width` visible characters, keeping escapes intact (and closing them). */
+/**
+ * The columns `text` takes on a terminal: East Asian wide characters and emoji (ZWJ sequences and
+ * variation selectors included) take two, combining marks and escape sequences none.
+ */
+export function textWidth(text: string): number {
+  return stringWidth(text);
+}
+
+/** Cuts `text` to at most `width` columns with an ellipsis, keeping escapes intact (and closing them). */
 export function fitWidth(text: string, width: number): string {
-  if (stripAnsi(text).length <= width) return text;
-  let visible = 0;
-  let output = '';
-  for (let index = 0; index < text.length; ) {
-    ANSI.lastIndex = index;
-    const match = ANSI.exec(text);
-    if (match && match.index === index) {
-      output += match[0];
-      index += match[0].length;
-      continue;
-    }
-    if (visible >= width - 1) break;
-    output += text[index];
-    visible += 1;
-    index += 1;
+  if (stringWidth(text) <= width) return text;
+  // cli-truncate 5 keeps a wide character that straddles the cut whole, one column past `width`;
+  // cutting one column earlier then leaves the character out.
+  for (let columns = width; columns > 0; columns -= 1) {
+    const cut = cliTruncate(text, columns);
+    if (stringWidth(cut) <= width) return cut;
   }
-  return `${output}…\u001b[0m`;
+  return '';
 }
 
+/** `text` followed by spaces up to `width` columns; wider text is left as it is. */
 export function padEnd(text: string, width: number): string {
-  const length = stripAnsi(text).length;
+  const length = stringWidth(text);
   return length >= width ? text : text + ' '.repeat(width - length);
 }
 
@@ -107,7 +110,7 @@ export function alignColumns(rows: readonly (readonly string[])[], indent = ''):
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, column) => {
-      widths[column] = Math.max(widths[column] ?? 0, stripAnsi(cell).length);
+      widths[column] = Math.max(widths[column] ?? 0, stringWidth(cell));
     });
   }
   return rows.map(

@@ -1,57 +1,24 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, createWorkspace, FIXTURES } from './helpers.js';
-
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-if (!hasTmux) console.warn('TTY tests skipped: tmux is not installed (apt-get install -y tmux)');
+import { TmuxServer, tmuxAvailable, waitForExitFile } from './tmux-terminal.js';
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
 let workspace: Workspace;
-const socket = `stepwise-test-${process.pid}`;
-
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
-}
-
-function screen(session: string): string {
-  return tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-200');
-}
-
-async function waitForScreen(session: string, test: (text: string) => boolean, what: string): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  let text = '';
-  while (Date.now() < deadline) {
-    text = screen(session);
-    if (test(text)) return text;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}; the screen was:\n${text}`);
-}
-
-async function waitForExit(file: string): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const text = await readFile(file, 'utf8').catch(() => '');
-    const match = /EXIT:(\d+)/.exec(text);
-    if (match) return Number(match[1]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('stepwise did not exit');
-}
+const terminal = new TmuxServer('tty');
 
 /** Starts `stepwise run` in a fresh 120×40 pseudo-terminal; the shell records the exit code. */
 function startInTerminal(session: string, args: string): string {
   const exitFile = path.join(workspace.directory, `${session}.exit`);
   const command = `cd '${workspace.directory}' && NO_COLOR=1 '${process.execPath}' '${BIN}' ${args}; echo EXIT:$? > '${exitFile}'; sleep 60`;
-  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', command);
+  terminal.start(session, { columns: 120, rows: 40 }, command);
   return exitFile;
 }
 
 beforeAll(async () => {
-  if (!hasTmux) return;
+  if (!tmuxAvailable) return;
   assertBuilt();
   workspace = await createWorkspace({
     'src/math.js': 'export function add(a, b) {\n  return a + b;\n}\n',
@@ -78,19 +45,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (!hasTmux) return;
-  try {
-    tmux('kill-server');
-  } catch {
-    // No session left.
-  }
+  if (!tmuxAvailable) return;
+  terminal.close();
   await workspace?.dispose();
 });
 
-describe.skipIf(!hasTmux)('stepwise run in a terminal (tmux)', () => {
+describe.skipIf(!tmuxAvailable)('stepwise run in a terminal (tmux)', () => {
   it('shows the live view, asks for approval with a diff, and applies the change when approved', async () => {
     const exitFile = startInTerminal('approve', 'run plan.json');
-    const live = await waitForScreen(
+    const live = await terminal.waitForScreen(
       'approve',
       (text) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] think\s+sleep_ms\s+\d/.test(text),
       'the spinner on the running step',
@@ -100,7 +63,7 @@ describe.skipIf(!hasTmux)('stepwise run in a terminal (tmux)', () => {
     expect(live).toMatch(/1\/4 steps · 1 running · /);
     expect(live).toMatch(/· edit\s+file_edit/);
 
-    const prompt = await waitForScreen(
+    const prompt = await terminal.waitForScreen(
       'approve',
       (text) => text.includes('[a]pprove [d]eny [v]iew [s]kip'),
       'the prompt',
@@ -112,11 +75,11 @@ describe.skipIf(!hasTmux)('stepwise run in a terminal (tmux)', () => {
     // The file is untouched while the question is open.
     expect(await readFile(path.join(workspace.directory, 'src/math.js'), 'utf8')).toContain('return a + b;');
 
-    tmux('send-keys', '-t', 'approve', 'v');
-    await waitForScreen('approve', (text) => text.includes('"search": "return a + b;"'), 'the full view');
-    tmux('send-keys', '-t', 'approve', 'a');
-    expect(await waitForExit(exitFile)).toBe(0);
-    const done = screen('approve');
+    terminal.command('send-keys', '-t', 'approve', 'v');
+    await terminal.waitForScreen('approve', (text) => text.includes('"search": "return a + b;"'), 'the full view');
+    terminal.command('send-keys', '-t', 'approve', 'a');
+    expect(await waitForExitFile(exitFile)).toBe(0);
+    const done = terminal.screen('approve');
     expect(done).toContain('approved');
     expect(done).toMatch(/✓ completed in [\d.]+m?s — 4 succeeded/);
     expect(done).toMatch(/4\/4 steps/);
@@ -126,10 +89,10 @@ describe.skipIf(!hasTmux)('stepwise run in a terminal (tmux)', () => {
   it('denies at the prompt: the step is denied, its dependents skipped, exit 33', async () => {
     await workspace.write('src/math.js', 'export function add(a, b) {\n  return a + b;\n}\n');
     const exitFile = startInTerminal('deny', 'run plan.json');
-    await waitForScreen('deny', (text) => text.includes('[a]pprove [d]eny [v]iew [s]kip'), 'the prompt');
-    tmux('send-keys', '-t', 'deny', 'd');
-    expect(await waitForExit(exitFile)).toBe(33);
-    const done = screen('deny');
+    await terminal.waitForScreen('deny', (text) => text.includes('[a]pprove [d]eny [v]iew [s]kip'), 'the prompt');
+    terminal.command('send-keys', '-t', 'deny', 'd');
+    expect(await waitForExitFile(exitFile)).toBe(33);
+    const done = terminal.screen('deny');
     expect(done).toMatch(/⊘ edit\s+file_edit/);
     expect(done).toMatch(/↷ after\s+sleep_ms/);
     expect(done).toContain('(exit 33)');

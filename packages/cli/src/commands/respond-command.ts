@@ -8,7 +8,7 @@ import {
 } from '@stepwise/core';
 import { type OptionSpecs, STORE_OPTIONS, UsageError } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
-import { alignColumns } from '../terminal.js';
+import { alignColumns, fitWidth } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
@@ -51,7 +51,7 @@ Examples:
         request.requestId,
         request.stepId,
         request.kind === 'question' ? `question (${request.cause})` : `${request.tool} (${request.effect})`,
-        (request.kind === 'question' ? request.question : JSON.stringify(request.args)).slice(0, 80),
+        fitWidth(request.kind === 'question' ? request.question : JSON.stringify(request.args), 80),
       ]);
       for (const line of alignColumns([header, ...rows])) print(context, line);
       return ExitCodes.COMPLETED;

@@ -13,7 +13,7 @@ import { ExitCodes } from '../exit-codes.js';
 import { formatDuration } from '../format-duration.js';
 import { goalProgressByStep } from '../report/report-goal-progress.js';
 import { stepTimings } from '../step-timing.js';
-import { alignColumns, padEnd } from '../terminal.js';
+import { alignColumns, fitWidth, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { statusColour } from './runs-command.js';
@@ -31,8 +31,7 @@ function valueWidth(context: CommandContext): number {
 
 function compact(value: unknown, length: number): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
-  const line = text.replace(/\s+/g, ' ');
-  return line.length > length ? `${line.slice(0, length - 1)}…` : line;
+  return fitWidth(text.replace(/\s+/g, ' '), length);
 }
 
 function tail(text: string, lines: number): string[] {
