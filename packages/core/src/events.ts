@@ -157,6 +157,8 @@ export interface ToolCallEvent extends EventBase {
   readonly args: Record<string, unknown>;
   /** Agentic: the model turn that asked for this call. */
   readonly turn?: number;
+  /** Agentic: the model's own id for this call (its tool message answers it); `executionId` is Stepwise's. */
+  readonly toolCallId?: string;
 }
 
 export interface ToolResultEvent extends EventBase {
@@ -245,6 +247,8 @@ export interface ModelCallEvent extends EventBase {
   readonly attempt?: number;
   readonly turn: number;
   readonly model: string;
+  /** The URL the model was called at, without credentials or query, when the model has one. */
+  readonly endpoint?: string;
   readonly request: unknown;
   readonly response?: unknown;
   readonly usage?: TokenUsage;

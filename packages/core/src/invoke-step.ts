@@ -61,6 +61,8 @@ export interface ToolCallRequest {
   readonly description?: string;
   /** Agentic: the model turn asking for this call. */
   readonly turn?: number;
+  /** Agentic: the model's own id for this call, journaled with the `tool-call`. */
+  readonly toolCallId?: string;
 }
 
 /** Optional keys of hot-path objects are assigned after the literal: no conditional spreads. */
@@ -110,6 +112,7 @@ function journalCall(request: ToolCallRequest, tool: AnyTool, args: Record<strin
     args,
   };
   if (request.turn !== undefined) call.turn = request.turn;
+  if (request.toolCallId !== undefined) call.toolCallId = request.toolCallId;
   journal.emit(call);
 }
 

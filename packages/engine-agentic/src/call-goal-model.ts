@@ -63,7 +63,15 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
     promptTokens: window.tokens,
   };
   const record = (outcome: Pick<ModelCallEvent, 'latencyMs' | 'response' | 'usage' | 'error'>) =>
-    journal.record({ type: 'model-call', stepId: session.stepId, turn, model: model.name, request, ...outcome });
+    journal.record({
+      type: 'model-call',
+      stepId: session.stepId,
+      turn,
+      model: model.name,
+      ...(model.endpoint ? { endpoint: model.endpoint } : {}),
+      request,
+      ...outcome,
+    });
   const { response, latencyMs } = await generateWithRetry(
     model,
     { messages: window.messages, tools: definitions, toolChoice },

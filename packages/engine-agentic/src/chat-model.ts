@@ -51,5 +51,10 @@ export interface ChatResponse {
 export interface ChatModel {
   /** Journaled with every model call, e.g. `openai:gpt-4o-mini`. */
   readonly name: string;
+  /**
+   * The URL the model is called at, without credentials or query (traces show its host and
+   * port as `server.address`); journaled with every model call. Absent for in-process models.
+   */
+  readonly endpoint?: string;
   generate(request: ChatRequest): Promise<ChatResponse>;
 }

@@ -120,7 +120,7 @@ async function registeredCall(session: GoalStepSession, call: ChatToolCall, id: 
     );
     return;
   }
-  const outcome = await invokeGoalTool(session, call.name, call.arguments, id);
+  const outcome = await invokeGoalTool(session, call.name, call.arguments, id, call.id);
   if (outcome.status === 'cancelled') throw session.signal.reason;
   if (outcome.status !== 'succeeded') loop.toolFailures++;
   session.push(toolMessage(call, describeOutcome(session, outcome)));

@@ -4,13 +4,15 @@ import { replayedOutcome } from './replay-goal-step.js';
 
 /**
  * Calls one tool for the model through the core kernel (approval, validation, journal), or
- * returns the journaled outcome when a resumed step already ran it.
+ * returns the journaled outcome when a resumed step already ran it. `toolCallId` is the model's
+ * id for the call, when the model asked for it (an expectation check is the engine's own call).
  */
 export async function invokeGoalTool(
   session: GoalStepSession,
   tool: string,
   args: Record<string, unknown>,
   id: string,
+  toolCallId?: string,
 ): Promise<ToolCallOutcome> {
   const replayed = replayedOutcome(session, id, tool);
   if (replayed) return replayed;
@@ -23,6 +25,7 @@ export async function invokeGoalTool(
       attempt,
       executionId: id,
       turn: session.turn,
+      ...(toolCallId === undefined ? {} : { toolCallId }),
       ...(step.requiresApproval ? { requiresApproval: true } : {}),
       ...(step.description ? { description: step.description } : {}),
     },

@@ -78,6 +78,8 @@ export type ModelFailureReason =
   | 'model-not-found'
   | 'endpoint-not-found'
   | 'tools-unsupported'
+  | 'invalid-response'
+  | 'url-refused'
   | 'http';
 
 interface NetworkFailure {
@@ -97,6 +99,33 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A request fetch refused to send: a port it blocks for safety (undici's "bad port": 6000,
+ * 6665–6669 and others) or a URL scheme it cannot fetch. Configuration, so no retry can help.
+ */
+function fetchRefusal(error: unknown): NetworkFailure | undefined {
+  if (!(error instanceof TypeError) || !(error.cause instanceof Error)) return undefined;
+  const cause = error.cause.message;
+  if (cause === 'bad port') {
+    return {
+      reason: 'url-refused',
+      retryable: false,
+      code: undefined,
+      explanation:
+        'fetch refuses this port ("bad port": it blocks ports such as 6000 and 6665–6669); serve the model on another port',
+    };
+  }
+  if (cause === 'unknown scheme' || cause.startsWith('not implemented')) {
+    return {
+      reason: 'url-refused',
+      retryable: false,
+      code: undefined,
+      explanation: `fetch cannot request this URL ("${cause}"); baseURL must start with http:// or https://`,
+    };
+  }
+  return undefined;
+}
+
 const TLS_CODE = /^(ERR_TLS|ERR_SSL|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/;
 
 /**
@@ -105,6 +134,8 @@ const TLS_CODE = /^(ERR_TLS|ERR_SSL|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIG
  * a retry's seconds); resets, timeouts and temporary DNS failures are transient.
  */
 export function classifyNetworkError(error: unknown): NetworkFailure | undefined {
+  const refusal = fetchRefusal(error);
+  if (refusal) return refusal;
   const code = errorCode(error);
   if (code === 'ECONNREFUSED') {
     return {

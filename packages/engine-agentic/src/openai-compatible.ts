@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TokenUsage } from '@stepwise/core';
+import { createRedactor, type TokenUsage } from '@stepwise/core';
 import type { ChatMessage, ChatModel, ChatResponse, ChatToolCall, FinishReason } from './chat-model.js';
 import {
   connectionError,
@@ -220,22 +220,52 @@ function httpError(url: string, model: string, response: Response, text: string)
   );
 }
 
-/** Reads a chat-completions response body into a ChatResponse, or throws a non-retryable ModelError. */
-export function parseChatCompletion(text: string): ChatResponse {
+/** Where a response body came from, for the errors about it. */
+export interface ChatCompletionSource {
+  readonly url: string;
+  readonly status: number;
+  /** The response's `content-type` header. */
+  readonly contentType: string | null;
+  /** Values that must not appear in an excerpt of the body (the API key). */
+  readonly secrets?: readonly string[];
+}
+
+/** How much of an unusable body an error quotes: enough to recognise an HTML page or a proxy's message. */
+const EXCERPT_LENGTH = 200;
+
+/** A response whose body is not a chat completion: names where it came from and quotes it, redacted. */
+function invalidResponse(problem: string, text: string, source: ChatCompletionSource | undefined): ModelError {
+  const redactor = createRedactor({ secrets: source?.secrets ?? [] });
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const excerpt = redactor.redactText(flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH)}…` : flat);
+  const quoted = excerpt === '' ? ' (empty body)' : `: ${excerpt}`;
+  if (!source)
+    return new ModelError(`the endpoint's response ${problem}${quoted}`, { details: { reason: 'invalid-response' } });
+  const url = displayUrl(source.url);
+  const contentType = source.contentType ?? 'no content type';
+  return new ModelError(`the model endpoint ${url} answered ${source.status} (${contentType}) ${problem}${quoted}`, {
+    status: source.status,
+    details: { url, contentType, reason: 'invalid-response' },
+  });
+}
+
+/**
+ * Reads a chat-completions response body into a ChatResponse, or throws a non-retryable ModelError
+ * that quotes the start of the body (and names the URL, status and content type when `source` is given).
+ */
+export function parseChatCompletion(text: string, source?: ChatCompletionSource): ChatResponse {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ModelError(`the endpoint's response is not JSON: ${text.slice(0, 200)}`);
+    throw invalidResponse('that is not JSON', text, source);
   }
   if (typeof body !== 'object' || body === null)
-    throw new ModelError('the endpoint returned a JSON value, not an object');
+    throw invalidResponse('with a JSON value, not an object', text, source);
   const record = body as { choices?: unknown; usage?: unknown; model?: unknown; error?: unknown };
-  if (record.error !== undefined) {
-    throw new ModelError(`the endpoint returned an error: ${errorMessageOf(text)}`);
-  }
+  if (record.error !== undefined) throw invalidResponse('with an error in place of a completion', text, source);
   if (!Array.isArray(record.choices) || record.choices.length === 0) {
-    throw new ModelError('the endpoint returned no choices');
+    throw invalidResponse('with no choices', text, source);
   }
   const choice = record.choices[0] as { message?: unknown; finish_reason?: unknown } | undefined;
   const message = (typeof choice?.message === 'object' && choice.message !== null ? choice.message : {}) as WireMessage;
@@ -262,6 +292,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
   const fetchImplementation = options.fetch ?? globalThis.fetch;
   return {
     name: options.name ?? `openai-compatible:${options.model}`,
+    endpoint: displayUrl(url),
     async generate(request) {
       const body: Record<string, unknown> = {
         model: options.model,
@@ -300,7 +331,12 @@ export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
         throw connectionError(url, error);
       }
       if (!response.ok) throw httpError(url, options.model, response, text);
-      return parseChatCompletion(text);
+      return parseChatCompletion(text, {
+        url,
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
+      });
     },
   };
 }

@@ -54,19 +54,24 @@ async function failure(baseURL: string, options: { model?: string; apiKey?: stri
   return error;
 }
 
+/** Runs one goal step on the endpoint: the step's error, after checking the run failed on the first request. */
+async function stepFailure(options: { baseURL: string; apiKey?: string }) {
+  const counted = countingFetch();
+  const model = openAICompatible({ ...options, model: 'm', fetch: counted.fetch });
+  const { engine } = testEngine({ model, tools: testTools().registry });
+  const result = await engine.run(goalPlan([{ id: 'ask' }])).result;
+  expect(result.status).toBe('failed');
+  expect(counted.calls()).toBe(1);
+  return result.steps[0]?.error;
+}
+
 describe('model endpoint errors name the URL and the cause', () => {
   it('a refused connection fails the step after one attempt, naming the URL and ECONNREFUSED', async () => {
     const closed = await serve([]);
     const baseURL = closed.url;
     await closed.close();
     servers.pop();
-    const counted = countingFetch();
-    const model = openAICompatible({ baseURL, model: 'm', fetch: counted.fetch });
-    const { engine } = testEngine({ model, tools: testTools().registry });
-    const result = await engine.run(goalPlan([{ id: 'ask' }])).result;
-    expect(result.status).toBe('failed');
-    expect(counted.calls()).toBe(1);
-    const error = result.steps[0]?.error;
+    const error = await stepFailure({ baseURL });
     expect(error).toMatchObject({ code: ErrorCodes.MODEL_ERROR, retryable: false });
     expect(error?.message).toContain(`${baseURL}/chat/completions`);
     expect(error?.message).toContain('ECONNREFUSED');
@@ -108,6 +113,57 @@ describe('model endpoint errors name the URL and the cause', () => {
     const wrongPath = await failure(server.url);
     expect(wrongPath.details).toMatchObject({ reason: 'endpoint-not-found' });
     expect(wrongPath.message).toContain('/v1');
+  });
+
+  it('a 200 whose body is not JSON names the URL, the status, the content type and quotes the body, redacted', async () => {
+    // A proxy's sign-in page that echoes the key it was sent: a plain word no pattern knows as a secret.
+    const key = 'proxy-pass-4f9a2c71';
+    const page = `<html>\n  <body>Sign in to the proxy: key ${key} is not allowed here</body>\n</html>`;
+    const server = await serve([{ status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: page }]);
+    const error = await stepFailure({ baseURL: server.url, apiKey: key });
+    expect(error).toMatchObject({
+      code: ErrorCodes.MODEL_ERROR,
+      retryable: false,
+      details: { reason: 'invalid-response', status: 200, contentType: 'text/html; charset=utf-8' },
+    });
+    expect(error?.message).toBe(
+      `the model endpoint ${server.url}/chat/completions answered 200 (text/html; charset=utf-8) that is not JSON: <html> <body>Sign in to the proxy: key [REDACTED] is not allowed here</body> </html>`,
+    );
+  });
+
+  it('a long or empty unusable body is quoted short, or said to be empty', async () => {
+    const server = await serve([{ body: 'x'.repeat(5000) }, { body: '' }, { body: { choices: [] } }]);
+    const long = await failure(server.url);
+    expect(long.message).toContain(`${'x'.repeat(200)}…`);
+    expect(long.message).not.toContain('x'.repeat(201));
+    expect((await failure(server.url)).message).toContain(
+      'answered 200 (application/json) that is not JSON (empty body)',
+    );
+    expect((await failure(server.url)).message).toContain(
+      'answered 200 (application/json) with no choices: {"choices":[]}',
+    );
+  });
+
+  it.each([6000, 6665])(
+    'a port fetch blocks (%i) fails at once as a configuration error naming the URL and the cause',
+    async (port) => {
+      const baseURL = `http://127.0.0.1:${port}/v1`;
+      const error = await stepFailure({ baseURL });
+      expect(error).toMatchObject({
+        code: ErrorCodes.MODEL_ERROR,
+        retryable: false,
+        details: { reason: 'url-refused' },
+      });
+      expect(error?.message).toContain(`${baseURL}/chat/completions`);
+      expect(error?.message).toContain('bad port');
+      expect(error?.message).not.toContain('network error');
+    },
+  );
+
+  it('a base URL without http:// is a configuration error, not a network error', async () => {
+    const error = await failure('localhost:11434/v1');
+    expect(error).toMatchObject({ retryable: false, details: { reason: 'url-refused' } });
+    expect(error.message).toContain('baseURL must start with http:// or https://');
   });
 
   it('rate limits and server errors stay transient', async () => {

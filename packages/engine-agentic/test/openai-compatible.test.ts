@@ -22,6 +22,25 @@ describe('openAICompatible against the fake server over real HTTP', () => {
     for (const server of servers.splice(0)) await server.close();
   });
 
+  it('journals the model’s endpoint with each model call and the model’s call id with each tool call', async () => {
+    const server = await serve({
+      replies: [{ toolCalls: [{ id: 'call_lookup_3', name: 'echo', arguments: { value: 'ping' } }] }, complete('done')],
+    });
+    const model = openAICompatible({ baseURL: server.url, model: 'm' });
+    const { engine, events } = testEngine({ model, tools: testTools().registry });
+    expect((await engine.run(goalPlan([{ id: 'ping', tools: ['echo'] }])).result).status).toBe('completed');
+    const endpoints = ofType(events, 'model-call').map((event) => event.endpoint);
+    expect(endpoints).toEqual([`${server.url}/chat/completions`, `${server.url}/chat/completions`]);
+    const [call] = ofType(events, 'tool-call');
+    expect(call).toMatchObject({ tool: 'echo', toolCallId: 'call_lookup_3' });
+    expect(call?.executionId).not.toBe('call_lookup_3');
+  });
+
+  it('shows its endpoint without credentials or query', () => {
+    const model = openAICompatible({ baseURL: 'https://user:secret-pass@models.example.com/v1', model: 'm' });
+    expect(model.endpoint).toBe('https://models.example.com/v1/chat/completions');
+  });
+
   it('drives a run: tools and tool results in the OpenAI wire format, bearer auth, usage', async () => {
     const server = await serve({
       replies: [

@@ -42,6 +42,8 @@ interface RunSpans {
   readonly attempts: Map<string, { attempt: number; span: Span }>;
   /** Open tool-call spans per execution id, oldest first (agentic steps call several tools in one attempt). */
   readonly tools: Map<string, Span[]>;
+  /** The error code of the first step that failed: the run span's `error.type` if the run fails. */
+  firstFailure?: string;
 }
 
 const at = (event: RunEvent) => new Date(event.at);
@@ -54,6 +56,35 @@ function fail(span: Span, error: StepError | undefined): void {
   if (!error) return;
   span.setAttribute('error.type', error.code);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+}
+
+/** The GenAI conventions' finish reasons for Stepwise's (`tool-calls` → `tool_call`); others pass as they are. */
+const FINISH_REASONS: Readonly<Record<string, string>> = {
+  'tool-calls': 'tool_call',
+  'content-filter': 'content_filter',
+};
+
+function finishReasonAttributes(response: unknown): Attributes {
+  const reason = (response as { finishReason?: unknown } | undefined)?.finishReason;
+  if (typeof reason !== 'string') return {};
+  return { 'gen_ai.response.finish_reasons': [FINISH_REASONS[reason] ?? reason] };
+}
+
+/** `server.address` and `server.port` of the endpoint a model was called at (the scheme's port when the URL has none). */
+function serverAttributes(endpoint: string | undefined): Attributes {
+  if (!endpoint || !URL.canParse(endpoint)) return {};
+  const url = new URL(endpoint);
+  const port = url.port
+    ? Number(url.port)
+    : url.protocol === 'https:'
+      ? 443
+      : url.protocol === 'http:'
+        ? 80
+        : undefined;
+  return {
+    'server.address': url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    ...(port === undefined ? {} : { 'server.port': port }),
+  };
 }
 
 /** `openai-compatible:qwen2.5-coder:7b` → provider `openai-compatible`, model `qwen2.5-coder:7b`. */
@@ -159,7 +190,9 @@ class RunSpanBuilder {
         attributes: {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': event.tool,
-          'gen_ai.tool.call.id': event.executionId,
+          // The model's id for the call; a plan's own tool step has none.
+          ...(event.toolCallId ? { 'gen_ai.tool.call.id': event.toolCallId } : {}),
+          'stepwise.execution.id': event.executionId,
           'stepwise.tool.effect': event.effect,
           ...(this.#options.recordContent ? { 'gen_ai.tool.call.arguments': JSON.stringify(event.args) } : {}),
         },
@@ -194,6 +227,8 @@ class RunSpanBuilder {
           'gen_ai.operation.name': 'chat',
           ...modelAttributes(event.model),
           ...(typeof response?.model === 'string' ? { 'gen_ai.response.model': response.model } : {}),
+          ...finishReasonAttributes(response),
+          ...serverAttributes(event.endpoint),
           ...(event.usage
             ? {
                 'gen_ai.usage.input_tokens': event.usage.promptTokens,
@@ -233,7 +268,10 @@ class RunSpanBuilder {
           }
         : {}),
     });
-    if (result.status === 'failed') fail(step, result.error);
+    if (result.status === 'failed') {
+      fail(step, result.error);
+      spans.firstFailure ??= result.error?.code;
+    }
     step.end(at(event));
     spans.steps.delete(event.stepId);
     spans.pendingEnds.delete(event.stepId);
@@ -255,7 +293,10 @@ class RunSpanBuilder {
         : {}),
     });
     if (event.status === 'failed' || event.status === 'partial') {
-      spans.run.setStatus({ code: SpanStatusCode.ERROR, message: `run ${event.status}` });
+      // The conventions' fallback when the cause is unknown (its steps ended in another process).
+      const code = spans.firstFailure ?? '_OTHER';
+      spans.run.setAttribute('error.type', code);
+      spans.run.setStatus({ code: SpanStatusCode.ERROR, message: `run ${event.status} (${code})` });
     }
     spans.run.end(at(event));
     this.#runs.delete(event.runId);

@@ -7,8 +7,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createRedactor, MemoryStore, type RunEvent } from '@stepwise/core';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
-import { agenticEngine, heuristicEstimator } from '@stepwise/engine-agentic';
-import { complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
+import { agenticEngine, heuristicEstimator, openAICompatible } from '@stepwise/engine-agentic';
+import { complete, scriptedModel, startFakeOpenAIServer, toolCall } from '@stepwise/engine-agentic/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTelemetryListener } from '../src/index.js';
@@ -151,5 +151,131 @@ describe('openTelemetryListener on an agentic run', () => {
     expect(parentOf(toolSpan as ReadableSpan)).toBe(attempt?.spanContext().spanId);
     const step = spans.find((span) => span.name === 'step ask');
     expect(step?.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 15 });
+  });
+});
+
+describe('GenAI semantic conventions', () => {
+  it('an agentic tool span carries the model’s call id; chat spans the finish reason and the server', async () => {
+    const server = await startFakeOpenAIServer({
+      replies: [
+        { toolCalls: [{ id: 'call_weather_7', name: 'echo', arguments: { value: 'ping' } }] },
+        { text: 'The echo answered ping.' },
+        complete('done'),
+      ],
+    });
+    try {
+      const events: RunEvent[] = [];
+      const listener = openTelemetryListener({ tracer });
+      const engine = agenticEngine({
+        model: openAICompatible({ baseURL: server.url, model: 'fake-model' }),
+        tools: createTestTools().registry,
+        store: new MemoryStore(),
+        onEvent: (event) => {
+          events.push(event);
+          listener(event);
+        },
+      });
+      const result = await engine.run({ id: 'goal', goal: 'ping', steps: [{ id: 'ask', tools: ['echo'] }] }).result;
+      expect(result.status).toBe('completed');
+
+      const spans = exporter.getFinishedSpans();
+      const toolSpan = spans.find((span) => span.name === 'execute_tool echo');
+      const call = events.find((event) => event.type === 'tool-call');
+      expect(call?.executionId).not.toBe('call_weather_7');
+      expect(toolSpan?.attributes).toMatchObject({
+        'gen_ai.tool.call.id': 'call_weather_7',
+        'stepwise.execution.id': call?.executionId,
+      });
+
+      const chats = spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+      expect(chats.map((span) => span.attributes['gen_ai.response.finish_reasons'])).toEqual([
+        ['tool_call'],
+        ['stop'],
+        ['tool_call'],
+      ]);
+      for (const chat of chats) {
+        expect(chat.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'server.port': server.port });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an endpoint without a port reports its scheme’s; a model without an endpoint reports no server', async () => {
+    const named = (endpoint: string) => ({
+      ...scriptedModel([complete('done')]),
+      name: 'remote:m',
+      endpoint,
+    });
+    for (const [model, expected] of [
+      [named('https://user:pw@models.example.com/v1/chat/completions'), { address: 'models.example.com', port: 443 }],
+      [named('http://[::1]:8080/v1/chat/completions'), { address: '::1', port: 8080 }],
+      [scriptedModel([complete('done')]), undefined],
+    ] as const) {
+      exporter.reset();
+      const engine = agenticEngine({
+        model,
+        tools: createTestTools().registry,
+        onEvent: openTelemetryListener({ tracer }),
+      });
+      await engine.run({ id: 'goal', goal: 'done', steps: [{ id: 'ask' }] }).result;
+      const chat = exporter.getFinishedSpans().find((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+      if (expected) {
+        expect(chat?.attributes).toMatchObject({ 'server.address': expected.address, 'server.port': expected.port });
+      } else {
+        expect(chat?.attributes).not.toHaveProperty('server.address');
+        expect(chat?.attributes).not.toHaveProperty('server.port');
+      }
+    }
+  });
+
+  it('a plan’s own tool step has no model call id, only the execution id', async () => {
+    const engine = dagEngine({ tools: createTestTools().registry, onEvent: openTelemetryListener({ tracer }) });
+    const result = await engine.run(makePlan([{ id: 'a', tool: 'echo', args: { value: 1 } }])).result;
+    const toolSpan = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool echo');
+    expect(toolSpan?.attributes).not.toHaveProperty('gen_ai.tool.call.id');
+    expect(toolSpan?.attributes['stepwise.execution.id']).toBe(result.steps[0]?.executionId);
+  });
+
+  it('a failed run’s span has ERROR status and error.type, the code of the step that failed it', async () => {
+    const engine = dagEngine({ tools: createTestTools().registry, onEvent: openTelemetryListener({ tracer }) });
+    const plan = makePlan([
+      { id: 'ok', tool: 'echo', args: {} },
+      { id: 'broken', tool: 'fail', args: { code: 'E317', message: 'disk full' }, dependsOn: ['ok'], critical: true },
+    ]);
+    const result = await engine.run(plan).result;
+    expect(result.status).toBe('failed');
+    const run = exporter.getFinishedSpans().find((span) => span.name === `run ${plan.id}`);
+    expect(run?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(run?.attributes['error.type']).toBe('E317');
+  });
+
+  it('a run failed by its model endpoint has the model error’s code', async () => {
+    const engine = agenticEngine({
+      model: openAICompatible({ baseURL: 'http://127.0.0.1:6000/v1', model: 'm' }),
+      tools: createTestTools().registry,
+      onEvent: openTelemetryListener({ tracer }),
+    });
+    const result = await engine.run({ id: 'goal', goal: 'x', steps: [{ id: 'ask' }] }).result;
+    expect(result.status).toBe('failed');
+    const spans = exporter.getFinishedSpans();
+    const run = spans.find((span) => span.name === 'run goal');
+    expect(run?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(run?.attributes['error.type']).toBe('E407');
+    const chat = spans.find((span) => span.attributes['gen_ai.operation.name'] === 'chat');
+    expect(chat?.attributes).toMatchObject({
+      'error.type': 'E407',
+      'server.address': '127.0.0.1',
+      'server.port': 6000,
+    });
+  });
+
+  it('a completed run has neither error.type nor ERROR status', async () => {
+    const engine = dagEngine({ tools: createTestTools().registry, onEvent: openTelemetryListener({ tracer }) });
+    const plan = makePlan([{ id: 'a', tool: 'echo', args: {} }]);
+    await engine.run(plan).result;
+    const run = exporter.getFinishedSpans().find((span) => span.name === `run ${plan.id}`);
+    expect(run?.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(run?.attributes).not.toHaveProperty('error.type');
   });
 });

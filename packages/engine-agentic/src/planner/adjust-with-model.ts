@@ -127,6 +127,7 @@ export function adjustWithModel(options: AdjustWithModelOptions): AdjustHook {
         attempt: result.attempt,
         turn: 0,
         model: options.model.name,
+        ...(options.model.endpoint ? { endpoint: options.model.endpoint } : {}),
         request: { purpose: 'adjust', messages },
         latencyMs: 0,
         ...outcome,

@@ -219,6 +219,7 @@ async function journalCall(
     stepId: options.stepId ?? 'plan',
     turn,
     model: options.model.name,
+    ...(options.model.endpoint ? { endpoint: options.model.endpoint } : {}),
     request: { purpose: 'plan', messages },
     ...outcome,
   });
