@@ -51,6 +51,31 @@ describe('planDigest', () => {
     expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
   });
 
+  // RFC 8785 (JSON Canonicalization Scheme), sections 3.2.2 and 3.2.3: numbers as ECMAScript
+  // prints them, strings escaped only where JSON must, keys sorted by UTF-16 code units.
+  it.each([
+    [
+      'numbers, strings and literals',
+      String.raw`{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+        "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}`,
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    ],
+    [
+      'key order by UTF-16 code units',
+      String.raw`{"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
+        "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}`,
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",' +
+        '"\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    ],
+    [
+      'integer-like keys as strings, not numbers',
+      '{"10": 1, "2": 2, "1": {"b": -0, "a": 1e21}}',
+      '{"1":{"a":1e+21,"b":0},"10":1,"2":2}',
+    ],
+  ])('canonical JSON is RFC 8785 for JSON input: %s', (_name, input, expected) => {
+    expect(canonicalJson(JSON.parse(input))).toBe(expected);
+  });
+
   it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
     expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
     expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
