@@ -92,6 +92,7 @@ export { checkBatch, checkLease, checkLeaseRequest, MemoryStore } from './memory
 export {
   type BubblewrapFeatures,
   bubblewrapArguments,
+  bubblewrapProbeArguments,
   CONFIG_FILE_PATTERN,
   DEFAULT_PROTECTED_DIRECTORY,
   type OsSandboxOptions,

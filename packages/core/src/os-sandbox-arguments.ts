@@ -75,6 +75,8 @@ export const DEFAULT_PROTECTED_DIRECTORY = '.stepwise';
 /** Protected at every workspace root: config files, loaded (and their plugins run) by the CLI. */
 export const CONFIG_FILE_PATTERN = /^stepwise\.config\./i;
 
+const KERNEL_MOUNTS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc'] as const;
+
 /** Hidden by default: where other people's and the host's private files, temp files and sockets live. */
 function defaultHidden(hostHome: string): string[] {
   return [
@@ -168,7 +170,7 @@ function namespaceArguments(target: SandboxedProcess): string[] {
  * read-only through the root bind), the hidden places emptied.
  */
 function baseMounts(hidden: readonly string[]): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc'];
+  const args: string[] = [...KERNEL_MOUNTS];
   for (const entry of new Set(hidden)) {
     const kind = kindOf(entry);
     // A symlink (/var/run → /run) is hidden through its target; the root cannot be hidden.
@@ -266,6 +268,21 @@ export function bubblewrapArguments(target: SandboxedProcess): string[] {
     SANDBOX_HOME,
     '--chdir',
     target.cwd,
+  ];
+}
+
+/**
+ * The arguments a probe starts `true` with: the same namespaces, uid and kernel mounts a process
+ * gets, so a probe that succeeds means the real set-up will (some containers allow namespaces but
+ * not a new /proc, or a read-only one).
+ */
+export function bubblewrapProbeArguments(features: BubblewrapFeatures, hostUid?: number): string[] {
+  const target = { workspace: '/', cwd: '/', file: 'true', pathVariable: '', options: {}, features };
+  return [
+    ...namespaceArguments(hostUid === undefined ? target : { ...target, hostUid }),
+    ...KERNEL_MOUNTS,
+    '--tmpfs',
+    '/tmp',
   ];
 }
 
