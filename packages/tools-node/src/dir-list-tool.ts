@@ -49,7 +49,9 @@ export function dirListTool(sandbox: WorkspaceSandbox) {
         });
       }
       const maxEntries = input.maxEntries ?? 1000;
-      const gitignore = input.gitignore ? new GitignoreFilter(await sandbox.realRoot()) : undefined;
+      const root = await sandbox.realRoot();
+      const guarded = await sandbox.protectedPaths();
+      const gitignore = input.gitignore ? new GitignoreFilter(root) : undefined;
       const entries: DirectoryEntry[] = [];
       let truncated = false;
       let sliceStarted = performance.now();
@@ -57,6 +59,8 @@ export function dirListTool(sandbox: WorkspaceSandbox) {
         maxDepth: input.depth ?? 1,
         skipDirectories: DEFAULT_IGNORED,
         includeHidden: input.includeHidden ?? true,
+        root,
+        skip: (relative) => guarded.coversRelative(relative),
         ...(gitignore ? { gitignore } : {}),
       })) {
         if (entries.length >= maxEntries) {
@@ -66,7 +70,7 @@ export function dirListTool(sandbox: WorkspaceSandbox) {
         let size = 0;
         if (entry.type !== 'directory') {
           try {
-            size = lstatSync(entry.absolute).size;
+            size = lstatSync(entry.at).size;
           } catch {
             size = 0;
           }

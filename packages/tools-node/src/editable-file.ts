@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { constants } from 'node:fs';
-import { ErrorCodes, ToolError } from '@stepwise/core';
+import { ToolError } from '@stepwise/core';
 import type { FileChange } from './commit-changes.js';
 import { fileSystemError } from './file-errors.js';
-import { errorCode } from './file-system.js';
+import { openChecked } from './opened-file.js';
 import { isBinary } from './text-files.js';
 import type { ResolvedPath, WorkspaceSandbox } from './workspace-sandbox.js';
 
@@ -23,19 +23,7 @@ export interface EditableFile {
 /** Reads a UTF-8 text file for editing; binary and non-UTF-8 files are refused (an edit would corrupt them). */
 export async function readEditableFile(sandbox: WorkspaceSandbox, input: string): Promise<EditableFile> {
   const resolved = await sandbox.resolve(input, { access: 'write' });
-  let handle: Awaited<ReturnType<WorkspaceSandbox['fileSystem']['open']>>;
-  try {
-    handle = await sandbox.fileSystem.open(resolved.absolute, READ_FLAGS);
-  } catch (error) {
-    if (errorCode(error) === 'ELOOP') {
-      throw new ToolError({
-        code: ErrorCodes.SANDBOX_VIOLATION,
-        message: `${input} became a symbolic link after it was checked`,
-        location: input,
-      });
-    }
-    throw fileSystemError(error, input, 'edit');
-  }
+  const handle = await openChecked(sandbox, resolved, READ_FLAGS, 'edit');
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw new ToolError({ message: `${input} is not a regular file`, location: input });

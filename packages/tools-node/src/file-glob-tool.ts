@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { defineTool, SandboxViolation } from '@stepwise/core';
-import { glob } from 'tinyglobby';
+import { type GlobOptions, glob } from 'tinyglobby';
 import { z } from 'zod';
+import { openDirectory } from './directory-descriptor.js';
 import { DEFAULT_IGNORED, GitignoreFilter } from './gitignore-filter.js';
-import type { WorkspaceSandbox } from './workspace-sandbox.js';
+import { isInside, type WorkspaceSandbox } from './workspace-sandbox.js';
 
 export const fileGlobInput = z.object({
   pattern: z
@@ -39,6 +40,43 @@ function checkPattern(pattern: string): void {
   }
 }
 
+type Listing = ReturnType<typeof listConfined>;
+
+/** Lists a directory only if, once opened, it really is one `accept` allows (see `directory-descriptor.ts`). */
+function listConfined(directory: string, accept: (real: string) => boolean) {
+  const opened = openDirectory(directory, accept);
+  if (!opened)
+    throw Object.assign(new Error(`${directory} is not a directory inside the workspace`), { code: 'ENOENT' });
+  try {
+    return opened.list();
+  } finally {
+    opened.close();
+  }
+}
+
+/**
+ * The `readdir` tinyglobby's crawler uses, going through an opened and checked directory, so a
+ * directory swapped for a symlink while the glob runs lists nothing from where it leads.
+ */
+function confinedReaddir(accept: (real: string) => boolean) {
+  const readdirSync = (directory: string) => listConfined(directory, accept);
+  const readdir = (
+    directory: string,
+    _options: unknown,
+    callback: (error: Error | null, entries?: Listing) => void,
+  ) => {
+    let entries: Listing;
+    try {
+      entries = listConfined(directory, accept);
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    callback(null, entries);
+  };
+  return { readdir, readdirSync } as unknown as GlobOptions['fs'];
+}
+
 /** `file_glob`: files matching glob patterns (tinyglobby), gitignore-aware, capped, never following symlinks. */
 export function fileGlobTool(sandbox: WorkspaceSandbox) {
   return defineTool({
@@ -54,7 +92,9 @@ export function fileGlobTool(sandbox: WorkspaceSandbox) {
       const cwd = await sandbox.resolve(input.cwd ?? '.');
       const root = await sandbox.realRoot();
       const useGitignore = input.gitignore !== false;
+      const guarded = await sandbox.protectedPaths();
       const found = await glob(list, {
+        fs: confinedReaddir((real) => isInside(root, real) && !guarded.covers(real)),
         cwd: cwd.absolute,
         dot: input.dot ?? false,
         onlyFiles: !(input.includeDirectories ?? false),
@@ -70,7 +110,7 @@ export function fileGlobTool(sandbox: WorkspaceSandbox) {
         const absolute = path.resolve(cwd.absolute, entry);
         if (!(await sandbox.contains(absolute))) continue;
         const relative = await sandbox.relativeOf(absolute);
-        if (relative === '') continue;
+        if (relative === '' || guarded.coversRelative(relative)) continue;
         if (filter?.ignores(relative, isDirectory)) continue;
         paths.push(isDirectory ? `${relative}/` : relative);
       }

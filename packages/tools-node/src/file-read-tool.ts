@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { defineTool, ErrorCodes, ToolError } from '@stepwise/core';
 import { z } from 'zod';
 import { fileSystemError } from './file-errors.js';
-import { errorCode } from './file-system.js';
+import { openChecked } from './opened-file.js';
 import { decodeText, isBinary, lineEndingOf, utf8Boundary } from './text-files.js';
 import type { WorkspaceSandbox } from './workspace-sandbox.js';
 
@@ -64,19 +64,7 @@ export function fileReadTool(sandbox: WorkspaceSandbox) {
       }
       const resolved = await sandbox.resolve(input.path);
       const maxBytes = input.maxBytes ?? DEFAULT_MAX_BYTES;
-      let handle: Awaited<ReturnType<typeof sandbox.fileSystem.open>>;
-      try {
-        handle = await sandbox.fileSystem.open(resolved.absolute, READ_FLAGS);
-      } catch (error) {
-        if (errorCode(error) === 'ELOOP') {
-          throw new ToolError({
-            code: ErrorCodes.SANDBOX_VIOLATION,
-            message: `${input.path} became a symbolic link after it was checked`,
-            location: input.path,
-          });
-        }
-        throw fileSystemError(error, input.path, 'read');
-      }
+      const handle = await openChecked(sandbox, resolved, READ_FLAGS, 'read');
       try {
         const stats = await handle.stat();
         if (stats.isDirectory()) {

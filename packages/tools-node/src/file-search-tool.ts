@@ -3,10 +3,11 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { defineTool, ErrorCodes, ToolError } from '@stepwise/core';
 import ignore, { type Ignore } from 'ignore';
 import { z } from 'zod';
+import { descriptorMode, whereOpened } from './directory-descriptor.js';
 import { GitignoreFilter } from './gitignore-filter.js';
 import { isBinary } from './text-files.js';
 import { walkTree } from './walk-tree.js';
-import type { WorkspaceSandbox } from './workspace-sandbox.js';
+import { isInside, type WorkspaceSandbox } from './workspace-sandbox.js';
 
 // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check that follows refuses it.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
@@ -109,14 +110,16 @@ function preview(line: string, column: number, length: number, maxLength: number
 class FileReader {
   #buffer = Buffer.allocUnsafe(1024 * 1024);
 
-  read(absolute: string, maxBytes: number): Buffer | undefined {
+  /** `check`, when given, must accept the opened descriptor (a path that was not reached through an open directory). */
+  read(at: string, maxBytes: number, check?: (descriptor: number) => boolean): Buffer | undefined {
     let descriptor: number;
     try {
-      descriptor = openSync(absolute, READ_FLAGS);
+      descriptor = openSync(at, READ_FLAGS);
     } catch {
       return undefined;
     }
     try {
+      if (check && !check(descriptor)) return undefined;
       let filled = 0;
       for (;;) {
         if (filled === this.#buffer.length) {
@@ -165,10 +168,20 @@ export function fileSearchTool(sandbox: WorkspaceSandbox) {
           location: input.path ?? '.',
         });
       }
-      const files: Iterable<{ absolute: string; relative: string; type: string }> = stats.isDirectory()
-        ? walkTree(start.absolute, start.relative, { ...(gitignore ? { gitignore } : {}) })
-        : [{ absolute: start.absolute, relative: start.relative, type: 'file' }];
-
+      const guarded = await sandbox.protectedPaths();
+      const files: Iterable<{ at: string; relative: string; type: string }> = stats.isDirectory()
+        ? walkTree(start.absolute, start.relative, {
+            root,
+            skip: (relative) => guarded.coversRelative(relative),
+            ...(gitignore ? { gitignore } : {}),
+          })
+        : [{ at: start.absolute, relative: start.relative, type: 'file' }];
+      // Files reached through a directory opened by descriptor are inside it; others are checked once opened.
+      const checked = !stats.isDirectory() || descriptorMode() !== 'proc';
+      const accepts = (at: string) => (descriptor: number) => {
+        const real = whereOpened(descriptor, at);
+        return real !== undefined && isInside(root, real) && !guarded.covers(real);
+      };
       const reader = new FileReader();
       const matches: SearchMatch[] = [];
       let filesSearched = 0;
@@ -184,7 +197,7 @@ export function fileSearchTool(sandbox: WorkspaceSandbox) {
           context.signal.throwIfAborted();
           sliceStarted = performance.now();
         }
-        const buffer = reader.read(entry.absolute, maxFileBytes);
+        const buffer = reader.read(entry.at, maxFileBytes, checked ? accepts(entry.at) : undefined);
         if (!buffer) {
           filesSkipped++;
           continue;

@@ -5,16 +5,11 @@ import path from 'node:path';
 import { defineTool, ErrorCodes, REDACTED, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
 import { z } from 'zod';
 import { childEnvironment } from './child-environment.js';
+import { type CommandSandboxRecord, chooseSandbox, type Launch, launchOf } from './command-launch.js';
 import { type CommandPolicy, checkCommand, executableName, pathArguments } from './command-policy.js';
-import {
-  bubblewrapArguments,
-  type OsSandboxOptions,
-  osSandboxStatus,
-  SANDBOX_HOME,
-  type SandboxMode,
-  sandboxUnavailable,
-} from './os-sandbox.js';
-import { type ProcessResult, runProcess } from './run-process.js';
+import type { OsSandboxOptions, SandboxMode } from './os-sandbox.js';
+import type { ProtectedChanges } from './protected-paths.js';
+import { type ProcessResult, type RunProcessOptions, runProcess } from './run-process.js';
 import type { WorkspaceSandbox } from './workspace-sandbox.js';
 
 /** How `run_command` runs programs. Every member is optional except `allow`. */
@@ -36,8 +31,14 @@ export interface CommandOptions extends CommandPolicy {
    * `available` uses it where it can, `off` never does. Default `available`.
    */
   readonly sandbox?: SandboxMode;
-  /** What the OS sandbox lets commands see and do (network, extra hidden, readable or writable paths). */
+  /** What the OS sandbox lets commands see and do (network, extra hidden, readable, writable or protected paths, git config). */
   readonly sandboxOptions?: OsSandboxOptions;
+  /**
+   * Acknowledge that `checkArguments: false` without `sandbox: "required"` may run commands with
+   * no boundary at all (where the OS sandbox is off or cannot start). Without it that combination
+   * is refused when the tool is made (E601).
+   */
+  readonly unsafeNoBoundary?: boolean;
 }
 
 const commandSchema = z
@@ -77,6 +78,8 @@ export interface RunCommandOutput {
   readonly stdoutTruncated: boolean;
   readonly stderrTruncated: boolean;
   readonly durationMs: number;
+  /** Whether and how it ran sandboxed: `{ kind: "bubblewrap" | "none", network, … }`. */
+  readonly sandbox: CommandSandboxRecord;
 }
 
 async function isExecutableFile(file: string): Promise<boolean> {
@@ -192,15 +195,6 @@ async function checkPathArguments(sandbox: WorkspaceSandbox, argv: readonly stri
   }
 }
 
-/** Whether this call runs inside the OS sandbox; throws in `required` mode where it cannot start. */
-async function useOsSandbox(mode: SandboxMode): Promise<string | undefined> {
-  if (mode === 'off') return undefined;
-  const status = await osSandboxStatus();
-  if (status.available) return status.program;
-  if (mode === 'required') throw sandboxUnavailable(status);
-  return undefined;
-}
-
 /**
  * bubblewrap reports a command killed by a signal as exit code 128 + the signal's number, as
  * shells do; turn it back into the signal so the output reads the same with and without it.
@@ -218,6 +212,7 @@ function commandOutcome(
   result: ProcessResult,
   secrets: readonly string[],
   timeoutMs: number,
+  sandbox: CommandSandboxRecord,
 ): { output: RunCommandOutput; error?: ToolError } {
   const stdout = scrub(result.stdout, secrets);
   const stderr = scrub(result.stderr, secrets);
@@ -231,8 +226,9 @@ function commandOutcome(
     stdoutTruncated: result.stdoutTruncated,
     stderrTruncated: result.stderrTruncated,
     durationMs: Math.round(result.durationMs),
+    sandbox,
   };
-  const details = { exitCode: result.exitCode, signal: result.signal, stdout, stderr };
+  const details = { exitCode: result.exitCode, signal: result.signal, stdout, stderr, sandbox };
   const fail = (code: string, message: string, extra: Record<string, unknown> = {}) => ({
     output,
     error: new ToolError({ code, message, location: 'command', details: { ...details, ...extra } }),
@@ -256,6 +252,61 @@ function commandOutcome(
   return { output };
 }
 
+/** Starts the launch; a program that cannot start is E303. */
+async function startProcess(
+  launch: Launch,
+  argv: readonly string[],
+  options: Omit<RunProcessOptions, 'file' | 'args' | 'argv0' | 'env'>,
+): Promise<ProcessResult> {
+  try {
+    return await runProcess({
+      file: launch.file,
+      args: launch.args,
+      ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
+      env: launch.env,
+      ...options,
+    });
+  } catch (error) {
+    throw new ToolError({
+      code: ErrorCodes.TOOL_EXECUTABLE,
+      message: `${argv[0]} could not be started: ${error instanceof Error ? error.message : error}`,
+      location: 'command/0',
+    });
+  }
+}
+
+/** A command that created or replaced a protected path fails, whatever its exit code. */
+function protectedChanged(
+  argv: readonly string[],
+  changes: ProtectedChanges,
+  output: RunCommandOutput,
+): SandboxViolation {
+  const names = [...changes.created, ...changes.replaced].join(', ');
+  return new SandboxViolation(
+    `${argv[0]} changed protected paths (${names}): a created one was moved aside (${changes.quarantined.join(', ') || 'none'}), a replaced one cannot be trusted`,
+    {
+      location: 'command',
+      details: {
+        reason: 'protected',
+        ...changes,
+        stdout: output.stdout,
+        stderr: output.stderr,
+        sandbox: output.sandbox,
+      },
+    },
+  );
+}
+
+/** `checkArguments: false` is a boundary only with the OS sandbox required, unless the host says it knows. */
+function checkBoundary(options: CommandOptions, mode: SandboxMode): void {
+  if (options.checkArguments !== false || mode === 'required' || options.unsafeNoBoundary === true) return;
+  throw new StepwiseError(
+    ErrorCodes.CONFIG_INVALID,
+    `commands.checkArguments: false with sandbox "${mode}" runs commands with no boundary at all wherever the OS sandbox is off or cannot start; set sandbox: "required", or unsafeNoBoundary: true to accept that`,
+    { location: 'commands.checkArguments' },
+  );
+}
+
 /**
  * `run_command`: runs an allowlisted program with argv (no shell) inside the workspace, and
  * inside the OS sandbox where there is one. Refuses dangerous arguments per executable,
@@ -268,6 +319,7 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
   const defaultTimeout = options.timeoutMs ?? 120_000;
   const maxTimeout = options.maxTimeoutMs ?? 30 * 60_000;
   const mode = options.sandbox ?? 'available';
+  checkBoundary(options, mode);
   return defineTool({
     name: 'run_command',
     description: `Run a program in the workspace with argv (no shell), e.g. ["git", "status"]. Allowed executables: ${options.allow.join(', ') || 'none'}. Fails when the exit code is not 0; stdout and stderr are returned either way.`,
@@ -277,7 +329,7 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
     async execute(input, context): Promise<RunCommandOutput> {
       const argv = input.command;
       refuseByPolicy(argv, policy, input.stdin !== undefined);
-      const bubblewrap = await useOsSandbox(mode);
+      const status = await chooseSandbox(mode);
       const cwd = await workingDirectory(sandbox, input.cwd);
       if (policy.checkArguments !== false) await checkPathArguments(sandbox, argv, cwd.absolute);
       const { env, secrets } = childEnvironment({
@@ -285,58 +337,46 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
         ...(input.env ? { requested: input.env } : {}),
         executable: executableName(argv[0] as string),
       });
-      const pathVariable = env.PATH ?? env.Path ?? '';
-      const file = await resolveExecutable(argv[0] as string, pathVariable, sandbox);
-      if (bubblewrap) {
-        // A private, empty home and temp directory: nothing the host keeps there is visible or writable.
-        Object.assign(env, { HOME: SANDBOX_HOME, TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' });
-      }
+      const file = await resolveExecutable(argv[0] as string, env.PATH ?? env.Path ?? '', sandbox);
+      const launch = await launchOf({
+        sandbox,
+        status,
+        mode,
+        options: options.sandboxOptions ?? {},
+        argv,
+        file,
+        cwd: cwd.absolute,
+        env,
+      });
       const timeoutMs = Math.min(input.timeoutMs ?? defaultTimeout, maxTimeout);
-      const wrapped = bubblewrap
-        ? {
-            file: bubblewrap,
-            args: [
-              ...bubblewrapArguments({
-                workspace: await sandbox.realRoot(),
-                pathVariable,
-                file,
-                cwd: cwd.absolute,
-                options: options.sandboxOptions ?? {},
-              }),
-              '--',
-              file,
-              ...argv.slice(1),
-            ],
-          }
-        : { file, args: argv.slice(1), argv0: argv[0] as string };
-      let result: ProcessResult;
-      try {
-        result = await runProcess({
-          ...wrapped,
-          cwd: cwd.absolute,
-          env,
-          ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
-          timeoutMs,
-          maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
-          killGraceMs: options.killGraceMs ?? 2000,
-          signal: context.signal,
-          onSpawn: (pid) => context.recordProcess?.({ pid, processGroup: pid, command: [...argv] }),
-        });
-      } catch (error) {
-        throw new ToolError({
-          code: ErrorCodes.TOOL_EXECUTABLE,
-          message: `${argv[0]} could not be started: ${error instanceof Error ? error.message : error}`,
-          location: 'command/0',
-        });
-      }
-      if (bubblewrap) result = signalFromExitCode(result);
-      const outcome = commandOutcome(argv, cwd.relative === '' ? '.' : cwd.relative, result, secrets, timeoutMs);
+      const guarded = await sandbox.protectedPaths();
+      const before = guarded.snapshot();
+      let result = await startProcess(launch, argv, {
+        cwd: cwd.absolute,
+        ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
+        timeoutMs,
+        maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
+        killGraceMs: options.killGraceMs ?? 2000,
+        signal: context.signal,
+        onSpawn: (pid) => context.recordProcess?.({ pid, processGroup: pid, command: [...argv] }),
+      });
+      if (launch.record.kind === 'bubblewrap') result = signalFromExitCode(result);
+      const outcome = commandOutcome(
+        argv,
+        cwd.relative === '' ? '.' : cwd.relative,
+        result,
+        secrets,
+        timeoutMs,
+        launch.record,
+      );
       if (outcome.output.stdout) {
         context.addArtifact({ kind: 'stdout', content: outcome.output.stdout, truncated: result.stdoutTruncated });
       }
       if (outcome.output.stderr) {
         context.addArtifact({ kind: 'stderr', content: outcome.output.stderr, truncated: result.stderrTruncated });
       }
+      const changes = guarded.changedSince(before);
+      if (changes) throw protectedChanged(argv, changes, outcome.output);
       if (outcome.error) throw outcome.error;
       return outcome.output;
     },

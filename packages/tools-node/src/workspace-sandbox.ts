@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ErrorCodes, SandboxViolation, StepwiseError } from '@stepwise/core';
 import { fileSystemError } from './file-errors.js';
 import { errorCode, type FileSystem, nodeFileSystem } from './file-system.js';
+import { ProtectedPaths } from './protected-paths.js';
 
 export interface WorkspaceSandboxOptions {
   /** The workspace root. Resolved against the process cwd; must be an existing directory when first used. */
@@ -15,6 +16,13 @@ export interface WorkspaceSandboxOptions {
    * Default `['.git']`: writing `.git/config` or `.git/hooks/*` is code execution by the next `git` call.
    */
   readonly protectedNames?: readonly string[];
+  /**
+   * Files or directories no file tool may read, list, write or delete (`details.reason:
+   * "protected"`), wherever a path or symlink leads: the store's database, config and plugin files.
+   * Absolute, or relative to the workspace. Always added: `.stepwise/` in the workspace and
+   * `stepwise.config.*` at its root; every file also protects its SQLite `-wal`, `-shm` and `-journal`.
+   */
+  readonly protectedPaths?: readonly string[];
   /** Where file operations go. Default: the real file system. */
   readonly fileSystem?: FileSystem;
 }
@@ -73,7 +81,9 @@ export class WorkspaceSandbox {
   readonly #maxPathLength: number;
   readonly #maxSegmentBytes: number;
   readonly #protectedNames: ReadonlySet<string>;
+  readonly #protectedPaths: readonly string[];
   #realRoot: Promise<string> | undefined;
+  #protected: ProtectedPaths | undefined;
 
   constructor(options: WorkspaceSandboxOptions) {
     if (typeof options.root !== 'string' || options.root.length === 0 || options.root.includes('\0')) {
@@ -86,6 +96,14 @@ export class WorkspaceSandbox {
     this.#maxPathLength = options.maxPathLength ?? 4096;
     this.#maxSegmentBytes = options.maxSegmentBytes ?? 255;
     this.#protectedNames = new Set((options.protectedNames ?? ['.git']).map((name) => name.toLowerCase()));
+    this.#protectedPaths = [...(options.protectedPaths ?? [])];
+  }
+
+  /** The protected paths (see `protectedPaths`), once the root is known. */
+  async protectedPaths(): Promise<ProtectedPaths> {
+    const root = await this.realRoot();
+    this.#protected ??= new ProtectedPaths(root, this.#protectedPaths);
+    return this.#protected;
   }
 
   /** The real path of the root (resolved once). Fails with E601 when the root is not a directory. */
@@ -174,6 +192,10 @@ export class WorkspaceSandbox {
       });
     }
     const relative = toPosix(path.relative(realRoot, resolved.real));
+    const guarded = await this.protectedPaths();
+    if (guarded.covers(resolved.real) || (options.access === 'write' && guarded.within(resolved.real))) {
+      throw violation('protected', 'the path is protected (the run journal, a config or a plugin file)', input);
+    }
     if (options.access === 'write') {
       if (relative === '') throw violation('workspace-root', 'the workspace root itself cannot be changed', input);
       const segments = relative.split('/');

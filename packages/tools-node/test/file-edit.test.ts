@@ -320,9 +320,9 @@ describe('file_edit multi-file atomicity', () => {
   });
 
   it('refuses to overwrite a file that changed after it was read', async () => {
-    await withFailingHarness((operation, target) => {
-      // Someone else writes one.txt while the temporaries are being prepared.
-      if (operation === 'open' && target.includes(`${path.sep}sub${path.sep}`)) {
+    await withFailingHarness((operation, _target, count) => {
+      // Someone else writes one.txt while the temporaries are being prepared (the second is sub/two.txt's).
+      if (operation === 'open' && count === 2) {
         writeFileSync(file('one.txt'), 'changed by someone else, longer\n');
       }
       return false;

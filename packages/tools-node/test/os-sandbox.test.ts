@@ -77,7 +77,9 @@ async function prepareWorkspace(target: Harness): Promise<void> {
 beforeAll(async () => {
   await writeFile(HOME_SECRET_FILE, SECRET);
   harness = await createHarness({ commands: { allow: ALLOW, sandbox: 'required', checkArguments: false } });
-  plain = await createHarness({ commands: { allow: ALLOW, sandbox: 'off', checkArguments: false } });
+  plain = await createHarness({
+    commands: { allow: ALLOW, sandbox: 'off', checkArguments: false, unsafeNoBoundary: true },
+  });
   ordinary = await createHarness({ commands: { allow: ALLOW, sandbox: 'required' } });
   await prepareWorkspace(harness);
   await prepareWorkspace(plain);
