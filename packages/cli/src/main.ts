@@ -48,8 +48,9 @@ Usage: stepwise <command> [options]
 Commands:
 ${COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`).join('\n')}
 
-Every command takes --help. Configuration: stepwise.config.json (or .ts/.mjs/.js) in the current
-directory or above; the journal defaults to .stepwise/stepwise.db in the workspace.
+Every command takes --help. Configuration: stepwise.config.json (or .jsonc/.ts/.mjs/.js) in the
+current directory or above; JSON files, plans included, may have comments and trailing commas. The
+journal defaults to .stepwise/stepwise.db in the workspace.
 
 Examples:
   stepwise validate plan.json

@@ -96,25 +96,6 @@ describe('validate', () => {
     );
   });
 
-  it('validates an agentic plan without the model key variable set', async () => {
-    const other = await createWorkspace();
-    try {
-      await other.write('stepwise.config.json', {
-        engine: 'agentic',
-        model: { baseURL: 'http://127.0.0.1:9/v1', model: 'm', apiKeyEnv: 'STEPWISE_TEST_UNSET_KEY' },
-      });
-      await other.write('plan.json', { id: 'p', steps: [{ id: 'a', tool: 'file_read', args: { path: 'x' } }] });
-      const outcome = await runCli(['validate', 'plan.json'], { cwd: other.directory });
-      expect(outcome.stderr).not.toContain('E601');
-      expect(outcome.code, outcome.stderr).toBe(0);
-      expect(outcome.stdout).toContain('valid plan for the agentic engine');
-      const run = await runCli(['run', 'plan.json'], { cwd: other.directory });
-      expect(run.stderr).toContain('E601');
-    } finally {
-      await other.dispose();
-    }
-  });
-
   it('reports configuration problems with file, line and column', async () => {
     const other = await createWorkspace();
     try {

@@ -144,17 +144,45 @@ async function follow(
   }
 }
 
+/** At most this many failed steps are named in the summary; the rest are counted. */
+const SUMMARY_STEPS = 10;
+/** A failed step's message is cut to its first line and this many characters. */
+const SUMMARY_MESSAGE_LENGTH = 200;
+
+function firstLine(message: string): string {
+  const [line = ''] = message.split('\n');
+  const characters = [...line];
+  if (characters.length > SUMMARY_MESSAGE_LENGTH) return `${characters.slice(0, SUMMARY_MESSAGE_LENGTH - 1).join('')}…`;
+  return line.length < message.trimEnd().length ? `${line} …` : line;
+}
+
+/**
+ * One line per failed or denied step, `id (tool): CODE message`, for both summaries (the terminal's
+ * and the one on stderr beside JSONL); after SUMMARY_STEPS steps, how many more.
+ */
+function failedStepLines(result: RunResult, highlight: (text: string) => string = (text) => text): string[] {
+  const failures = result.steps.filter((step) => step.status === 'failed' || step.status === 'denied');
+  const lines = failures.slice(0, SUMMARY_STEPS).map((step) => {
+    const tool = step.tool ? ` (${step.tool})` : ' (goal step)';
+    const error = step.error ? `${step.error.code} ${firstLine(step.error.message)}` : step.status;
+    return `${highlight(step.stepId)}${tool}: ${error}`;
+  });
+  const more = failures.length - SUMMARY_STEPS;
+  if (more > 0) lines.push(`… and ${more} more failed step${more === 1 ? '' : 's'}: stepwise show ${result.runId}`);
+  return lines;
+}
+
 function summarize(context: CommandContext, result: RunResult, code: number, database: string, shown: Presentation) {
   const { palette } = context;
   const counts = new Map<string, number>();
   for (const step of result.steps) counts.set(step.status, (counts.get(step.status) ?? 0) + 1);
   const countText = [...counts].map(([status, count]) => `${count} ${status}`).join(', ') || 'no step ran';
-  const failures = result.steps.filter((step) => step.status === 'failed' || step.status === 'denied');
   if (shown.json) {
     printError(
       context,
       `stepwise: run ${result.runId} ${result.status} in ${formatDuration(result.durationMs)} (${countText}); exit ${code}`,
     );
+    for (const line of failedStepLines(result)) printError(context, `stepwise:   ${line}`);
     return;
   }
   const icon = result.status === 'completed' ? palette.green('✓') : palette.red('✗');
@@ -162,12 +190,7 @@ function summarize(context: CommandContext, result: RunResult, code: number, dat
     context,
     `${icon} ${palette.bold(result.status)} in ${formatDuration(result.durationMs)} — ${countText}${code === 0 ? '' : ` (exit ${code})`}`,
   );
-  for (const step of failures) {
-    print(
-      context,
-      `  ${palette.red(step.stepId)}: ${step.error?.code ?? ''} ${step.error?.message.split('\n')[0] ?? step.status}`,
-    );
-  }
+  for (const line of failedStepLines(result, palette.red)) print(context, `  ${line}`);
   print(context, palette.gray(`  journal ${database} · run ${result.runId}`));
   print(context, palette.gray(`  stepwise show ${result.runId} · stepwise report ${result.runId}`));
 }
@@ -199,9 +222,11 @@ export const runCommand: CommandDefinition = {
   help: `Usage: stepwise run <plan.json> [--engine E] [--config F] [--workspace DIR] [--db F]
                     [--authorization F] [--approve auto|prompt|deny|pause] [--concurrency N] [--json]
 
-Runs the plan with the configured engine, tools and journal. In a terminal: a live view of the
-steps and interactive approval prompts (with a diff for file writes and edits). With --json or
-when stdout is not a terminal: one RunEvent per line (JSONL) on stdout and no prompts.
+Runs the plan with the configured engine, tools and journal. The plan file is JSON; comments and
+trailing commas are allowed (JSONC). In a terminal: a live view of the steps and interactive
+approval prompts (with a diff for file writes and edits). With --json or when stdout is not a
+terminal: one RunEvent per line (JSONL) on stdout, no prompts, and a summary on stderr: the run's
+status, then each failed or denied step with its tool, error code and message.
 
 Options:
   -e, --engine E         sequential (strict; needs --authorization), dag or agentic
@@ -214,7 +239,7 @@ ${APPROVE_HELP}
       --json             JSONL events on stdout, no live view, no prompts
 
 Exit codes: 0 completed, 1 general failure, 2 invalid input, 30 step failed, 31 turn limit,
-32 sandbox violation, 33 approval denied, 34 step timeout.
+32 sandbox violation, 33 approval denied, 34 step timeout, 35 waiting for an answer.
 
 Examples:
   stepwise run plan.json

@@ -1,6 +1,6 @@
-import { validatePlan } from '@stepwise/core';
+import { ErrorCodes, type PlanValidation, StepwiseError, validatePlan } from '@stepwise/core';
 import { choice, type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
-import { createRunner, type EngineName } from '../create-runner.js';
+import { createRunner, type EngineName, type RunnerOptions } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatPlanProblems, locatePlanProblems } from '../format-plan-problems.js';
 import { readJsonFile } from '../read-plan-file.js';
@@ -15,6 +15,62 @@ const options = {
   'no-tools': { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
+/**
+ * What `stepwise run` refuses before a step runs that validation alone would not see: the
+ * model's key variable unset, an engine package not installed, the agentic engine without a
+ * model (E601 at /model… or /engine).
+ */
+function isNotReady(error: unknown): error is StepwiseError {
+  return (
+    StepwiseError.isInstance(error) &&
+    error.code === ErrorCodes.CONFIG_INVALID &&
+    /^\/(model|engine)(\/|$)/.test(error.location ?? '')
+  );
+}
+
+function describeNotReady(error: StepwiseError) {
+  const missingPackage = error.details?.package;
+  return {
+    code: error.code,
+    location: error.location,
+    message: error.message,
+    ...(typeof missingPackage === 'string' ? { package: missingPackage } : {}),
+  };
+}
+
+/**
+ * Validates the plan with the runner `stepwise run` would build (the engine, the model, the tools;
+ * a memory store stands in for the journal). When that runner cannot be built here (see
+ * isNotReady), the plan is still checked, with the tools and the engine's rules, and the reason
+ * comes back as `notReady`.
+ */
+async function validateAsRunWould(
+  plan: unknown,
+  options: RunnerOptions & { readonly engine: EngineName },
+): Promise<{ validation: PlanValidation; notReady: StepwiseError | undefined }> {
+  let notReady: StepwiseError | undefined;
+  try {
+    const runner = await createRunner({ ...options, store: 'memory' });
+    try {
+      return { validation: runner.validate(plan), notReady };
+    } finally {
+      await runner.close();
+    }
+  } catch (error) {
+    if (!isNotReady(error)) throw error;
+    notReady = error;
+  }
+  // Without a model and on the dag engine (always installed), for the tools only.
+  const { model, agentic: _agentic, ...toolOptions } = options;
+  const standIn = await createRunner({ ...toolOptions, engine: 'dag', store: 'memory' });
+  try {
+    const goalSteps = model === undefined ? {} : { goalSteps: true };
+    return { validation: validatePlan(plan, { tools: standIn.tools, engine: options.engine, ...goalSteps }), notReady };
+  } finally {
+    await standIn.close();
+  }
+}
+
 export const validateCommand: CommandDefinition = {
   name: 'validate',
   summary: 'check a plan and print every problem',
@@ -24,14 +80,21 @@ export const validateCommand: CommandDefinition = {
 
 Checks the plan's shape, ids, dependencies (cycles are named), tools (against the whitelist the
 configuration builds: tools-node plus plugins) and each step's arguments. Prints every problem as
-"file:line:column code path message", one per line, and exits 2 if there is any.
+"file:line:column code path message", one per line, and exits 2 if there is any. The plan (and a
+stepwise.config.json) may have comments and trailing commas (JSONC).
+
+It also builds what stepwise run would build, so a configuration that cannot run here is not
+passed with a bare ✓: when the model's API key variable is unset, an engine package is not
+installed or the agentic engine has no model, it prints "!" instead of "✓", names what is missing
+on stderr (E601) and exits 2, as stepwise run would.
 
 Options:
   -e, --engine E     rules of this engine (default: the configuration's, else dag);
                      sequential also refuses argument references
   -c, --config F     configuration file (default: stepwise.config.* here or above)
-      --no-tools     check the plan's structure only (no plugins are loaded)
-      --json         print { ok, problems, order } as JSON
+      --no-tools     check the plan's structure only (no plugins, no engine, no model)
+      --json         print { ok, engine, problems, order, ready, notReady } as JSON:
+                     ok is the plan's verdict, ready whether stepwise run can start here
 
 Examples:
   stepwise validate plan.json
@@ -44,36 +107,17 @@ Examples:
       choice<EngineName>('validate', 'engine', values.engine, ['sequential', 'dag', 'agentic']) ??
       loaded.config.engine ??
       'dag';
-    let validation: ReturnType<typeof validatePlan>;
-    if (values['no-tools']) {
-      validation = validatePlan(planFile.value, { engine });
-    } else {
-      // Validation needs no model: its endpoint and key (perhaps unset here) are left out.
-      const {
-        model: _model,
-        agentic: _agentic,
-        ...runnerOptions
-      } = runnerOptionsFromConfig(loaded, {
-        engine,
-        cwd: context.io.cwd,
-        ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
-      });
-      // Validation needs the whitelist, not the journal, and no model: a memory store and the dag
-      // rules stand in for engines whose dependencies are not configured.
-      const runner = await createRunner({
-        ...runnerOptions,
-        engine: engine === 'agentic' ? 'dag' : engine,
-        store: 'memory',
-      });
-      try {
-        validation =
-          engine === 'agentic'
-            ? validatePlan(planFile.value, { tools: runner.tools, engine: 'agentic' })
-            : runner.validate(planFile.value);
-      } finally {
-        await runner.close();
-      }
-    }
+    const { validation, notReady } = values['no-tools']
+      ? { validation: validatePlan(planFile.value, { engine }), notReady: undefined }
+      : await validateAsRunWould(
+          planFile.value,
+          runnerOptionsFromConfig(loaded, {
+            engine,
+            cwd: context.io.cwd,
+            ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
+          }),
+        );
+    const ok = validation.ok && !notReady;
     if (values.json) {
       print(
         context,
@@ -83,6 +127,8 @@ Examples:
             engine,
             problems: locatePlanProblems(planFile, validation.problems),
             ...(validation.ok ? { order: validation.order } : {}),
+            ...(values['no-tools'] ? {} : { ready: !notReady }),
+            ...(notReady ? { notReady: describeNotReady(notReady) } : {}),
           },
           null,
           2,
@@ -90,9 +136,10 @@ Examples:
       );
     } else if (validation.ok) {
       const { palette } = context;
+      const steps = validation.plan.steps.length;
       print(
         context,
-        `${palette.green('✓')} ${file} is a valid plan for the ${engine} engine: ${validation.plan.steps.length} step${validation.plan.steps.length === 1 ? '' : 's'} (${validation.order.join(' → ')})`,
+        `${notReady ? palette.yellow('!') : palette.green('✓')} ${file} is a valid plan for the ${engine} engine: ${steps} step${steps === 1 ? '' : 's'} (${validation.order.join(' → ')})`,
       );
     } else {
       for (const line of formatPlanProblems(planFile, validation.problems)) print(context, line);
@@ -100,6 +147,11 @@ Examples:
         `${file}: ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}\n`,
       );
     }
-    return validation.ok ? ExitCodes.COMPLETED : ExitCodes.INVALID_INPUT;
+    if (notReady && !values.json) {
+      context.io.stderr.write(
+        `stepwise validate: stepwise run cannot start with this configuration here: ${notReady.code} ${notReady.message} (at ${notReady.location})\n`,
+      );
+    }
+    return ok ? ExitCodes.COMPLETED : ExitCodes.INVALID_INPUT;
   },
 };
