@@ -191,9 +191,11 @@ function shownToolchain(target: SandboxedProcess, hidden: readonly string[]): st
     if (above === undefined) continue;
     // `…/bin` of an installed toolchain needs its `…/lib` beside it (npm is bin/npm → ../lib/…), but
     // `~/bin` or `~/.local/bin` must not show the whole home or `~/.local`: only two levels down or more.
+    // Version managers' `shims` (pyenv, rbenv, asdf) run the manager beside them: `~/.pyenv/shims` shows `~/.pyenv`.
     const parent = path.dirname(entry);
     const depth = path.relative(above, parent).split(path.sep).filter(Boolean).length;
-    shown.add(path.basename(entry) === 'bin' && depth >= 2 ? parent : entry);
+    const name = path.basename(entry);
+    shown.add((name === 'bin' && depth >= 2) || (name === 'shims' && depth >= 1) ? parent : entry);
   }
   const args: string[] = [];
   for (const entry of shown) {

@@ -255,10 +255,11 @@ export function checkCommand(
       ErrorCodes.TOOL_EXECUTABLE,
     );
   }
-  const allowed = policy.allow.some((entry) =>
-    process.platform === 'win32' ? entry.toLowerCase() === executable.toLowerCase() : entry === executable,
-  );
-  if (!allowed) {
+  const isAllowed = (program: string) =>
+    policy.allow.some((entry) =>
+      process.platform === 'win32' ? entry.toLowerCase() === program.toLowerCase() : entry === program,
+    );
+  if (!isAllowed(executable)) {
     return refuse(
       0,
       `"${executable}" is not an allowed executable (allowed: ${policy.allow.join(', ') || 'none'})`,
@@ -266,10 +267,46 @@ export function checkCommand(
     );
   }
   const name = executableName(executable);
-  if (WRAPPERS.has(name)) return refuse(0, `"${name}" runs other programs and would bypass the allowlist`);
+  if (WRAPPERS.has(name)) {
+    const program = wrappedProgram(name, argv);
+    // `env` alone prints the environment; with the argument rules off (the OS sandbox the boundary),
+    // `xargs echo` may run an allowlisted program: the allowlist still holds, its rules are off anyway.
+    const harmless =
+      program === null || (policy.checkArguments === false && program !== undefined && isAllowed(program));
+    if (!harmless) return refuse(0, `"${name}" runs other programs and would bypass the allowlist`);
+  }
   if (policy.checkArguments === false) return undefined;
   const rule = RULES[name];
   return rule?.(argv, policy, context);
+}
+
+/** Options of env and xargs that take a value in the next argument. */
+const WRAPPER_VALUED: Readonly<Record<string, ReadonlySet<string>>> = {
+  env: new Set(['-u', '--unset', '-C', '--chdir', '-S', '--split-string']),
+  xargs: new Set(['-a', '--arg-file', '-d', '--delimiter', '-E', '-I', '-L', '-n', '--max-args', '-P', '-s']),
+};
+
+/**
+ * The program a wrapper runs: `null` when it runs none (`env` with only options and
+ * assignments), xargs' default `echo`, or undefined when it cannot be told (every other wrapper).
+ */
+function wrappedProgram(name: string, argv: readonly string[]): string | null | undefined {
+  const valued = WRAPPER_VALUED[name];
+  if (!valued) return undefined;
+  for (let index = 1; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') return argv[index + 1] ?? (name === 'env' ? null : 'echo');
+    if (name === 'env' && (argument === '-S' || argument.startsWith('--split-string') || /^-\w*S/.test(argument))) {
+      return undefined;
+    }
+    if (argument.startsWith('-')) {
+      if (valued.has(argument)) index++;
+      continue;
+    }
+    if (name === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argument)) continue;
+    return argument;
+  }
+  return name === 'env' ? null : 'echo';
 }
 
 /** Facts about the call that are not in argv. */
@@ -669,16 +706,35 @@ const sedRule: Rule = (argv) => {
   return undefined;
 };
 
+/** What an awk program must not contain: commands (system, pipes), output redirection, reading other files, gawk directives. */
+const AWK_DANGER = /system\s*\(|\||\bprintf?\b[^;{}]*>|\bgetline\b[^;{}]*<|@(load|include|namespace)\b/;
+
+/** The program text an argument carries: a positional, or the value of `-e`/`--source` (gawk). */
+function awkProgramText(argument: string): string | undefined {
+  if (!argument.startsWith('-')) return argument;
+  const { name, value } = splitOption(argument);
+  if (value !== undefined && abbreviates(name, '--source')) return value;
+  return /^-e./.test(argument) ? argument.slice(2) : undefined;
+}
+
 const awkRule: Rule = (argv) => {
+  const loads = findOption(argv, ['-f', '--file', '-i', '--include', '-l', '--load', '-E', '--exec']);
+  if (loads !== -1) {
+    return refuse(
+      loads,
+      'awk programs from files, includes, in-place editing and extensions are refused: the rules cannot see into them',
+    );
+  }
   for (let index = 1; index < argv.length; index++) {
-    const argument = argv[index] as string;
-    if (/system\s*\(|\||\bprintf?\b[^;{}]*>/.test(argument) && !argument.startsWith('-')) {
-      return refuse(index, 'awk programs that run commands (system, pipes) or redirect output are refused');
+    const text = awkProgramText(argv[index] as string);
+    if (text !== undefined && AWK_DANGER.test(text)) {
+      return refuse(
+        index,
+        'awk programs that run commands (system, pipes), redirect output (print > file) or read other files (getline < file) are refused',
+      );
     }
   }
-  return findOption(argv, ['-l', '--load', '-E', '--exec']) === -1
-    ? undefined
-    : refuse(findOption(argv, ['-l', '--load', '-E', '--exec']), 'awk extension loading is refused');
+  return undefined;
 };
 
 const makeRule: Rule = (argv) => {
@@ -804,8 +860,13 @@ export function looksLikePath(value: string): boolean {
  */
 export function pathArguments(argv: readonly string[]): { index: number; value: string; always: boolean }[] {
   const found: { index: number; value: string; always: boolean }[] = [];
+  const tar = executableName(argv[0] ?? '') === 'tar';
   for (let index = 1; index < argv.length; index++) {
-    for (const value of candidates(argv[index] as string)) {
+    const argument = argv[index] as string;
+    const values = candidates(argument);
+    const attached = tar ? tarClusterValue(argument) : undefined;
+    if (attached !== undefined) values.push(attached);
+    for (const value of values) {
       if (/^file:/i.test(value)) {
         found.push({ index, value: fileUrlPath(value), always: true });
         continue;
@@ -815,6 +876,23 @@ export function pathArguments(argv: readonly string[]): { index: number; value: 
     }
   }
   return found;
+}
+
+/** tar's short options that take a file or directory: the archive, -C, lists, snapshots, dates from files. */
+const TAR_PATH_LETTERS = 'fCTXgKN';
+
+/** In a tar cluster such as `-cvf<archive>` or `-xvC<dir>`, the value glued after the first letter taking one. */
+function tarClusterValue(argument: string): string | undefined {
+  if (!/^-[A-Za-z]/.test(argument) || argument.startsWith('--')) return undefined;
+  for (let position = 1; position < argument.length; position++) {
+    const letter = argument[position] as string;
+    if (!/[A-Za-z]/.test(letter)) return undefined;
+    if (TAR_PATH_LETTERS.includes(letter)) {
+      const value = argument.slice(position + 1);
+      return value === '' ? undefined : value;
+    }
+  }
+  return undefined;
 }
 
 /** A file: URL is a path in disguise; one that does not parse stands for the file system root, which is refused. */

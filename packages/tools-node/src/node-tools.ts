@@ -20,6 +20,13 @@ export interface NodeToolsOptions {
   readonly commands?: CommandOptions;
   /** Directory names never written at any depth. Default `['.git']`. */
   readonly protectedNames?: readonly string[];
+  /**
+   * Files or directories no file tool may read, list, write or delete and the OS sandbox hides
+   * from commands, wherever they are (the workspace included): the store's database, config and
+   * plugin files. Absolute or workspace-relative. Always added: `.stepwise/` and, at the workspace
+   * root, `stepwise.config.*`; each file also protects its SQLite `-wal`, `-shm` and `-journal`.
+   */
+  readonly protectedPaths?: readonly string[];
   /** Longest path accepted, in characters. Default 4096. */
   readonly maxPathLength?: number;
   /** Replaces `node:fs/promises` for file operations (tests inject failures through it). */
@@ -41,6 +48,7 @@ export function createNodeTools(options: NodeToolsOptions) {
   const sandbox = new WorkspaceSandbox({
     root: options.workspace,
     ...(options.protectedNames ? { protectedNames: options.protectedNames } : {}),
+    ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
     ...(options.maxPathLength ? { maxPathLength: options.maxPathLength } : {}),
     ...(options.fileSystem ? { fileSystem: options.fileSystem } : {}),
   });

@@ -182,11 +182,12 @@ async function checkPathArguments(sandbox: WorkspaceSandbox, argv: readonly stri
       await sandbox.resolve(target);
     } catch (error) {
       if (StepwiseError.isInstance(error) && error.code === ErrorCodes.SANDBOX_VIOLATION) {
+        const isProtected = (error.details as { reason?: string } | undefined)?.reason === 'protected';
         throw new SandboxViolation(
-          `argument ${index} (${JSON.stringify(value)}) refers to a path outside the workspace`,
+          `argument ${index} (${JSON.stringify(value)}) refers to ${isProtected ? 'a protected path' : 'a path outside the workspace'}`,
           {
             location: `command/${index}`,
-            details: { argument: argv[index] },
+            details: { argument: argv[index], ...(isProtected ? { reason: 'protected' } : {}) },
           },
         );
       }

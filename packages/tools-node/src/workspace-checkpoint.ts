@@ -4,6 +4,7 @@ import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { commitChanges, type FileChange } from './commit-changes.js';
 import { errorCode } from './file-system.js';
 import { ALWAYS_SKIPPED, DEFAULT_IGNORED, GitignoreFilter } from './gitignore-filter.js';
+import type { ProtectedPaths } from './protected-paths.js';
 import { walkTree } from './walk-tree.js';
 import { WorkspaceSandbox } from './workspace-sandbox.js';
 
@@ -67,6 +68,7 @@ interface Scope {
   readonly roots: readonly string[];
   readonly exclude: ReadonlySet<string>;
   readonly gitignore: GitignoreFilter | undefined;
+  readonly guarded: ProtectedPaths;
 }
 
 function byDepth(left: string, right: string): number {
@@ -90,6 +92,9 @@ async function scan(scope: Scope): Promise<Map<string, 'file' | 'directory' | 's
     if (!stats.isDirectory()) continue;
     if (relative !== '') found.set(relative, 'directory');
     const walk = walkTree(absolute, relative, {
+      root: scope.root,
+      // Protected paths (the store, config) are another process's: never recorded or restored.
+      skip: (entry) => scope.guarded.coversRelative(entry),
       skipDirectories: [...scope.exclude],
       ...(scope.gitignore ? { gitignore: scope.gitignore } : {}),
     });
@@ -207,7 +212,8 @@ export async function createCheckpoint(options: WorkspaceCheckpointOptions): Pro
   // `.git` is never restored, whatever the options: writing there is code execution by the next git call.
   const exclude = new Set([...ALWAYS_SKIPPED, ...(options.exclude ?? DEFAULT_IGNORED)]);
   const gitignore = options.gitignore === false ? undefined : new GitignoreFilter(root);
-  const scope: Scope = { sandbox, root, roots: [...new Set(roots)].sort(byDepth), exclude, gitignore };
+  const guarded = await sandbox.protectedPaths();
+  const scope: Scope = { sandbox, root, roots: [...new Set(roots)].sort(byDepth), exclude, gitignore, guarded };
   const recorded = await record(scope, options);
   let bytes = 0;
   for (const entry of recorded.values()) if (entry.type === 'file') bytes += entry.contents.length;

@@ -128,3 +128,53 @@ describe('path arguments through a symlink and ..', () => {
     expect(outcome.status).toBe('succeeded');
   });
 });
+
+describe('tar and awk forms that reached files outside', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await createHarness({ commands: { allow: ['tar', 'awk'], sandbox: 'off' } });
+    await writeFile(path.join(harness.outside, 'secret'), 'outside secret');
+    await mkdir(path.join(harness.workspace, 'sub'));
+    await writeFile(path.join(harness.workspace, 'sub', 'file.txt'), 'inside');
+    await writeFile(path.join(harness.workspace, 'data.txt'), 'a b\n');
+  });
+  afterAll(() => harness.cleanup());
+
+  const forms = (outside: string): string[][] => [
+    ['tar', `-cvf${outside}/archive.tar`, 'sub'],
+    ['tar', `-cf${outside}/archive.tar`, 'sub'],
+    ['tar', '-cf', 'in.tar', 'sub', `-vC${outside}`],
+    ['tar', `--file=${outside}/archive.tar`, '-c', 'sub'],
+    ['tar', '-c', 'sub', `--directory=${outside}`, '-f', 'x.tar'],
+    ['tar', '-xvf', 'in.tar', `-C${outside}`],
+    ['awk', `BEGIN { while ((getline line < "${outside}/secret") > 0) print line }`],
+    ['awk', 'BEGIN { getline < "/etc/hostname"; print }'],
+    ['awk', `{ print > "${outside}/written" }`, 'data.txt'],
+    ['awk', `{ printf "%s", $0 >> "${outside}/written" }`, 'data.txt'],
+    ['awk', 'BEGIN { system("id") }'],
+    ['awk', `--source=BEGIN { system("touch ${outside}/ran") }`],
+    ['awk', '-f', 'prog.awk', 'data.txt'],
+    ['awk', '-i', 'inplace', '{ print }', 'data.txt'],
+  ];
+
+  it.each(forms('OUTSIDE').map((argv) => [argv.join(' ')]))('refuses %s', async (name) => {
+    const argv = forms(harness.outside).find((form) => form.join(' ') === name.replaceAll('OUTSIDE', harness.outside));
+    const outcome = await harness.call('run_command', { command: argv as string[] });
+    expect({ status: outcome.status, code: outcome.error?.code }).toEqual({ status: 'failed', code: 'E402' });
+    expect(JSON.stringify(outcome)).not.toContain('outside secret');
+  });
+
+  it('wrote and read nothing outside, and the ordinary forms still run', async () => {
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(harness.outside)).toEqual(['secret']);
+    for (const argv of [
+      ['tar', '-cvfin.tar', 'sub'],
+      ['tar', '-tf', 'in.tar'],
+      ['awk', '{ print $2 }', 'data.txt'],
+      ['awk', 'NF > 1 { print $1 }', 'data.txt'],
+    ]) {
+      const outcome = await harness.call('run_command', { command: argv });
+      expect({ argv, status: outcome.status, error: outcome.error?.message }).toMatchObject({ status: 'succeeded' });
+    }
+  });
+});
