@@ -117,7 +117,8 @@ describe.skipIf(!status.available)(title, () => {
       `echo x > /etc/stepwise-escape`,
       `echo x > /usr/stepwise-escape`,
       `echo x > $HOME/.bashrc; echo x > /root/.bashrc-escape`,
-      `python3 -c "import ctypes; libc = ctypes.CDLL(None); print(libc.ptrace(16, 1, 0, 0))"`,
+      // PTRACE_ATTACH to the host's test runner (another pid namespace: not even visible).
+      `python3 -c "import ctypes; libc = ctypes.CDLL(None); print(libc.ptrace(16, ${process.pid}, 0, 0))"`,
       `kill -9 -1`,
       `setpriv --reuid=0 sh -c "echo x > ${marker('setpriv')}"`,
       `echo x > /dev/sda`,
@@ -169,7 +170,9 @@ describe.skipIf(!status.available)(`${title}: git and ordinary commands`, () => 
       ['git', 'commit', '-q', '-m', 'first'],
     ]) {
       const outcome = await work.call('run_command', { command });
-      expect(`${command.join(' ')}: ${outcome.error?.message ?? outcome.status}`).toBe(`${command.join(' ')}: succeeded`);
+      expect(`${command.join(' ')}: ${outcome.error?.message ?? outcome.status}`).toBe(
+        `${command.join(' ')}: succeeded`,
+      );
       expect((outcome.output as { sandbox: { kind: string } }).sandbox.kind).toBe('bubblewrap');
     }
     const author = execFileSync('git', ['log', '-1', '--format=%an <%ae>|%cn'], {
@@ -231,7 +234,9 @@ describe.skipIf(!status.available)(`${title}: git and ordinary commands`, () => 
     for (const [command, expected] of work32) {
       const stdin = command[0] === 'xargs' ? 'pear apple\n' : undefined;
       const outcome = await work.call('run_command', { command, timeoutMs: 60_000, ...(stdin ? { stdin } : {}) });
-      expect(`${command.join(' ')}: ${outcome.error?.message ?? outcome.status}`).toBe(`${command.join(' ')}: succeeded`);
+      expect(`${command.join(' ')}: ${outcome.error?.message ?? outcome.status}`).toBe(
+        `${command.join(' ')}: succeeded`,
+      );
       if (expected) expect((outcome.output as { stdout: string }).stdout).toMatch(expected);
     }
     expect((await stat(path.join(ws, 'dir', 'moved.txt'))).uid).toBe(process.getuid?.());
