@@ -334,30 +334,36 @@ function firstPositional(argv: readonly string[], valued: ReadonlySet<string> = 
   return -1;
 }
 
-const gitRule: Rule = (argv) => {
-  // Global options come before the subcommand.
+/** git's global options (before the subcommand): the refusal, or where the subcommand is. */
+function gitGlobalOptions(argv: readonly string[]): { index: number; refusal?: CommandRefusal } {
   let index = 1;
+  const stop = (message: string) => ({ index, refusal: refuse(index, message) });
   for (; index < argv.length; index++) {
     const argument = argv[index] as string;
     if (!argument.startsWith('-')) break;
     const { name } = splitOption(argument);
     if (name === '-c' || (argument.startsWith('-c') && !argument.startsWith('--'))) {
-      return refuse(
-        index,
+      return stop(
         'git -c is refused: configuration on the command line can run programs (core.sshCommand, core.pager, alias.x=!…)',
       );
     }
     const long = (wanted: string) => name === wanted || abbreviates(name, wanted);
-    if (long('--config-env'))
-      return refuse(index, 'git --config-env is refused: it sets configuration that can run programs');
-    if (name === '-C') return refuse(index, 'git -C is refused: use the cwd field');
-    if (long('--git-dir') || long('--work-tree'))
-      return refuse(index, `git ${name} is refused: it can point git outside the workspace`);
-    if (long('--exec-path') && argument.includes('='))
-      return refuse(index, 'git --exec-path=… is refused: it picks the programs git runs');
-    if (name === '-p' || long('--paginate')) return refuse(index, 'git --paginate is refused: the pager is a program');
+    if (long('--config-env')) return stop('git --config-env is refused: it sets configuration that can run programs');
+    if (name === '-C') return stop('git -C is refused: use the cwd field');
+    if (long('--git-dir') || long('--work-tree')) {
+      return stop(`git ${name} is refused: it can point git outside the workspace`);
+    }
+    if (long('--exec-path') && argument.includes('=')) {
+      return stop('git --exec-path=… is refused: it picks the programs git runs');
+    }
+    if (name === '-p' || long('--paginate')) return stop('git --paginate is refused: the pager is a program');
     if (GIT_GLOBAL_VALUES.has(argument)) index++;
   }
+  return { index };
+}
+
+/** Options refused wherever they appear in a git command line. */
+function gitAnywhere(argv: readonly string[]): CommandRefusal | undefined {
   for (let position = 1; position < argv.length; position++) {
     const argument = argv[position] as string;
     const { name, value } = splitOption(argument);
@@ -384,6 +390,11 @@ const gitRule: Rule = (argv) => {
     }
     if (long('--config-env')) return refuse(position, 'git --config-env is refused');
   }
+  return undefined;
+}
+
+/** The rules of one git subcommand (`index` is where it is in argv). */
+function gitSubcommand(argv: readonly string[], index: number): CommandRefusal | undefined {
   const subcommand = argv[index];
   if (subcommand === undefined) return undefined;
   if (!GIT_SUBCOMMANDS.has(subcommand)) {
@@ -434,6 +445,11 @@ const gitRule: Rule = (argv) => {
     default:
       return undefined;
   }
+}
+
+const gitRule: Rule = (argv) => {
+  const globals = gitGlobalOptions(argv);
+  return globals.refusal ?? gitAnywhere(argv) ?? gitSubcommand(argv, globals.index);
 };
 
 const GIT_CONFIG_WRITES = [

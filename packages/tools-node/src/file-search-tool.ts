@@ -141,6 +141,86 @@ class FileReader {
   }
 }
 
+/** Pushes the matching lines of one file's text, one entry per line, until `maxResults`. */
+function collectMatches(
+  text: string,
+  relative: string,
+  matcher: Matcher,
+  matches: SearchMatch[],
+  limits: { maxResults: number; maxLineLength: number },
+): void {
+  let line = 1;
+  let lineStart = 0;
+  let scanned = 0;
+  let lastLine = 0;
+  for (const found of matcher.find(text)) {
+    // Matches come in order, so lines are counted incrementally.
+    for (let newline = text.indexOf('\n', scanned); newline !== -1 && newline < found.index; ) {
+      line++;
+      lineStart = newline + 1;
+      newline = text.indexOf('\n', lineStart);
+    }
+    scanned = lineStart;
+    if (line === lastLine) continue;
+    lastLine = line;
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd === -1) lineEnd = text.length;
+    if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
+    const column = found.index - lineStart + 1;
+    matches.push({
+      path: relative,
+      line,
+      column,
+      preview: preview(text.slice(lineStart, lineEnd), column, found.length, limits.maxLineLength),
+    });
+    if (matches.length >= limits.maxResults) return;
+  }
+}
+
+interface SearchFile {
+  /** Where to open it (through its open directory when walked). */
+  readonly at: string;
+  readonly relative: string;
+  readonly type: string;
+  /** When set, the opened descriptor must pass it. */
+  readonly check?: (descriptor: number) => boolean;
+}
+
+/** The files to search: the walk of a directory, or the one file given (checked once opened). */
+async function filesToSearch(
+  sandbox: WorkspaceSandbox,
+  input: { path?: string | undefined; gitignore?: boolean | undefined },
+): Promise<Iterable<SearchFile>> {
+  const start = await sandbox.resolve(input.path ?? '.');
+  const root = await sandbox.realRoot();
+  const stats = await sandbox.fileSystem.stat(start.absolute).catch(() => undefined);
+  if (!stats) {
+    throw new ToolError({
+      code: ErrorCodes.TOOL_NOT_FOUND,
+      message: `${input.path} does not exist`,
+      location: input.path ?? '.',
+    });
+  }
+  const guarded = await sandbox.protectedPaths();
+  const accepts = (at: string) => (descriptor: number) => {
+    const real = whereOpened(descriptor, at);
+    return real !== undefined && isInside(root, real) && !guarded.covers(real);
+  };
+  if (!stats.isDirectory())
+    return [{ at: start.absolute, relative: start.relative, type: 'file', check: accepts(start.absolute) }];
+  const gitignore = input.gitignore === false ? undefined : new GitignoreFilter(root);
+  const walk = walkTree(start.absolute, start.relative, {
+    root,
+    skip: (relative) => guarded.coversRelative(relative),
+    ...(gitignore ? { gitignore } : {}),
+  });
+  // Files reached through a directory opened by descriptor are inside it; without /proc each is checked.
+  if (descriptorMode() === 'proc') return walk;
+  return (function* () {
+    for (const entry of walk) yield { ...entry, check: accepts(entry.at) };
+  })();
+}
+
 /** `file_search`: literal or regex search over workspace files, gitignore-aware, capped. */
 export function fileSearchTool(sandbox: WorkspaceSandbox) {
   return defineTool({
@@ -152,41 +232,15 @@ export function fileSearchTool(sandbox: WorkspaceSandbox) {
     idempotent: true,
     async execute(input, context): Promise<FileSearchOutput> {
       const matcher = createMatcher(input.query, input.regex ?? false, input.caseSensitive ?? true);
-      const start = await sandbox.resolve(input.path ?? '.');
-      const root = await sandbox.realRoot();
-      const maxResults = input.maxResults ?? 200;
-      const maxLineLength = input.maxLineLength ?? 300;
+      const limits = { maxResults: input.maxResults ?? 200, maxLineLength: input.maxLineLength ?? 300 };
       const maxFileBytes = input.maxFileBytes ?? 8 * 1024 * 1024;
       const include = patternFilter(input.include);
       const exclude = patternFilter(input.exclude);
-      const gitignore = input.gitignore === false ? undefined : new GitignoreFilter(root);
-      const stats = await sandbox.fileSystem.stat(start.absolute).catch(() => undefined);
-      if (!stats) {
-        throw new ToolError({
-          code: ErrorCodes.TOOL_NOT_FOUND,
-          message: `${input.path} does not exist`,
-          location: input.path ?? '.',
-        });
-      }
-      const guarded = await sandbox.protectedPaths();
-      const files: Iterable<{ at: string; relative: string; type: string }> = stats.isDirectory()
-        ? walkTree(start.absolute, start.relative, {
-            root,
-            skip: (relative) => guarded.coversRelative(relative),
-            ...(gitignore ? { gitignore } : {}),
-          })
-        : [{ at: start.absolute, relative: start.relative, type: 'file' }];
-      // Files reached through a directory opened by descriptor are inside it; others are checked once opened.
-      const checked = !stats.isDirectory() || descriptorMode() !== 'proc';
-      const accepts = (at: string) => (descriptor: number) => {
-        const real = whereOpened(descriptor, at);
-        return real !== undefined && isInside(root, real) && !guarded.covers(real);
-      };
+      const files = await filesToSearch(sandbox, input);
       const reader = new FileReader();
       const matches: SearchMatch[] = [];
       let filesSearched = 0;
       let filesSkipped = 0;
-      let truncated = false;
       let sliceStarted = performance.now();
       for (const entry of files) {
         if (entry.type !== 'file') continue;
@@ -197,7 +251,7 @@ export function fileSearchTool(sandbox: WorkspaceSandbox) {
           context.signal.throwIfAborted();
           sliceStarted = performance.now();
         }
-        const buffer = reader.read(entry.at, maxFileBytes, checked ? accepts(entry.at) : undefined);
+        const buffer = reader.read(entry.at, maxFileBytes, entry.check);
         if (!buffer) {
           filesSkipped++;
           continue;
@@ -208,39 +262,10 @@ export function fileSearchTool(sandbox: WorkspaceSandbox) {
           filesSkipped++;
           continue;
         }
-        const text = buffer.toString('utf8');
-        let line = 1;
-        let lineStart = 0;
-        let scanned = 0;
-        let lastLine = 0;
-        for (const found of matcher.find(text)) {
-          // Matches come in order, so lines are counted incrementally.
-          for (let newline = text.indexOf('\n', scanned); newline !== -1 && newline < found.index; ) {
-            line++;
-            lineStart = newline + 1;
-            newline = text.indexOf('\n', lineStart);
-          }
-          scanned = lineStart;
-          if (line === lastLine) continue;
-          lastLine = line;
-          let lineEnd = text.indexOf('\n', lineStart);
-          if (lineEnd === -1) lineEnd = text.length;
-          if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
-          const column = found.index - lineStart + 1;
-          matches.push({
-            path: entry.relative,
-            line,
-            column,
-            preview: preview(text.slice(lineStart, lineEnd), column, found.length, maxLineLength),
-          });
-          if (matches.length >= maxResults) break;
-        }
-        if (matches.length >= maxResults) {
-          truncated = true;
-          break;
-        }
+        collectMatches(buffer.toString('utf8'), entry.relative, matcher, matches, limits);
+        if (matches.length >= limits.maxResults) return { matches, truncated: true, filesSearched, filesSkipped };
       }
-      return { matches, truncated, filesSearched, filesSkipped };
+      return { matches, truncated: false, filesSearched, filesSkipped };
     },
   });
 }
