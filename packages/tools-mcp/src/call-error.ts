@@ -11,6 +11,8 @@ export interface CallErrorContext {
   readonly connectionLost: boolean;
   /** The server's recent stderr, if any. */
   readonly stderr: string;
+  /** Removes secrets from what the server or transport wrote (messages, error data). Default: none. */
+  readonly scrub?: <T>(value: T) => T;
 }
 
 function messageOf(error: unknown): string {
@@ -36,6 +38,8 @@ function isMalformedResponse(error: unknown): boolean {
 export function callError(error: unknown, context: CallErrorContext): StepwiseError {
   const where = `MCP server "${context.server}", tool ${context.tool}`;
   if (StepwiseError.isInstance(error)) return error;
+  const scrub = context.scrub ?? (<T>(value: T) => value);
+  const message = scrub(messageOf(error));
   if (context.connectionLost || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
     return new ToolError({
       code: ErrorCodes.TOOL_FAILED,
@@ -47,11 +51,11 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
     });
   }
   if (error instanceof McpError) {
-    const details = { mcpCode: error.code, ...(error.data === undefined ? {} : { data: error.data }) };
+    const details = { mcpCode: error.code, ...(error.data === undefined ? {} : { data: scrub(error.data) }) };
     if (error.code === ErrorCode.RequestTimeout) {
       return new ToolError({
         code: ErrorCodes.STEP_TIMEOUT,
-        message: `${where}: ${error.message}`,
+        message: `${where}: ${message}`,
         retryable: true,
         location: context.tool,
         details,
@@ -60,7 +64,7 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
     }
     return new ToolError({
       code: error.code === ErrorCode.InvalidParams ? ErrorCodes.ARGUMENTS_INVALID : ErrorCodes.TOOL_FAILED,
-      message: `${where}: ${error.message}`,
+      message: `${where}: ${message}`,
       retryable: false,
       location: context.tool,
       details,
@@ -70,7 +74,7 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
   if (isMalformedResponse(error)) {
     return new ToolError({
       code: ErrorCodes.TOOL_FAILED,
-      message: `${where}: the server sent a malformed result: ${messageOf(error)}`,
+      message: `${where}: the server sent a malformed result: ${message}`,
       retryable: false,
       location: context.tool,
       cause: error,
@@ -79,7 +83,7 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
   if (error instanceof StreamableHTTPError && error.code !== undefined && isPermanentStatus(error.code)) {
     return new ToolError({
       code: error.code === 401 || error.code === 403 ? ErrorCodes.TOOL_PERMISSION : ErrorCodes.TOOL_FAILED,
-      message: `${where}: HTTP ${error.code}: ${messageOf(error)}`,
+      message: `${where}: HTTP ${error.code}: ${message}`,
       retryable: false,
       location: context.tool,
       details: { status: error.code },
@@ -89,7 +93,7 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
   // Anything else came from the transport: fetch failed, EPIPE, "Not connected", an HTTP status.
   return new ToolError({
     code: ErrorCodes.TOOL_FAILED,
-    message: `${where}: transport failure${error instanceof StreamableHTTPError && error.code !== undefined ? ` (HTTP ${error.code})` : ''}: ${messageOf(error)}${stderrNote(context.stderr)}`,
+    message: `${where}: transport failure${error instanceof StreamableHTTPError && error.code !== undefined ? ` (HTTP ${error.code})` : ''}: ${message}${stderrNote(context.stderr)}`,
     retryable: true,
     location: context.tool,
     details: { transport: 'failed' },

@@ -10,4 +10,6 @@ export {
 } from './mcp-options.js';
 export { effectOf, stepwiseToolName } from './mcp-tool.js';
 export { type McpPlugin, mcpTools } from './mcp-tools.js';
+export type { McpSandboxMode, McpSandboxOptions } from './sandbox-options.js';
+export type { McpSandboxStatus } from './server-launch.js';
 export type { McpContentSummary, McpToolOutput } from './tool-output.js';

@@ -3,9 +3,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCodes, ToolError } from '@stepwise/core';
-import { childEnvironment } from './child-environment.js';
 import { trackChild, untrackChild } from './child-reaper.js';
+import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
+import type { HostPattern } from './host-allow-list.js';
 import { isStdioOptions, type McpToolDescriptor, type McpToolsOptions } from './mcp-options.js';
+import { scrubSecrets } from './scrub-secrets.js';
+import { type McpSandboxStatus, serverLaunch } from './server-launch.js';
 
 /** Keeps this much of a server's stderr for error messages. */
 const STDERR_TAIL_BYTES = 8192;
@@ -58,9 +61,17 @@ export class McpConnection {
   #serverInfo: ServerInfo | undefined;
   #instructions: string | undefined;
   readonly #restarts = new Map<string, number>();
+  readonly #warn: (message: string) => void;
+  #sandbox: McpSandboxStatus | undefined;
+  /** Secret values of the running server's environment, scrubbed from what it sends back. */
+  #secrets: readonly string[] = [];
+  /** The egress proxy of a sandboxed server with `allowHosts`: started once, stopped by `close`. */
+  #egress: Promise<EgressProxy> | undefined;
+  readonly #refusedTargets = new Set<string>();
 
-  constructor(options: McpToolsOptions) {
+  constructor(options: McpToolsOptions, warn: (message: string) => void = () => undefined) {
     this.#options = options;
+    this.#warn = warn;
     this.#label = isStdioOptions(options) ? [options.command, ...(options.args ?? [])].join(' ') : String(options.url);
   }
 
@@ -86,9 +97,19 @@ export class McpConnection {
     return this.#closed;
   }
 
-  /** The last few KiB the server wrote to stderr (stdio with `stderr: 'pipe'`). */
+  /** The last few KiB the server wrote to stderr (stdio with `stderr: 'pipe'`), secrets scrubbed. */
   get stderrTail(): string {
-    return this.#stderrTail;
+    return this.scrub(this.#stderrTail);
+  }
+
+  /** How the stdio server runs (sandboxed or not); undefined before its first start and for HTTP. */
+  get sandbox(): McpSandboxStatus | undefined {
+    return this.#sandbox;
+  }
+
+  /** `value` with the secret values of the server's environment replaced by `[REDACTED]`. */
+  scrub<T>(value: T): T {
+    return scrubSecrets(value, this.#secrets);
   }
 
   /** True when `generation` is no longer the live connection (the server died or was replaced). */
@@ -172,6 +193,9 @@ export class McpConnection {
     // For stdio this ends stdin, waits, then sends SIGTERM, waits, then SIGKILL (without waiting).
     if (live) await live.client.close().catch(() => undefined);
     if (pid !== undefined) await exited(pid);
+    const egress = this.#egress;
+    this.#egress = undefined;
+    if (egress) await (await egress.catch(() => undefined))?.close();
   }
 
   /** The request options every tool call uses. */
@@ -205,7 +229,7 @@ export class McpConnection {
 
   async #connect(): Promise<LiveClient> {
     const generation = ++this.#generation;
-    const transport = this.#transport();
+    const transport = await this.#transport();
     const client = new Client({ name: 'stepwise', version: '0.1.0' }, { capabilities: {} });
     client.onclose = () => {
       if (this.#live?.generation === generation) {
@@ -234,17 +258,38 @@ export class McpConnection {
     return live;
   }
 
-  #transport(): Transport {
+  /** The egress proxy's socket, started on the first sandboxed start that needs it. */
+  #egressSocket(hosts: readonly HostPattern[]): Promise<string> {
+    this.#egress ??= startEgressProxy({
+      allow: hosts,
+      onRefused: (target, reason) => {
+        if (this.#refusedTargets.has(target)) return;
+        this.#refusedTargets.add(target);
+        this.#warn(`MCP server ${this.#name()}: refused a connection to ${target}: ${reason}`);
+      },
+    });
+    return this.#egress.then((proxy) => proxy.socketPath);
+  }
+
+  async #transport(): Promise<Transport> {
     const options = this.#options;
     if (!isStdioOptions(options)) {
       return new StreamableHTTPClientTransport(new URL(String(options.url)), {
         ...(options.headers ? { requestInit: { headers: { ...options.headers } } } : {}),
       });
     }
+    const launch = await serverLaunch(options, this.#label, (hosts) => this.#egressSocket(hosts));
+    if (launch.sandbox.reason === 'unavailable' && this.#sandbox?.reason !== 'unavailable') {
+      this.#warn(
+        `MCP server ${this.#name()} runs without the OS sandbox (sandbox: "available"): ${launch.sandbox.detail}`,
+      );
+    }
+    this.#sandbox = launch.sandbox;
+    this.#secrets = launch.secrets;
     const transport = new StdioClientTransport({
-      command: options.command,
-      args: [...(options.args ?? [])],
-      env: childEnvironment(options.env, options.envAllow),
+      command: launch.command,
+      args: [...launch.args],
+      env: launch.env,
       stderr: options.stderr ?? 'pipe',
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     });

@@ -46,4 +46,44 @@ describe('validateMcpOptions', () => {
       location: '/plugins/0/knownTools/0',
     });
   });
+
+  it('checks the sandbox mode and options of a stdio server', () => {
+    const sandboxed = {
+      command: 'node',
+      sandbox: 'required',
+      sandboxOptions: {
+        workspace: 'data',
+        writablePaths: ['/srv/cache'],
+        allowHosts: ['api.example.com', '*.github.com:443'],
+      },
+    };
+    expect(validateMcpOptions(sandboxed)).toBe(sandboxed);
+    expect(problem({ command: 'a', sandbox: 'strict' })).toEqual({ code: 'E601', location: '/plugins/0/sandbox' });
+    expect(problem({ command: 'a', sandboxOptions: [] })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions',
+    });
+    expect(problem({ command: 'a', sandboxOptions: { net: true } })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions/net',
+    });
+    expect(problem({ command: 'a', sandboxOptions: { network: 'yes' } })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions/network',
+    });
+    expect(problem({ command: 'a', sandboxOptions: { readablePaths: ['/ok', 1] } })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions/readablePaths/1',
+    });
+    expect(problem({ command: 'a', sandboxOptions: { allowHosts: ['ok.example', 'bad host'] } })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions/allowHosts/1',
+    });
+    expect(problem({ command: 'a', sandboxOptions: { network: true, allowHosts: ['ok.example'] } })).toEqual({
+      code: 'E601',
+      location: '/plugins/0/sandboxOptions/allowHosts',
+    });
+    // A remote server runs elsewhere: there is nothing to sandbox.
+    expect(problem({ url: 'http://x', sandbox: 'required' })).toEqual({ code: 'E601', location: '/plugins/0/sandbox' });
+  });
 });

@@ -1,4 +1,6 @@
 import { type Effect, ErrorCodes, StepwiseError } from '@stepwise/core';
+import { checkStringRecord, checkStrings, isRecord, pointer } from './option-checks.js';
+import { checkSandboxOptions, type McpSandboxMode, type McpSandboxOptions } from './sandbox-options.js';
 
 /** A tool as the server lists it (`tools/list`), kept verbatim so a host can cache it as JSON. */
 export interface McpToolDescriptor {
@@ -65,6 +67,14 @@ export interface McpStdioOptions extends McpCommonOptions {
   readonly cwd?: string;
   /** `pipe` (default) keeps the last 8 KiB for error messages; `inherit` forwards it; `ignore` drops it. */
   readonly stderr?: 'pipe' | 'inherit' | 'ignore';
+  /**
+   * The OS sandbox (bubblewrap, Linux) around the server process. Default `available`: inside it
+   * where it starts (no network, only `sandboxOptions.workspace` writable), else unsandboxed with
+   * a warning through `onWarning`. `required` refuses to start the server without it (E402).
+   */
+  readonly sandbox?: McpSandboxMode;
+  /** What the sandboxed server may write, read and reach. See `McpSandboxOptions`. */
+  readonly sandboxOptions?: McpSandboxOptions;
 }
 
 /** A server reached over Streamable HTTP. */
@@ -91,7 +101,7 @@ const COMMON_KEYS = [
   'knownTools',
   'onWarning',
 ] as const;
-const STDIO_KEYS = [...COMMON_KEYS, 'command', 'args', 'env', 'envAllow', 'cwd', 'stderr'];
+const STDIO_KEYS = [...COMMON_KEYS, 'command', 'args', 'env', 'envAllow', 'cwd', 'stderr', 'sandbox', 'sandboxOptions'];
 const HTTP_KEYS = [...COMMON_KEYS, 'url', 'headers'];
 
 /**
@@ -124,6 +134,7 @@ export function validateMcpOptions(value: unknown, location = ''): McpToolsOptio
     if (value.stderr !== undefined && !['pipe', 'inherit', 'ignore'].includes(value.stderr as string)) {
       fail('/stderr', 'expected "pipe", "inherit" or "ignore"');
     }
+    checkSandboxOptions(value.sandbox, value.sandboxOptions, fail);
   } else {
     let url: URL | undefined;
     try {
@@ -164,29 +175,4 @@ export function validateMcpOptions(value: unknown, location = ''): McpToolsOptio
   }
   if (value.onWarning !== undefined && typeof value.onWarning !== 'function') fail('/onWarning', 'expected a function');
   return value as unknown as McpToolsOptions;
-}
-
-/** One JSON Pointer segment. */
-function pointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkStrings(value: unknown, path: string, fail: (path: string, message: string) => never): void {
-  if (value === undefined) return;
-  if (!Array.isArray(value)) fail(path, 'expected an array of strings');
-  (value as unknown[]).forEach((item, index) => {
-    if (typeof item !== 'string') fail(`${path}/${index}`, 'expected a string');
-  });
-}
-
-function checkStringRecord(value: unknown, path: string, fail: (path: string, message: string) => never): void {
-  if (value === undefined) return;
-  if (!isRecord(value)) fail(path, 'expected an object of string values');
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof item !== 'string') fail(`${path}/${pointer(key)}`, 'expected a string');
-  }
 }

@@ -6,10 +6,11 @@ import {
   ErrorCodes,
   type JsonSchema,
   StepwiseError,
+  type ToolContext,
   ToolError,
 } from '@stepwise/core';
 import { callError } from './call-error.js';
-import { McpConnection } from './mcp-connection.js';
+import { type LiveClient, McpConnection } from './mcp-connection.js';
 import type { McpToolDescriptor } from './mcp-options.js';
 import { errorText, type McpToolOutput, toolOutput } from './tool-output.js';
 
@@ -79,6 +80,50 @@ export interface McpToolSettings {
   readonly warn: (message: string) => void;
 }
 
+type CallResult = Awaited<ReturnType<LiveClient['client']['callTool']>>;
+
+/** Sends `tools/call`; a failure becomes the ToolError that says what happened and whether to retry. */
+async function callServer(
+  descriptor: McpToolDescriptor,
+  connection: McpConnection,
+  settings: McpToolSettings,
+  input: unknown,
+  context: ToolContext,
+): Promise<CallResult> {
+  const { client, generation } = await connect(connection, context.runId, settings.server);
+  try {
+    return await client.callTool(
+      { name: descriptor.name, arguments: input as Record<string, unknown> },
+      undefined,
+      McpConnection.callOptions(context.signal, (progress, total) => {
+        if (total !== undefined && total > 0) context.progress((progress / total) * 100);
+      }),
+    );
+  } catch (error) {
+    // Timeout and cancel: the kernel already knows why it aborted, and the SDK has told the server.
+    if (context.signal.aborted) throw error;
+    if (connection.closed) {
+      throw new ToolError({
+        code: ErrorCodes.TOOL_FAILED,
+        message: `MCP server "${settings.server()}" was disposed during the call to ${descriptor.name}`,
+        retryable: false,
+        location: descriptor.name,
+      });
+    }
+    const mapped = callError(error, {
+      tool: descriptor.name,
+      server: settings.server(),
+      connectionLost: connection.isStale(generation),
+      stderr: connection.stderrTail,
+      scrub: (value) => connection.scrub(value),
+    });
+    // A failed request leaves the transport in an unknown state (an HTTP session the server
+    // forgot, a half-written pipe): start over on the next call. Protocol errors keep it.
+    if (mapped.details?.transport === 'failed') await connection.abandon(generation);
+    throw mapped;
+  }
+}
+
 /** Wraps one server tool as a Stepwise tool whose `execute` sends `tools/call`. */
 export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection, settings: McpToolSettings): AnyTool {
   const effect = effectOf(descriptor, settings.effect);
@@ -91,42 +136,13 @@ export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection
     idempotent: descriptor.annotations?.idempotentHint ?? effect === 'read',
     timeoutMs: settings.timeoutMs,
     async execute(input, context): Promise<McpToolOutput> {
-      const { client, generation } = await connect(connection, context.runId, settings.server);
-      let result: Awaited<ReturnType<typeof client.callTool>>;
-      try {
-        result = await client.callTool(
-          { name: descriptor.name, arguments: input as Record<string, unknown> },
-          undefined,
-          McpConnection.callOptions(context.signal, (progress, total) => {
-            if (total !== undefined && total > 0) context.progress((progress / total) * 100);
-          }),
-        );
-      } catch (error) {
-        // Timeout and cancel: the kernel already knows why it aborted, and the SDK has told the server.
-        if (context.signal.aborted) throw error;
-        if (connection.closed) {
-          throw new ToolError({
-            code: ErrorCodes.TOOL_FAILED,
-            message: `MCP server "${settings.server()}" was disposed during the call to ${descriptor.name}`,
-            retryable: false,
-            location: descriptor.name,
-          });
-        }
-        const connectionLost = connection.isStale(generation);
-        const mapped = callError(error, {
-          tool: descriptor.name,
-          server: settings.server(),
-          connectionLost,
-          stderr: connection.stderrTail,
-        });
-        // A failed request leaves the transport in an unknown state (an HTTP session the server
-        // forgot, a half-written pipe): start over on the next call. Protocol errors keep it.
-        if (mapped.details?.transport === 'failed') await connection.abandon(generation);
-        throw mapped;
-      }
+      // The server may echo a secret it was given: scrubbed before the kernel or the model sees it.
+      const result = connection.scrub(await callServer(descriptor, connection, settings, input, context));
+      // Where the server ran (sandboxed or not) goes into every output, so the journal records it.
+      const sandbox = connection.sandbox ? { sandbox: connection.sandbox } : {};
       if ('toolResult' in result) {
         // Servers on the 2024-10-07 protocol answer with a bare `toolResult`.
-        return { text: '', structured: { toolResult: result.toolResult }, content: [] };
+        return { text: '', structured: { toolResult: result.toolResult }, content: [], ...sandbox };
       }
       if (result.isError) {
         const text = errorText(result);
@@ -135,10 +151,10 @@ export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection
           message: `${descriptor.name}: ${text || 'the server reported an error without a message'}`,
           retryable: false,
           location: descriptor.name,
-          details: { server: settings.server(), tool: descriptor.name },
+          details: { server: settings.server(), tool: descriptor.name, ...sandbox },
         });
       }
-      return toolOutput(settings.name, result, context.addArtifact);
+      return { ...toolOutput(settings.name, result, context.addArtifact), ...sandbox };
     },
   });
 }

@@ -1,7 +1,8 @@
 import { type AnyTool, definePlugin, ErrorCodes, type Plugin, StepwiseError } from '@stepwise/core';
 import { McpConnection, type ServerInfo } from './mcp-connection.js';
-import { type McpToolDescriptor, type McpToolsOptions, validateMcpOptions } from './mcp-options.js';
+import { isStdioOptions, type McpToolDescriptor, type McpToolsOptions, validateMcpOptions } from './mcp-options.js';
 import { mcpTool, stepwiseToolName } from './mcp-tool.js';
+import { type McpSandboxStatus, sandboxReady } from './server-launch.js';
 
 /** The plugin `mcpTools` returns: a Stepwise plugin plus what a host may want to know about the server. */
 export interface McpPlugin extends Plugin {
@@ -11,8 +12,14 @@ export interface McpPlugin extends Plugin {
   readonly server: ServerInfo | undefined;
   /** The server's `instructions`, if it sent any. */
   readonly instructions: string | undefined;
-  /** Pid of the running server process (stdio only; undefined while none runs). */
+  /** Pid of the running server process (stdio only; undefined while none runs). In the OS sandbox, bubblewrap's. */
   readonly pid: number | undefined;
+  /**
+   * How the stdio server runs: in the OS sandbox or not, with which network and writable
+   * directories. Undefined before its first start and for HTTP servers. Each call's output
+   * carries it too (`output.sandbox`), so the journal records it.
+   */
+  readonly sandbox: McpSandboxStatus | undefined;
   /** Closes the connection and stops the server process. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -28,7 +35,9 @@ export interface McpPlugin extends Plugin {
 export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
   validateMcpOptions(options);
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'StepwiseMcpWarning'));
-  const connection = new McpConnection(options);
+  const connection = new McpConnection(options, warn);
+  // A server that requires the sandbox is refused now, also when `knownTools` defers its start.
+  if (isStdioOptions(options) && options.sandbox === 'required') await sandboxReady(options, connection.label);
   let listing: readonly McpToolDescriptor[];
   if (options.knownTools) {
     listing = options.knownTools;
@@ -38,6 +47,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
     } catch (error) {
       const stderr = connection.stderrTail.trim();
       await connection.close();
+      if (StepwiseError.isInstance(error)) throw error;
       throw new StepwiseError(
         ErrorCodes.PLUGIN_INVALID,
         `could not start and list MCP server ${connection.label}: ${error instanceof Error ? error.message : String(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
@@ -89,6 +99,9 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
     },
     get pid() {
       return connection.pid;
+    },
+    get sandbox() {
+      return connection.sandbox;
     },
     dispose: () => connection.close(),
   } as McpPlugin) as McpPlugin;

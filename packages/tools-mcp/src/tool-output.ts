@@ -1,4 +1,5 @@
 import type { Artifact } from '@stepwise/core';
+import type { McpSandboxStatus } from './server-launch.js';
 
 /** One item of a tool result, with binary payloads replaced by the name of the artifact that holds them. */
 export type McpContentSummary =
@@ -21,6 +22,8 @@ export interface McpToolOutput {
   readonly structured?: Record<string, unknown>;
   /** Every content item in order; images, audio and embedded resources point at their artifact. */
   readonly content: readonly McpContentSummary[];
+  /** How the stdio server that answered runs: in the OS sandbox or not (absent for HTTP servers). */
+  readonly sandbox?: McpSandboxStatus;
 }
 
 interface RawContent {

@@ -21,6 +21,7 @@ describe('catalog fixture', () => {
     plugin = await mcpTools(
       fixtureServer('catalog-server.mjs', {
         env: { CALL_LOG: callLog },
+        sandboxOptions: { workspace: directory.path },
         onWarning: (message) => warnings.push(message),
       }),
     );
@@ -98,7 +99,10 @@ describe('catalog fixture results', () => {
         { type: 'resource', uri: 'memo://note', mimeType: 'text/plain', artifact: 'picture-2.txt' },
         { type: 'resource_link', uri: 'file:///elsewhere.txt', name: 'elsewhere' },
       ],
+      // How the server ran (sandboxed where bubblewrap starts), recorded with each output.
+      sandbox: plugin.sandbox,
     });
+    expect(plugin.sandbox?.mode).toBe('available');
     expect(step?.artifacts).toEqual([
       expect.objectContaining({ kind: 'image', name: 'picture-1.png', mediaType: 'image/png' }),
       { kind: 'resource', name: 'picture-2.txt', mediaType: 'text/plain', content: 'remember this' },

@@ -124,9 +124,15 @@ export function pluginScope() {
   const scope = {
     directory: '',
     plugins: [] as McpPlugin[],
-    /** Starts a fixture server as a plugin, registered (unprefixed) in a new registry. */
+    /**
+     * Starts a fixture server as a plugin, registered (unprefixed) in a new registry. Where the
+     * OS sandbox runs it (the default mode), the test's directory is its workspace: the only
+     * place it can write its logs and markers.
+     */
     async load(name: string, options: Partial<McpStdioOptions> = {}) {
-      const plugin = await mcpTools(fixtureServer(name, options));
+      const plugin = await mcpTools(
+        fixtureServer(name, { sandboxOptions: { workspace: scope.directory }, ...options }),
+      );
       scope.plugins.push(plugin);
       const registry = new ToolRegistry();
       await registry.use(plugin);

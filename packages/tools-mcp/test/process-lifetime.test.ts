@@ -42,6 +42,17 @@ describe('environment', () => {
       delete process.env.STEPWISE_TEST_PREFIXED_ONE;
     }
   });
+
+  it('scrubs the secret values it was given from what the server sends back, as commands do', async () => {
+    const token = 'tok-4f8a1c9e77b2';
+    const { registry } = await scope.load('env-server.mjs', {
+      env: { SERVICE_TOKEN: token, SERVICE_REGION: 'eu-west' },
+    });
+    const result = await runWithKernel(makePlan([{ id: 'env', tool: 'environment', args: {} }]), registry);
+    const output = result.steps[0]?.output as { text: string; structured: { variables: Record<string, string> } };
+    expect(output.text).not.toContain(token);
+    expect(output.structured.variables).toMatchObject({ SERVICE_TOKEN: '[REDACTED]', SERVICE_REGION: 'eu-west' });
+  });
 });
 
 describe('process lifetime', () => {
@@ -88,7 +99,8 @@ describe('lazy start', () => {
   it('starts nothing until the first call when the tool list is known', async () => {
     const probe = await scope.load('crash-server.mjs');
     const listing = probe.plugin.listing;
-    const plugin = await mcpTools(fixtureServer('crash-server.mjs', { knownTools: listing }));
+    // The server answers with its own pid, compared with the host's: outside the OS sandbox's pid namespace.
+    const plugin = await mcpTools(fixtureServer('crash-server.mjs', { knownTools: listing, sandbox: 'off' }));
     scope.plugins.push(plugin);
     expect(plugin.pid).toBeUndefined();
     expect(plugin.server).toBeUndefined();

@@ -13,7 +13,11 @@ const scope = pluginScope();
 describe('a server that crashes mid-call', () => {
   it('fails the call retryable and restarts the server for the next attempt', async () => {
     const marker = join(scope.directory, 'crashed');
-    const { plugin, registry } = await scope.load('crash-server.mjs', { env: { CRASH_MARKER: marker } });
+    // Compares the server's own pid with the host's: outside the OS sandbox, whose pid namespace renumbers it.
+    const { plugin, registry } = await scope.load('crash-server.mjs', {
+      env: { CRASH_MARKER: marker },
+      sandbox: 'off',
+    });
     const firstPid = plugin.pid;
     expect(firstPid).toBeGreaterThan(0);
     const result = await runWithKernel(makePlan([{ id: 'risky', tool: 'crash_once', args: {} }]), registry, {
@@ -55,7 +59,12 @@ describe('a server that crashes mid-call', () => {
 describe('through the dag engine', () => {
   it('retries a crashed call on the restarted server and times out a silent one (E306)', async () => {
     const marker = join(scope.directory, 'crashed');
-    const crash = await mcpTools(fixtureServer('crash-server.mjs', { env: { CRASH_MARKER: marker } }));
+    const crash = await mcpTools(
+      fixtureServer('crash-server.mjs', {
+        env: { CRASH_MARKER: marker },
+        sandboxOptions: { workspace: scope.directory },
+      }),
+    );
     const hang = await mcpTools(fixtureServer('hang-server.mjs', { env: { CANCEL_LOG: '/dev/null' } }));
     scope.plugins.push(crash, hang);
     const registry = new ToolRegistry();

@@ -24,7 +24,13 @@ describe('server-filesystem through the dag engine into SQLite', () => {
     allowed = await realpath(directory.path);
     await import('node:fs/promises').then((fs) => fs.mkdir(join(allowed, 'allowed')));
     allowed = join(allowed, 'allowed');
-    plugin = await mcpTools({ command: process.execPath, args: [serverEntry('filesystem'), allowed], name: 'fs' });
+    // In the OS sandbox (where there is one) the allowed directory is the only place it can write.
+    plugin = await mcpTools({
+      command: process.execPath,
+      args: [serverEntry('filesystem'), allowed],
+      name: 'fs',
+      sandboxOptions: { workspace: allowed },
+    });
     registry = new ToolRegistry();
     await registry.use(plugin, { prefix: 'fs_' });
     store = createSqliteStore({ path: join(directory.path, 'runs.db') });

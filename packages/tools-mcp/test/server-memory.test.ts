@@ -27,6 +27,7 @@ describe('server-memory through the dag engine into SQLite', () => {
       command: process.execPath,
       args: [serverEntry('memory')],
       env: { MEMORY_FILE_PATH: memoryFile },
+      sandboxOptions: { workspace: directory.path },
     });
     registry = new ToolRegistry();
     await registry.use(plugin);
