@@ -167,8 +167,9 @@ function forward(context: ProxyContext, request: IncomingMessage, response: Serv
   openConnection(context.options, host, port).then(
     (socket) => {
       context.track(socket);
-      // One request per upstream connection: each is checked and opened on its own.
-      const headers: IncomingHttpHeaders = { ...request.headers, connection: 'close' };
+      // One request per upstream connection, each checked on its own; the Host header names the
+      // host that was checked, so a shared server (a CDN) is not asked for another site.
+      const headers: IncomingHttpHeaders = { ...request.headers, host: url.host, connection: 'close' };
       delete headers['proxy-connection'];
       delete headers['proxy-authorization'];
       const upstream = httpRequest(
