@@ -1,6 +1,14 @@
 import { realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
-import { bubblewrapArguments, SandboxViolation, sandboxEnvironment, secretEnvironmentValues } from '@stepwise/core';
+import {
+  bubblewrapArguments,
+  ErrorCodes,
+  SandboxViolation,
+  StepwiseError,
+  sandboxEnvironment,
+  secretEnvironmentValues,
+} from '@stepwise/core';
 import { type BubblewrapStatus, bubblewrapStatus, findExecutable } from './bubblewrap-probe.js';
 import { childEnvironment } from './child-environment.js';
 import { type HostPattern, parseHostPattern } from './host-allow-list.js';
@@ -102,6 +110,15 @@ async function sandboxedLaunch(
   const settings = options.sandboxOptions ?? {};
   const cwd = await realpath(options.cwd ?? process.cwd());
   const workspace = await realpath(path.resolve(cwd, settings.workspace ?? '.'));
+  const home = await realpath(homedir()).catch(() => homedir());
+  if (!path.relative(workspace, home).startsWith('..')) {
+    // A host started from its home directory (or /) would otherwise hand the server every key in it.
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `MCP server ${options.command}: the sandbox workspace ${workspace} holds the home directory ${home}; give sandboxOptions.workspace (or cwd) a project directory`,
+      { location: '/sandboxOptions/workspace' },
+    );
+  }
   const absolute = (list: readonly string[] | undefined) => (list ?? []).map((entry) => path.resolve(cwd, entry));
   const file = findExecutable(options.command, env.PATH ?? '', cwd);
   // The message spawn gives, so a missing server reads the same with and without the sandbox.

@@ -145,6 +145,16 @@ describe.skipIf(!status.available)(`an MCP server in the OS sandbox (required)${
     expect((await call(plain, 'connect', { host: '127.0.0.1', port: loopback.port })).probe.ok).toBe(true);
   });
 
+  it('refuses a workspace that holds the home directory (a host started from ~ or /)', async () => {
+    for (const cwd of [homedir(), '/']) {
+      await expect(start({ sandbox: 'required', cwd, sandboxOptions: {} })).rejects.toMatchObject({
+        code: 'E601',
+        location: '/sandboxOptions/workspace',
+        message: expect.stringContaining('holds the home directory'),
+      });
+    }
+  });
+
   it('runs in its own pid namespace', async () => {
     const { probe } = await call(sandboxed, 'processes');
     expect(probe.pid).not.toBe(sandboxed.pid);
