@@ -50,11 +50,16 @@ export class ProtectedPaths {
   /** As given (relative ones relative to the root), for the OS sandbox. */
   readonly given: readonly string[];
   readonly #paths: readonly string[];
+  /** The ones inside the root as lower-case POSIX paths relative to it, for walks (string tests only). */
+  readonly #relative: readonly string[];
 
   constructor(root: string, given: readonly string[]) {
     this.root = root;
     this.given = given;
     this.#paths = protectedPathsOf(root, given).map(realOrNearest);
+    this.#relative = this.#paths
+      .filter((entry) => isInside(root, entry) && entry !== root)
+      .map((entry) => path.relative(root, entry).split(path.sep).join('/').toLowerCase());
   }
 
   /** True when a real path is protected: one of the paths, inside one, or a config file at the root. */
@@ -69,9 +74,11 @@ export class ProtectedPaths {
     return this.#paths.some((entry) => isInside(real, entry));
   }
 
-  /** For walks: is this workspace-relative POSIX path protected? */
+  /** For walks: is this workspace-relative POSIX path (reached without following a symlink) protected? */
   coversRelative(relative: string): boolean {
-    return this.covers(path.join(this.root, ...relative.split('/')));
+    const lower = relative.toLowerCase();
+    if (!lower.includes('/') && CONFIG_FILE_PATTERN.test(lower)) return true;
+    return this.#relative.some((entry) => lower === entry || lower.startsWith(`${entry}/`));
   }
 
   /** The paths a command's run is checked for, with the config files at the root now. */
