@@ -1,4 +1,5 @@
 export { BASE_ENVIRONMENT, type ChildEnvironmentOptions, childEnvironment } from './child-environment.js';
+export type { CommandSandboxRecord } from './command-launch.js';
 export {
   type CommandContext,
   type CommandPolicy,
@@ -22,6 +23,7 @@ export { type FileWriteOutput, fileWriteInput, fileWriteTool } from './file-writ
 export { nodePreconditions, PROJECT_MARKERS } from './node-preconditions.js';
 export { createNodeTools, NODE_TOOL_ALIASES, type NodeToolsOptions, nodeTools } from './node-tools.js';
 export {
+  type BubblewrapFeatures,
   bubblewrapArguments,
   type OsSandboxOptions,
   type OsSandboxStatus,
@@ -30,6 +32,7 @@ export {
   type SandboxedCommand,
   type SandboxMode,
 } from './os-sandbox.js';
+export type { ProtectedChanges, ProtectedPaths, ProtectedSnapshot } from './protected-paths.js';
 export { type CommandOptions, type RunCommandOutput, runCommandInput, runCommandTool } from './run-command-tool.js';
 export { type ProcessResult, type RunProcessOptions, runProcess } from './run-process.js';
 export { applySearchReplace, type EditProblem, type SearchReplaceEdit } from './search-replace.js';

@@ -326,3 +326,93 @@ describe('OS sandbox arguments', () => {
     }
   });
 });
+
+describe('OS sandbox arguments for a root host, protected paths and git config', () => {
+  const pair = (args: string[], flag: string) =>
+    args.flatMap((argument, index) =>
+      argument === flag ? [`${args[index + 1]} ${args[index + 2] ?? ''}`.trim()] : [],
+    );
+
+  it('runs a root host as nobody with nested namespaces off, and /proc read-only in every set-up', async () => {
+    const base = { workspace: '/nonexistent-ws', cwd: '/nonexistent-ws', file: '/usr/bin/true', pathVariable: '' };
+    const strong = bubblewrapArguments({
+      ...base,
+      options: {},
+      hostUid: 0,
+      features: { userNamespace: true, disableUserNamespaces: true },
+    });
+    expect(strong.join(' ')).toContain('--unshare-user --uid 65534 --gid 65534 --disable-userns');
+    const user = bubblewrapArguments({
+      ...base,
+      options: {},
+      hostUid: 1000,
+      features: { userNamespace: true, disableUserNamespaces: false },
+    });
+    expect(user).not.toContain('--uid');
+    expect(user).not.toContain('--disable-userns');
+    const weak = bubblewrapArguments({ ...base, options: {}, hostUid: 0 });
+    expect(weak).toContain('--unshare-user-try');
+    for (const args of [strong, user, weak]) {
+      expect(args.join(' ')).toContain('--proc /proc --remount-ro /proc');
+      expect(args).toEqual(expect.arrayContaining(['--cap-drop', 'ALL']));
+    }
+  });
+
+  it('hides protected paths, pins the directories above them, and shows the git config read-only', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'stepwise-args-'));
+    const home = path.join(root, 'home');
+    const ws = path.join(root, 'ws');
+    await mkdir(path.join(ws, 'a', 'b'), { recursive: true });
+    await mkdir(path.join(ws, '.stepwise'));
+    await mkdir(path.join(home, '.config', 'git'), { recursive: true });
+    await writeFile(path.join(ws, 'a', 'b', 'journal.db'), '');
+    await writeFile(path.join(ws, 'stepwise.config.json'), '{}');
+    await writeFile(path.join(home, '.gitconfig'), '[user]\n');
+    await writeFile(path.join(home, '.config', 'git', 'config'), '[core]\n');
+    try {
+      const args = bubblewrapArguments({
+        workspace: ws,
+        cwd: ws,
+        file: '/usr/bin/true',
+        pathVariable: '',
+        hostHome: home,
+        xdgConfigHome: path.join(home, '.config'),
+        options: { protectedPaths: ['a/b/journal.db'] },
+      });
+      const binds = pair(args, '--bind');
+      expect(binds).toEqual(expect.arrayContaining([`${ws} ${ws}`, `${ws}/a ${ws}/a`, `${ws}/a/b ${ws}/a/b`]));
+      const readOnly = pair(args, '--ro-bind');
+      expect(readOnly).toEqual(
+        expect.arrayContaining([
+          `/dev/null ${ws}/a/b/journal.db`,
+          `/dev/null ${ws}/stepwise.config.json`,
+          `${home}/.gitconfig /tmp/.stepwise-home/.gitconfig`,
+          `${home}/.config/git/config /tmp/.stepwise-home/.config/git/config`,
+        ]),
+      );
+      expect(args.join(' ')).toContain(`--tmpfs ${ws}/.stepwise --remount-ro ${ws}/.stepwise`);
+      // Protected mounts come after the workspace's, or the workspace bind would cover them.
+      expect(args.lastIndexOf(`${ws}/.stepwise`)).toBeGreaterThan(args.indexOf(ws));
+      const without = bubblewrapArguments({
+        workspace: ws,
+        cwd: ws,
+        file: '/usr/bin/true',
+        pathVariable: '',
+        hostHome: home,
+        options: { gitConfig: false },
+      });
+      expect(without.join(' ')).not.toContain('.gitconfig');
+      expect(() =>
+        bubblewrapArguments({
+          workspace: ws,
+          cwd: ws,
+          file: '/usr/bin/true',
+          pathVariable: '',
+          options: { protectedPaths: [root] },
+        }),
+      ).toThrow(/holds the whole workspace/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
