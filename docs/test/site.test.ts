@@ -1,10 +1,13 @@
 // The documentation site (`npm run docs`: TypeDoc over the READMEs, docs/ and the TSDoc of every
-// package) builds, has an API reference for every package, and its front page renders in a
-// headless browser: the README's Quick start, navigation to every package, no script errors.
+// package) builds, has an API reference for every package, and its pages render in a headless
+// browser: the README's Quick start, navigation to every package, the architecture diagram drawn
+// from the README's mermaid block (offline), "On this page" with each heading's whole text, the
+// site's title once, no script errors.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../scripts/headless-chromium.js';
 
@@ -72,6 +75,131 @@ describe('documentation site', () => {
     // A rendered page, not an empty canvas: a blank 1280×900 PNG compresses to a few kilobytes.
     expect(statSync(screenshot).size).toBeGreaterThan(30_000);
   });
+
+  it.skipIf(!chromiumAvailable)("draws the README's architecture diagram from its mermaid block, offline", async () => {
+    const screenshot = path.join(ARTIFACTS, 'architecture-diagram.png');
+    await withChromiumPage({ width: 1280, height: 900 }, async (page) => {
+      const errors: string[] = [];
+      const requests: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      page.on('request', (request) => requests.push(request.url()));
+      await page.goto(pathToFileURL(path.join(SITE, 'index.html')).href);
+      const diagram = page.locator('pre.mermaid svg');
+      await expect.poll(() => diagram.count(), { timeout: 30_000 }).toBe(1);
+      // Drawn, not listed: no code block holds the diagram's source.
+      expect(await page.locator('pre code', { hasText: 'subgraph engine' }).count()).toBe(0);
+      expect(await page.locator('pre.mermaid').getAttribute('data-processed')).toBe('true');
+      const nodes = await Promise.all(
+        (await diagram.locator('g.node').all()).map(async (node) => ({
+          text: words(await node.textContent()),
+          box: (await node.boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 },
+        })),
+      );
+      const labels = nodes.map((node) => node.text);
+      for (const label of [
+        'host app / stepwise CLI',
+        'sequential: 1 at a time, stop at any failure, approval required',
+        'dag: eager, concurrency N, critical rules',
+        'agentic: dag policy + model loop for goal steps',
+        'run lifecycle: start · resume · lease · cancel · run handle',
+        'step kernel: validate · preconditions · approval · journal · execute · redact',
+        'goal-step executor: the model loop',
+        'tools: tools-node · tools-mcp · plugins',
+        'journal',
+        'stores: MemoryStore · SQLite · Postgres',
+      ])
+        expect(labels, label).toContain(label);
+      expect(await diagram.locator('.cluster', { hasText: 'engine = a policy' }).count()).toBe(1);
+      // Laid out at a readable size: every node has room, none covers another, the arrows are drawn.
+      const area = (await diagram.boundingBox()) ?? { width: 0, height: 0 };
+      expect(area.width).toBeGreaterThan(400);
+      expect(area.height).toBeGreaterThan(400);
+      for (const [index, { box, text }] of nodes.entries()) {
+        expect(box.width, text).toBeGreaterThan(40);
+        expect(box.height, text).toBeGreaterThan(20);
+        for (const other of nodes.slice(index + 1)) {
+          const apart =
+            box.x + box.width <= other.box.x ||
+            other.box.x + other.box.width <= box.x ||
+            box.y + box.height <= other.box.y ||
+            other.box.y + other.box.height <= box.y;
+          expect(apart, `${text} / ${other.text}`).toBe(true);
+        }
+      }
+      expect(await diagram.locator('.edgePaths path').count()).toBe(9);
+      await diagram.screenshot({ path: screenshot, style: '.tsd-page-toolbar { visibility: hidden; }' });
+      // Nothing left the machine: mermaid is the site's own copy.
+      expect(requests.filter((url) => !url.startsWith('file:'))).toEqual([]);
+      expect(requests.some((url) => url.endsWith('/assets/mermaid.min.js'))).toBe(true);
+      expect(errors).toEqual([]);
+    });
+    expect(statSync(screenshot).size).toBeGreaterThan(20_000);
+  });
+
+  it.skipIf(!chromiumAvailable)(
+    'lists every heading in "On this page" with its whole text, code included',
+    async () => {
+      const pages = ['index.html', ...['modules', 'documents'].flatMap((folder) => htmlFiles(folder))];
+      const seen: string[] = [];
+      await withChromiumPage({ width: 1280, height: 900 }, async (page) => {
+        for (const file of pages) {
+          await page.goto(pathToFileURL(path.join(SITE, file)).href);
+          for (const { link, heading } of await pageHeadingLinks(page)) {
+            expect(link, `${file}: a link with no text`).not.toBe('');
+            expect(link, `${file}: the link to "${heading}"`).toBe(heading);
+            seen.push(link);
+          }
+        }
+      });
+      // The headings the issue named, from the cli's and the core's README.
+      for (const heading of [
+        'stepwise run',
+        'Durability: step or batched',
+        'Waiting for a person: stepwise pending, stepwise respond',
+      ])
+        expect(seen).toContain(heading);
+    },
+  );
+
+  it.skipIf(!chromiumAvailable)("shows the site's title once on its front page", async () => {
+    await withChromiumPage({ width: 1280, height: 900 }, async (page) => {
+      await page.goto(pathToFileURL(path.join(SITE, 'index.html')).href);
+      const titles = page.locator('.col-content :is(h1, h2, h3)').filter({ hasText: /^\s*Stepwise\s*$/ });
+      expect(await titles.count()).toBe(1);
+      expect(await page.locator('.col-content h1').count()).toBe(1);
+    });
+  });
 });
+
+/** The site's pages in `folder`, relative to the site. */
+function htmlFiles(folder: string): string[] {
+  return readdirSync(path.join(SITE, folder))
+    .filter((file) => file.endsWith('.html'))
+    .map((file) => `${folder}/${file}`);
+}
+
+/**
+ * The links of "On this page" to the page's Markdown headings (not those to its API members), each
+ * with the text of the heading it points at (the permalink icon has none).
+ */
+async function pageHeadingLinks(page: Page): Promise<{ link: string; heading: string }[]> {
+  const links = page.locator(
+    '.tsd-page-navigation .tsd-accordion-details > a, .tsd-page-navigation .tsd-accordion-details > ul a',
+  );
+  const found: { link: string; heading: string }[] = [];
+  for (const link of await links.all()) {
+    const id = decodeURIComponent((await link.getAttribute('href'))?.replace(/^#/, '') ?? '');
+    const heading = page.locator(`[id="${id.replace(/"/g, '\\"')}"]`);
+    found.push({
+      link: words(await link.textContent()),
+      heading: (await heading.count()) === 1 ? words(await heading.textContent()) : `(${id}: no such heading)`,
+    });
+  }
+  return found;
+}
+
+function words(text: string | null): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim();
+}
 
 if (!chromiumAvailable) console.warn(skipMessage('documentation site screenshot'));
