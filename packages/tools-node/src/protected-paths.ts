@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { CONFIG_FILE_PATTERN, protectedPathsOf, SQLITE_SIDE_FILES } from '@stepwise/core';
+import { isInside } from './is-inside.js';
 
 /** The real path of `file`, or of its nearest existing ancestor with the rest appended. */
 function realOrNearest(file: string): string {
@@ -13,10 +14,9 @@ function realOrNearest(file: string): string {
   }
 }
 
-/** Containment by `path.relative`, ignoring case: refusing `.STEPWISE` too costs nothing and holds on macOS. */
-function isInside(root: string, candidate: string): boolean {
-  const relative = path.relative(root.toLowerCase(), candidate.toLowerCase());
-  return relative === '' || (!path.isAbsolute(relative) && relative !== '..' && !relative.startsWith(`..${path.sep}`));
+/** Containment ignoring case: refusing `.STEPWISE` too costs nothing and holds on macOS. */
+function isInsideIgnoringCase(root: string, candidate: string): boolean {
+  return isInside(root.toLowerCase(), candidate.toLowerCase());
 }
 
 /** Which paths existed, and as which object, when a command started. */
@@ -58,7 +58,7 @@ export class ProtectedPaths {
     this.given = given;
     this.#paths = protectedPathsOf(root, given).map(realOrNearest);
     this.#relative = this.#paths
-      .filter((entry) => isInside(root, entry) && entry !== root)
+      .filter((entry) => isInsideIgnoringCase(root, entry) && entry !== root)
       .map((entry) => path.relative(root, entry).split(path.sep).join('/').toLowerCase());
   }
 
@@ -66,12 +66,12 @@ export class ProtectedPaths {
   covers(real: string): boolean {
     const relative = path.relative(this.root, real);
     if (relative !== '' && !relative.includes(path.sep) && CONFIG_FILE_PATTERN.test(relative)) return true;
-    return this.#paths.some((entry) => isInside(entry, real));
+    return this.#paths.some((entry) => isInsideIgnoringCase(entry, real));
   }
 
   /** True when a protected path is inside this real path (deleting it would delete them). */
   within(real: string): boolean {
-    return this.#paths.some((entry) => isInside(real, entry));
+    return this.#paths.some((entry) => isInsideIgnoringCase(real, entry));
   }
 
   /** For walks: is this workspace-relative POSIX path (reached without following a symlink) protected? */

@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { type OpenedDirectory, openChildDirectory, openDirectory } from './directory-descriptor.js';
 import { ALWAYS_SKIPPED, type GitignoreFilter } from './gitignore-filter.js';
+import { isInside } from './is-inside.js';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -41,11 +42,6 @@ function typeOf(entry: Dirent): EntryType {
   if (entry.isFile()) return 'file';
   if (entry.isDirectory()) return 'directory';
   return 'other';
-}
-
-function isInside(root: string, candidate: string): boolean {
-  const relative = path.relative(root, candidate);
-  return relative === '' || (!path.isAbsolute(relative) && relative !== '..' && !relative.startsWith(`..${path.sep}`));
 }
 
 /** A directory waiting to be listed; its parent stays open until every child waiting on it is opened. */

@@ -2,7 +2,10 @@ import path from 'node:path';
 import { ErrorCodes, SandboxViolation, StepwiseError } from '@stepwise/core';
 import { fileSystemError } from './file-errors.js';
 import { errorCode, type FileSystem, nodeFileSystem } from './file-system.js';
+import { isInside } from './is-inside.js';
 import { ProtectedPaths } from './protected-paths.js';
+
+export { isInside } from './is-inside.js';
 
 export interface WorkspaceSandboxOptions {
   /** The workspace root. Resolved against the process cwd; must be an existing directory when first used. */
@@ -254,14 +257,6 @@ export class WorkspaceSandbox {
     if (target !== undefined) return this.#realpathLoose(path.resolve(parent.real, target), input, hops + 1);
     return { real: candidate, exists: false };
   }
-}
-
-/** Containment by `path.relative`: `/ws-evil` is not inside `/ws`, a file named `..foo` is. */
-export function isInside(root: string, candidate: string): boolean {
-  const relative = path.relative(root, candidate);
-  if (relative === '') return true;
-  if (path.isAbsolute(relative)) return false;
-  return relative !== '..' && !relative.startsWith(`..${path.sep}`);
 }
 
 function toPosix(relative: string): string {
