@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ErrorCodes, StepwiseError } from './errors.js';
@@ -21,8 +21,9 @@ export interface OsSandboxOptions {
   /** More directories the process may write besides the workspace. */
   readonly writablePaths?: readonly string[];
   /**
-   * Files or directories hidden wherever they live, the workspace included: an existing directory
-   * becomes an empty read-only one, an existing file an empty read-only one, and none can be
+   * Files or directories protected wherever they live, the workspace included: an existing
+   * directory becomes an empty read-only one, an existing SQLite database (or side file) an
+   * unreadable one, any other existing file (config, plugin) a read-only one, and none can be
    * renamed, replaced or deleted. The store's database (with its `-wal`, `-shm` and `-journal`,
    * added for every file given), config and plugin files belong here. Relative paths are relative
    * to the workspace. `.stepwise/` and `stepwise.config.*` at the workspace root are always added.
@@ -219,7 +220,7 @@ function gitConfigMounts(target: SandboxedProcess, hostHome: string): string[] {
 }
 
 /**
- * Protected paths: hidden, and every directory between a writable root and them bound onto
+ * Protected paths: hidden (directories, databases) or read-only (other files), and every directory between a writable root and them bound onto
  * itself, because a mount point cannot be renamed (a renamed parent would let the process put
  * a file of its own where the host looks for the protected one).
  */
@@ -242,9 +243,31 @@ function protectedMounts(target: SandboxedProcess, writable: readonly string[]):
       args.push('--bind', directory, directory);
       directory = path.dirname(directory);
     }
-    args.push(...(kind === 'directory' ? ['--tmpfs', real, '--remount-ro', real] : ['--ro-bind', '/dev/null', real]));
+    if (kind === 'directory') args.push('--tmpfs', real, '--remount-ro', real);
+    // A database is hidden; another file (config, plugin: sources under version control) is shown read-only,
+    // since an empty device in its place makes `git status` see a change and `git add -A` fail.
+    else args.push('--ro-bind', isSqliteData(real) ? '/dev/null' : real, real);
   }
   return args;
+}
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/** A SQLite database (by its header) or one of its side files (by name). */
+function isSqliteData(file: string): boolean {
+  if (SQLITE_SIDE_FILES.some((suffix) => file.endsWith(suffix))) return true;
+  let descriptor: number | undefined;
+  try {
+    descriptor = openSync(file, 'r');
+    const header = Buffer.alloc(SQLITE_HEADER.length);
+    readSync(descriptor, header, 0, header.length, 0);
+    return header.toString('latin1') === SQLITE_HEADER;
+  } catch {
+    // Unreadable here: hide it.
+    return true;
+  } finally {
+    if (descriptor !== undefined) closeSync(descriptor);
+  }
 }
 
 /**

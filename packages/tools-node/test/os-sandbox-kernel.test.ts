@@ -164,9 +164,11 @@ describe.skipIf(!status.available)(`${title}: git and ordinary commands`, () => 
 
   it('commits with the identity of the host home directory, inside the sandbox', async () => {
     await writeFile(path.join(work.workspace, 'a.txt'), 'a\n');
+    // A protected config under version control must not break `git add -A`.
+    await writeFile(path.join(work.workspace, 'stepwise.config.json'), '{}\n');
     for (const command of [
       ['git', 'init', '-q', '-b', 'main'],
-      ['git', 'add', 'a.txt'],
+      ['git', 'add', '-A'],
       ['git', 'commit', '-q', '-m', 'first'],
     ]) {
       const outcome = await work.call('run_command', { command });
@@ -181,6 +183,18 @@ describe.skipIf(!status.available)(`${title}: git and ordinary commands`, () => 
       env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' },
     });
     expect(author.trim()).toBe('Home Identity <home@example.com>|Home Identity');
+    await writeFile(path.join(work.workspace, 'b.txt'), 'b\n');
+    for (const command of [
+      ['git', 'add', '-A'],
+      ['git', 'commit', '-q', '-m', 'second'],
+      ['git', 'status', '--short'],
+    ]) {
+      const outcome = await work.call('run_command', { command });
+      expect(`${command.join(' ')}: ${outcome.error?.message ?? outcome.status}`).toBe(
+        `${command.join(' ')}: succeeded`,
+      );
+      if (command[1] === 'status') expect((outcome.output as { stdout: string }).stdout).toBe('');
+    }
     // Read-only: a command cannot change the host's identity.
     const write = await work.call('run_command', { command: ['git', 'config', '--global', 'user.name', 'Changed'] });
     expect(write.status).toBe('failed');

@@ -365,7 +365,7 @@ describe('OS sandbox arguments for a root host, protected paths and git config',
     await mkdir(path.join(ws, 'a', 'b'), { recursive: true });
     await mkdir(path.join(ws, '.stepwise'));
     await mkdir(path.join(home, '.config', 'git'), { recursive: true });
-    await writeFile(path.join(ws, 'a', 'b', 'journal.db'), '');
+    await writeFile(path.join(ws, 'a', 'b', 'journal.db'), 'SQLite format 3\0 and pages');
     await writeFile(path.join(ws, 'stepwise.config.json'), '{}');
     await writeFile(path.join(home, '.gitconfig'), '[user]\n');
     await writeFile(path.join(home, '.config', 'git', 'config'), '[core]\n');
@@ -385,7 +385,8 @@ describe('OS sandbox arguments for a root host, protected paths and git config',
       expect(readOnly).toEqual(
         expect.arrayContaining([
           `/dev/null ${ws}/a/b/journal.db`,
-          `/dev/null ${ws}/stepwise.config.json`,
+          // A database is hidden; a config (under version control) is shown read-only.
+          `${ws}/stepwise.config.json ${ws}/stepwise.config.json`,
           `${home}/.gitconfig /tmp/.stepwise-home/.gitconfig`,
           `${home}/.config/git/config /tmp/.stepwise-home/.config/git/config`,
         ]),
