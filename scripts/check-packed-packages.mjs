@@ -1,205 +1,250 @@
 // Installs the packages as a user gets them — `npm pack` tarballs, everything else from the npm
-// registry — into a fresh ESM project and a fresh CommonJS project, and checks there: the root
-// README's Quick start, a zod 3 tool, a valibot tool, `@stepwise/core/testing` without vitest,
-// `createRunner` with an engine that is not installed (a typed error naming it), and the agentic
-// engine's token estimator without gpt-tokenizer. Prints one line per check; exits 1 if any fails.
+// registry, npm's default peer handling (no --legacy-peer-deps, no --force) — into fresh projects
+// and checks them there (one line per check; exits 1 if any fails):
+//
+//   - @stepwise/cli with its dependencies only: the install succeeds and brings no optional peer;
+//     the cli loads with import() and require(); `npx stepwise --help` works; createRunner with the
+//     dag engine runs a plan; each piece that needs a missing optional peer (the sequential and
+//     agentic engines, a model endpoint, solve, a Postgres store, an MCP server, `stepwise solve`,
+//     `stepwise worker`) fails with E601 naming the package; `tsc --strict` compiles an import of
+//     the cli as an ES module and as CommonJS; the root README's Quick start runs (ESM and CJS); a
+//     zod 3 and a valibot tool run; @stepwise/core/testing works without vitest.
+//   - then each optional peer of the cli added on its own: the install succeeds and the piece that
+//     needed it works (a sequential run, an agentic goal step and `solve`'s types, an MCP server's
+//     tool, a Postgres store refused as unreachable rather than missing).
+//   - every optional peer at once. Prints the size of the smallest and the fullest install.
 //
 //   node scripts/check-packed-packages.mjs [--keep]     (build the packages first)
 //
 // better-sqlite3 is installed without its install script, at the repository's version, and gets
 // the repository's compiled addon (same Node, same platform): compiling it again takes minutes.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closure, packAll } from './measure-install.mjs';
+import { closure, describeSize, packAll, sizeOf } from './measure-install.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CHECKS = path.join(ROOT, 'scripts', 'packed-install');
+const OPTIONAL_PEERS = [
+  '@stepwise/engine-sequential',
+  '@stepwise/engine-agentic',
+  '@stepwise/tools-mcp',
+  '@stepwise/store-postgres',
+];
+// What the checks need beside the packages: a zod 3 and a valibot tool, and the TypeScript a user has.
+const EXTRAS = ['zod@3', 'valibot@1', 'typescript@5.9', '@types/node@20'];
+const UNREACHABLE_POSTGRES = 'postgres://stepwise:secret@127.0.0.1:1/stepwise';
 const keep = process.argv.includes('--keep');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'stepwise-packed-'));
 const sqliteVersion = JSON.parse(
   readFileSync(path.join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8'),
 ).version;
+let failures = 0;
 
-/** The root README's Quick start, exactly as a user copies it. */
-function readmeQuickStart() {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Quick start');
-  const match = /```ts[^\n]*\n([\s\S]*?)```/.exec(readme.slice(start));
-  if (!match) throw new Error('README.md has no TypeScript Quick start');
-  // The snippet is TypeScript only through `as const`; Node runs the rest as JavaScript.
-  return match[1].replaceAll(' as const', '');
+function report(ok, name, detail) {
+  if (!ok) failures++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${!ok && detail ? `: ${detail}` : ''}`);
 }
 
-// Shared by both projects: `load(name)` is `import()` (ESM) or `require()` (CommonJS).
-const CHECKS = `
-const results = [];
-async function check(name, body) {
-  try {
-    await body();
-    results.push('ok   ' + name);
-  } catch (error) {
-    results.push('FAIL ' + name + ': ' + (error && error.stack ? error.stack : String(error)));
-    process.exitCode = 1;
-  }
-}
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
+function spawn(command, args, folder, timeout = 120_000) {
+  const outcome = spawnSync(command, args, { cwd: folder, encoding: 'utf8', timeout });
+  return { status: outcome.status, stdout: outcome.stdout ?? '', stderr: outcome.stderr ?? '', error: outcome.error };
 }
 
-async function runChecks(load) {
-  const { defineTool, ToolRegistry, StepwiseError } = await load('@stepwise/core');
-  const { dagEngine } = await load('@stepwise/engine-dag');
-  const { makePlan, MemoryStore, createTestTools } = await load('@stepwise/core/testing');
-
-  const greeter = (name, input) =>
-    defineTool({ name, description: 'Greets.', input, effect: 'read', execute: ({ who }) => ({ text: 'hi ' + who }) });
-  async function runTool(tool, args) {
-    const engine = dagEngine({ tools: new ToolRegistry([tool]), store: new MemoryStore() });
-    return engine.run(makePlan([{ id: 'greet', tool: tool.name, args }])).result.then(
-      (result) => result,
-      (error) => error,
-    );
-  }
-
-  await check('a zod 3 tool runs, and bad arguments are refused with E202', async () => {
-    const z = await load('zod');
-    assert(require_version('zod').startsWith('3.'), 'the project has zod ' + require_version('zod'));
-    const tool = greeter('zod3_greet', z.object({ who: z.string() }));
-    const good = await runTool(tool, { who: 'Ada' });
-    assert(good.status === 'completed' && good.steps[0].output.text === 'hi Ada', JSON.stringify(good));
-    const bad = await runTool(tool, { who: 42 });
-    assert(StepwiseError.isInstance(bad) && bad.code === 'E202', 'expected E202, got ' + String(bad));
-  });
-
-  await check('a valibot tool runs, and bad arguments are refused with E202', async () => {
-    const v = await load('valibot');
-    const tool = greeter('valibot_greet', v.object({ who: v.string() }));
-    const good = await runTool(tool, { who: 'Grace' });
-    assert(good.status === 'completed' && good.steps[0].output.text === 'hi Grace', JSON.stringify(good));
-    const bad = await runTool(tool, {});
-    assert(StepwiseError.isInstance(bad) && bad.code === 'E202', 'expected E202, got ' + String(bad));
-  });
-
-  await check('@stepwise/core/testing loads and works without vitest', async () => {
-    let vitest = 'installed';
-    try {
-      require_version('vitest');
-    } catch {
-      vitest = 'absent';
-    }
-    assert(vitest === 'absent', 'vitest is installed in the project; the check would prove nothing');
-    const { registry, log } = createTestTools();
-    const engine = dagEngine({ tools: registry, store: new MemoryStore() });
-    const result = await engine.run(makePlan([{ id: 'a', tool: 'echo', args: { value: 1 } }])).result;
-    assert(result.status === 'completed' && log.count('echo') === 1, JSON.stringify(result));
-  });
-
-  await check('createRunner with an engine that is not installed: E601 naming the package', async () => {
-    const { createRunner } = await load('@stepwise/cli');
-    const error = await createRunner({ engine: 'sequential', store: 'memory' }).then(
-      (runner) => runner.close().then(() => undefined),
-      (thrown) => thrown,
-    );
-    assert(StepwiseError.isInstance(error) && error.code === 'E601', 'expected E601, got ' + String(error));
-    assert(error.details.package === '@stepwise/engine-sequential', 'details: ' + JSON.stringify(error.details));
-    assert(error.message.includes('npm install @stepwise/engine-sequential'), error.message);
-    const runner = await createRunner({ engine: 'dag', store: 'memory' });
-    await runner.close();
-  });
-
-  await check('the agentic engine counts tokens heuristically without gpt-tokenizer', async () => {
-    const { loadTokenEstimator } = await load('@stepwise/engine-agentic');
-    const estimator = await loadTokenEstimator();
-    assert(estimator.name === 'heuristic', 'estimator ' + estimator.name);
-    assert(estimator.count('12345678') === 2, 'count ' + estimator.count('12345678'));
-  });
-}
-`;
-
-function project(kind, tarballs) {
-  const folder = path.join(scratch, kind);
-  mkdirSync(folder);
-  const type = kind === 'esm' ? 'module' : 'commonjs';
-  writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: `fresh-${kind}`, private: true, type }));
-  execFileSync(
-    'npm',
-    [
-      'install',
-      '--ignore-scripts',
-      '--no-audit',
-      '--no-fund',
-      ...tarballs,
-      'zod@3',
-      'valibot@1',
-      `better-sqlite3@${sqliteVersion}`,
-    ],
-    { cwd: folder, stdio: ['ignore', 'ignore', 'inherit'] },
+/** npm's last error lines: enough to see which package and why. */
+function npmError(outcome) {
+  const lines = `${outcome.stderr}${outcome.error ? `\n${outcome.error.message}` : ''}`.split('\n');
+  return (
+    lines
+      .filter((line) => /npm error|ERR!|ERESOLVE|E404|Error/.test(line))
+      .slice(0, 12)
+      .join('\n  ') || lines.slice(-12).join('\n  ')
   );
+}
+
+/** `npm install` as a user runs it (scripts skipped: see above); reports and returns whether it succeeded. */
+function install(folder, specs, name) {
+  const started = performance.now();
+  const outcome = spawn('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', ...specs], folder, 600_000);
+  const ok = outcome.status === 0;
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  report(ok, `${name}: npm install succeeds with no flags (${seconds} s)`, ok ? '' : `\n  ${npmError(outcome)}`);
+  return ok;
+}
+
+/** A fresh project at scratch/<name> with `specs` installed (`label` says what they are), sized before anything else is added. */
+function newProject(name, specs, label) {
+  const folder = path.join(scratch, name);
+  mkdirSync(folder);
+  // A test script for the Quick start's `npm test` step.
+  const manifest = { name: `fresh-${name}`, private: true, type: 'module', scripts: { test: 'node --version' } };
+  writeFileSync(path.join(folder, 'package.json'), JSON.stringify(manifest));
+  if (!install(folder, [...specs, `better-sqlite3@${sqliteVersion}`], `${name} (${label})`)) return undefined;
+  console.log(`size ${label}: ${describeSize(sizeOf(path.join(folder, 'node_modules')))}`);
   const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
   mkdirSync(path.dirname(path.join(folder, addon)), { recursive: true });
   copyFileSync(path.join(ROOT, addon), path.join(folder, addon));
-  // A package.json with a test script, for the Quick start's `npm test` step.
-  const manifest = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8'));
-  writeFileSync(
-    path.join(folder, 'package.json'),
-    JSON.stringify({ ...manifest, scripts: { test: 'node --version' } }),
-  );
+  for (const file of ['installed-checks.cjs', 'mcp-server.mjs'])
+    copyFileSync(path.join(CHECKS, file), path.join(folder, file));
   return folder;
 }
 
-function run(folder, file, source) {
-  writeFileSync(path.join(folder, file), source);
-  const outcome = spawnSync(process.execPath, [file], { cwd: folder, encoding: 'utf8', timeout: 120_000 });
-  return outcome;
+/** Runs a scenario of installed-checks.cjs through import() and through require(). */
+function runScenario(folder, scenario) {
+  const entries = {
+    'checks.mjs': `import checks from './installed-checks.cjs';\nawait checks.runChecks(${JSON.stringify(scenario)}, (name) => import(name), 'esm');\n`,
+    'checks.cjs': `require('./installed-checks.cjs').runChecks(${JSON.stringify(scenario)}, async (name) => require(name), 'cjs');\n`,
+  };
+  for (const [file, source] of Object.entries(entries)) {
+    writeFileSync(path.join(folder, file), source);
+    const outcome = spawn(process.execPath, [file], folder);
+    const lines = outcome.stdout.split('\n').filter((line) => /^(ok {2}|FAIL) /.test(line));
+    for (const line of lines) {
+      if (line.startsWith('FAIL')) failures++;
+      console.log(`${line.startsWith('FAIL') ? 'FAIL' : 'ok  '} ${scenario}/${line.slice(5)}`);
+    }
+    if (outcome.status !== 0 && !lines.some((line) => line.startsWith('FAIL'))) {
+      report(false, `${scenario}/${file} ran`, `exit ${outcome.status}\n${outcome.stdout}${outcome.stderr}`);
+    }
+  }
 }
 
-let failed = false;
+/** The root README's Quick start, exactly as a user copies it, as an ES module and as CommonJS. */
+function quickStart(folder) {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const match = /```ts[^\n]*\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')));
+  if (!match) return report(false, 'README.md has a TypeScript Quick start');
+  // The snippet is TypeScript only through `as const`; Node runs the rest as JavaScript.
+  const esm = match[1].replaceAll(' as const', '');
+  const cjs = esm
+    .replace(/^import \{ (.+) \} from '(.+)';$/gm, (_, names, from) => `const { ${names} } = require('${from}');`)
+    .replace(/^/, '(async () => {\n')
+    .concat('\n})().catch((error) => { console.error(error); process.exit(1); });\n');
+  for (const [file, source] of [
+    ['quick-start.mjs', esm],
+    ['quick-start.cjs', cjs],
+  ]) {
+    writeFileSync(path.join(folder, file), source);
+    const outcome = spawn(process.execPath, [file], folder);
+    const ok = outcome.status === 0 && /\bcompleted\b/.test(outcome.stdout);
+    report(ok, `minimal/${file}: the README Quick start runs and completes`, `${outcome.stdout}${outcome.stderr}`);
+  }
+}
+
+/** `npx stepwise …` in `folder`: the exit status and what it printed. */
+function stepwise(folder, ...args) {
+  return spawn('npx', ['--no', '--', 'stepwise', ...args], folder);
+}
+
+function binChecks(folder, scenario) {
+  const postgresConfig = path.join(folder, 'postgres.config.json');
+  writeFileSync(postgresConfig, JSON.stringify({ store: { kind: 'postgres', url: UNREACHABLE_POSTGRES } }));
+  const solve = () => stepwise(folder, 'solve', 'nothing', '--validate', 'node --version');
+  const worker = () => stepwise(folder, 'worker', '--config', postgresConfig);
+  // The exit status and the lines that say what went wrong (stack frames left out).
+  const printed = (outcome) =>
+    [`exit ${outcome.status}`, ...`${outcome.stdout}${outcome.stderr}`.split('\n')]
+      .filter((line) => line.trim() !== '' && !/^\s+at /.test(line))
+      .slice(0, 12)
+      .join('\n  ');
+  const names = (outcome, name) => outcome.status !== 0 && outcome.stderr.includes(`npm install ${name}`);
+  if (scenario === 'minimal') {
+    const help = stepwise(folder, '--help');
+    report(help.status === 0 && help.stdout.includes('Usage: stepwise'), 'minimal/npx stepwise --help', printed(help));
+    writeFileSync(
+      path.join(folder, 'plan.json'),
+      JSON.stringify({ id: 'read', steps: [{ id: 'read', tool: 'file_read', args: { path: 'package.json' } }] }),
+    );
+    const validate = stepwise(folder, 'validate', 'plan.json');
+    report(validate.status === 0, 'minimal/npx stepwise validate plan.json', printed(validate));
+    const solving = solve();
+    const solveOk = names(solving, '@stepwise/engine-agentic');
+    report(solveOk, 'minimal/npx stepwise solve: E601 naming @stepwise/engine-agentic', printed(solving));
+    const working = worker();
+    const workerOk = names(working, '@stepwise/store-postgres');
+    report(workerOk, 'minimal/npx stepwise worker (Postgres): E601 naming @stepwise/store-postgres', printed(working));
+  } else if (scenario === '@stepwise/engine-agentic') {
+    // Past the package: the next thing it needs is a model, which this project does not configure.
+    const solving = solve();
+    const solveOk = solving.status !== 0 && solving.stderr.includes('solve needs a model') && !names(solving, scenario);
+    report(solveOk, `${scenario}/npx stepwise solve gets past loading (asks for a model)`, printed(solving));
+  } else if (scenario === '@stepwise/store-postgres') {
+    const working = worker();
+    const workerOk = working.status !== 0 && !names(working, scenario) && /E50\d/.test(working.stderr);
+    report(workerOk, `${scenario}/npx stepwise worker: the server is unreachable (not E601)`, printed(working));
+  }
+}
+
+/**
+ * `tsc --strict` over `files` (written into the project), with the project's own TypeScript.
+ * `libraries`: also check the packages' declaration files, where a missing package is TS2307.
+ */
+function typeCheck(folder, scenario, files, libraries = true) {
+  for (const [file, source] of Object.entries(files)) writeFileSync(path.join(folder, file), source);
+  const compilerOptions = { strict: true, module: 'nodenext', target: 'es2022', noEmit: true, types: ['node'] };
+  if (!libraries) compilerOptions.skipLibCheck = true;
+  writeFileSync(path.join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: Object.keys(files) }));
+  const outcome = spawn('npx', ['--no', '--', 'tsc', '-p', 'tsconfig.json'], folder);
+  const errors = `${outcome.stdout}${outcome.stderr}`.trim();
+  report(outcome.status === 0, `${scenario}/tsc --strict: ${Object.keys(files).join(', ')}`, `\n${errors}`);
+}
+
+const USES_CLI = `
+const options: RunnerOptions = { engine: 'dag', store: 'memory' };
+export const runner: Promise<Runner> = createRunner(options);
+export const model: SolveOptions['model'] = { name: 'none', generate: async () => ({}) };
+`;
+const TYPESCRIPT = {
+  'uses-cli.mts': `import { createRunner, type Runner, type RunnerOptions, type SolveOptions } from '@stepwise/cli';\n${USES_CLI}`,
+  'uses-cli.cts': `import { createRunner, type Runner, type RunnerOptions, type SolveOptions } from '@stepwise/cli';\n${USES_CLI}`,
+};
+// Every ChatModel of the agentic engine is a model `solve` accepts.
+const SOLVE_WITH_CHAT_MODEL = `import { solve } from '@stepwise/cli';
+import { type ChatModel, openAICompatible } from '@stepwise/engine-agentic';
+
+const model: ChatModel = openAICompatible({ baseURL: 'http://127.0.0.1:1/v1', model: 'none' });
+export const solving = () =>
+  solve({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 } });
+`;
+
+function checkMinimal(minimal) {
+  if (!install(minimal, EXTRAS, 'minimal + zod 3, valibot, typescript')) return;
+  runScenario(minimal, 'minimal');
+  quickStart(minimal);
+  binChecks(minimal, 'minimal');
+  typeCheck(minimal, 'minimal', TYPESCRIPT);
+}
+
+/** The minimal project and one optional peer added to it. */
+function checkPeer(minimal, peer, tarballs) {
+  const folder = path.join(scratch, peer.replace('@stepwise/', ''));
+  cpSync(minimal, folder, { recursive: true, verbatimSymlinks: true });
+  if (!install(folder, [tarballs.get(peer)], `minimal + ${peer}`)) return;
+  runScenario(folder, peer);
+  binChecks(folder, peer);
+  if (peer === '@stepwise/engine-agentic') {
+    typeCheck(folder, peer, { 'solve-with-chat-model.mts': SOLVE_WITH_CHAT_MODEL }, false);
+  }
+}
+
 try {
   const tarballs = packAll(path.join(scratch, 'tarballs'));
-  // What the checks need; deliberately not engine-sequential, tools-mcp, gpt-tokenizer or vitest.
-  const install = [
-    ...new Set([...closure('@stepwise/cli', tarballs), ...closure('@stepwise/engine-agentic', tarballs)]),
-  ];
-  const versionOf = `
-function require_version(name) {
-  return JSON.parse(require('node:fs').readFileSync(require('node:path').join('node_modules', name, 'package.json'), 'utf8')).version;
-}`;
-
-  const esm = project('esm', install);
-  const quick = run(esm, 'quick-start.mjs', readmeQuickStart());
-  const quickOk = quick.status === 0 && /\bcompleted\b/.test(quick.stdout);
-  console.log(`${quickOk ? 'ok  ' : 'FAIL'} esm: the README Quick start runs and completes`);
-  if (!quickOk) console.log(quick.stdout, quick.stderr);
-  const esmChecks = run(
-    esm,
-    'checks.mjs',
-    `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${versionOf}\n${CHECKS}\nawait runChecks((name) => import(name));\nconsole.log(results.map((line) => line.replace(/^(ok  |FAIL)/, '$1 esm:')).join('\\n'));\n`,
-  );
-  process.stdout.write(esmChecks.stdout + esmChecks.stderr);
-
-  const cjs = project('cjs', install);
-  const quickCjs = run(
-    cjs,
-    'quick-start.cjs',
-    readmeQuickStart()
-      .replace(/^import \{ (.+) \} from '(.+)';$/gm, (_, names, from) => `const { ${names} } = require('${from}');`)
-      .replace(/^/, '(async () => {\n')
-      .concat('\n})().catch((error) => { console.error(error); process.exit(1); });\n'),
-  );
-  const quickCjsOk = quickCjs.status === 0 && /\bcompleted\b/.test(quickCjs.stdout);
-  console.log(`${quickCjsOk ? 'ok  ' : 'FAIL'} cjs: the README Quick start (require) runs and completes`);
-  if (!quickCjsOk) console.log(quickCjs.stdout, quickCjs.stderr);
-  const cjsChecks = run(
-    cjs,
-    'checks.cjs',
-    `${versionOf}\n${CHECKS}\nrunChecks(async (name) => require(name)).then(() => console.log(results.map((line) => line.replace(/^(ok  |FAIL)/, '$1 cjs:')).join('\\n')));\n`,
-  );
-  process.stdout.write(cjsChecks.stdout + cjsChecks.stderr);
-  failed = !quickOk || !quickCjsOk || esmChecks.status !== 0 || cjsChecks.status !== 0;
+  const cli = closure('@stepwise/cli', tarballs);
+  const minimal = newProject('minimal', cli, '@stepwise/cli alone');
+  const everything = [...new Set([cli, ...OPTIONAL_PEERS.map((peer) => closure(peer, tarballs))].flat())];
+  const full = newProject('full', everything, '@stepwise/cli with every optional peer');
+  if (minimal) {
+    checkMinimal(minimal);
+    for (const peer of OPTIONAL_PEERS) checkPeer(minimal, peer, tarballs);
+  }
+  if (full) runScenario(full, 'full');
+} catch (error) {
+  report(false, 'the packed check ran', error?.stack ?? String(error));
 } finally {
   if (keep) console.log(`kept ${scratch}`);
   else rmSync(scratch, { recursive: true, force: true });
 }
-process.exit(failed ? 1 : 0);
+console.log(failures === 0 ? 'packed packages: every check passed' : `packed packages: ${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);

@@ -8,7 +8,7 @@
 // Install scripts are skipped (better-sqlite3 would compile for minutes): the figures are the
 // installed files, without a compiled native addon.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,9 +34,28 @@ export function packAll(directory) {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const [packed] = JSON.parse(output);
+    const missing = missingTargets(folder, new Set(packed.files.map((file) => file.path)));
+    if (missing.length > 0) {
+      throw new Error(
+        `the tarball of ${packed.name} lacks ${missing.join(', ')}, which its package.json points to: build the packages first (or wait for the build that is running)`,
+      );
+    }
     tarballs.set(packed.name, path.join(directory, packed.filename));
   }
   return tarballs;
+}
+
+/** The files a package.json's main, module, types, bin and exports name that are not in `files`. */
+export function missingTargets(folder, files) {
+  const manifest = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8'));
+  const targets = [];
+  const collect = (value) => {
+    if (typeof value === 'string') targets.push(value);
+    else if (value && typeof value === 'object') for (const child of Object.values(value)) collect(child);
+  };
+  collect([manifest.main, manifest.module, manifest.types, manifest.bin, manifest.exports]);
+  const named = targets.filter((target) => !target.includes('*')).map((target) => path.posix.normalize(target));
+  return [...new Set(named)].filter((target) => !files.has(target));
 }
 
 function tarballsIn(directory) {
@@ -69,7 +88,8 @@ export function closure(name, tarballs) {
   return [...needed].map((current) => tarballs.get(current));
 }
 
-function sizeOf(folder) {
+/** How many packages a node_modules folder holds and how many bytes its files take. */
+export function sizeOf(folder) {
   let bytes = 0;
   let packages = 0;
   const walk = (directory) => {
@@ -86,6 +106,11 @@ function sizeOf(folder) {
   return { bytes, packages };
 }
 
+/** `sizeOf`'s figures as one reads them: "123 packages, 45.6 MB in node_modules". */
+export function describeSize({ bytes, packages }) {
+  return `${packages} packages, ${(bytes / 1e6).toFixed(1)} MB in node_modules`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'stepwise-install-size-'));
   try {
@@ -100,10 +125,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       cwd: project,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const { bytes, packages } = sizeOf(path.join(project, 'node_modules'));
     const tarballBytes = install.reduce((sum, file) => sum + statSync(file).size, 0);
     console.log(
-      `${target}: ${packages} packages, ${(bytes / 1e6).toFixed(1)} MB in node_modules; ` +
+      `${target}: ${describeSize(sizeOf(path.join(project, 'node_modules')))}; ` +
         `${install.length} Stepwise tarballs, ${(tarballBytes / 1e3).toFixed(0)} kB packed`,
     );
   } finally {

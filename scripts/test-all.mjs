@@ -1,5 +1,6 @@
 // `npm test`: biome, the function-length limit, then turbo's build/typecheck/lint/test pipeline, streamed as it runs,
-// ending with one line that totals every package's vitest results.
+// then the checks of the built packages as users install them (optional peers stay optional; the packed tarballs
+// installed from the npm registry), ending with one line that totals every package's vitest results.
 import { spawn } from 'node:child_process';
 
 function run(command, args) {
@@ -48,5 +49,11 @@ for (const line of plain.split('\n')) {
     if (kind in totals) totals[kind] += Number(count);
   }
 }
+// After the build: no package imports an optional peer when it loads or names one in its types (fast, names the
+// file), then the packages installed from their tarballs as a user installs them (a few minutes).
+const peers = await run('node', ['scripts/check-optional-peers.mjs']);
+const packed =
+  peers.code === 0 ? await run('node', ['scripts/check-packed-packages.mjs']) : { code: 1, output: 'skipped' };
+if (peers.code !== 0) console.log('check-packed-packages: skipped, fix the optional peers first');
 console.log(`\nTests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-process.exit(turbo.code);
+process.exit(turbo.code || peers.code || packed.code);
