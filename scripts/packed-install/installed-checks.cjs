@@ -24,7 +24,10 @@ async function check(name, body) {
     await body();
     results.push(`ok   ${name}`);
   } catch (error) {
-    results.push(`FAIL ${name}: ${error?.stack ? error.stack : String(error)}`);
+    // One line per check: the message and what follows it (a server's stderr…), stack frames left out.
+    const lines = String(error?.stack ?? error).split('\n');
+    const detail = lines.filter((line) => line.trim() !== '' && !/^\s+at /.test(line)).slice(0, 12);
+    results.push(`FAIL ${name}: ${detail.join(' | ')}`);
     process.exitCode = 1;
   }
 }
@@ -220,25 +223,24 @@ async function agenticChecks(cli, load) {
 }
 
 async function mcpChecks(cli) {
-  await check('an MCP server in the plugins: its tool is registered and runs', () =>
-    inWorkspace(async (workspace) => {
-      const server = path.join(__dirname, 'mcp-server.mjs');
-      const runner = await cli.createRunner({
-        workspace,
-        store: 'memory',
-        tools: [],
-        plugins: [{ mcp: { command: process.execPath, args: [server] }, prefix: 'packed_' }],
-      });
-      try {
-        const plan = { id: 'mcp', steps: [{ id: 'greet', tool: 'packed_greet', args: { who: 'Ada' } }] };
-        const result = await runner.run(plan).result;
-        assert(result.status === 'completed', JSON.stringify(result));
-        assert(JSON.stringify(result.steps[0].output).includes('hello Ada'), JSON.stringify(result.steps[0].output));
-      } finally {
-        await runner.close();
-      }
-    }),
-  );
+  await check('an MCP server in the plugins: its tool is registered and runs', async () => {
+    // The project is the workspace, as for a server a user keeps beside their code: the OS sandbox
+    // (where bubblewrap starts) shows the server only its workspace, and the temp directory not at all.
+    const runner = await cli.createRunner({
+      workspace: process.cwd(),
+      store: 'memory',
+      tools: [],
+      plugins: [{ mcp: { command: process.execPath, args: ['mcp-server.mjs'] }, prefix: 'packed_' }],
+    });
+    try {
+      const plan = { id: 'mcp', steps: [{ id: 'greet', tool: 'packed_greet', args: { who: 'Ada' } }] };
+      const result = await runner.run(plan).result;
+      assert(result.status === 'completed', JSON.stringify(result));
+      assert(JSON.stringify(result.steps[0].output).includes('hello Ada'), JSON.stringify(result.steps[0].output));
+    } finally {
+      await runner.close();
+    }
+  });
 }
 
 async function postgresChecks(cli, load) {
