@@ -33,8 +33,9 @@ const OPTIONAL_PEERS = [
   '@stepwise/tools-mcp',
   '@stepwise/store-postgres',
 ];
-// What the checks need beside the packages: a zod 3 and a valibot tool, and the TypeScript a user has.
-const EXTRAS = ['zod@3', 'valibot@1', 'typescript@5.9', '@types/node@20'];
+// What the checks need beside the packages: a zod 3 tool (with the converter core uses for it), a
+// valibot tool, and the TypeScript a user has.
+const EXTRAS = ['zod@3', 'zod-to-json-schema@3', 'valibot@1', 'typescript@5.9', '@types/node@20'];
 const UNREACHABLE_POSTGRES = 'postgres://stepwise:secret@127.0.0.1:1/stepwise';
 const keep = process.argv.includes('--keep');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'stepwise-packed-'));

@@ -175,6 +175,18 @@ async function schemaChecks(cli, load) {
     const bad = await runTool(tool, { who: 42 });
     assert(refused(bad), `expected E202, got ${String(bad)}`);
   });
+  await check('a zod 3 z.date() argument: E602 from toFunctionDefinitions (JSON cannot carry a Date)', async () => {
+    const z = await load('zod');
+    const tool = greeter('zod3_when', z.object({ who: z.string(), when: z.date() }));
+    let thrown;
+    try {
+      new ToolRegistry([tool]).toFunctionDefinitions();
+    } catch (error) {
+      thrown = error;
+    }
+    assert(StepwiseError.isInstance(thrown) && thrown.code === 'E602', `expected E602, got ${String(thrown)}`);
+    assert(String(thrown.message).includes('/when'), `the message names the argument: ${thrown.message}`);
+  });
   await check('a valibot tool runs, and bad arguments are refused with E202', async () => {
     const v = await load('valibot');
     const tool = greeter('valibot_greet', v.object({ who: v.string() }));
