@@ -1,41 +1,3 @@
-export { applyPlanRevise, startedStepIds } from './apply-plan-revise.js';
-export {
-  type ApprovalDecision,
-  type ApprovalHandler,
-  type ApprovalMode,
-  type ApprovalOptions,
-  type ApprovalPolicy,
-  type ApprovalRequest,
-  approvalModeFor,
-  DEFAULT_EFFECT_MODES,
-} from './approval.js';
-export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './backoff.js';
-export { checkEvents } from './check-events.js';
-export {
-  checkRequestedEnvironment,
-  inheritEnvironment,
-  matchesEnvironmentName,
-  PLAN_DENIED_ENVIRONMENT,
-  secretEnvironmentValues,
-} from './child-environment.js';
-export {
-  type Artifact,
-  type ArtifactKind,
-  defineTool,
-  type Effect,
-  type ProcessRecord,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolLogger,
-  type ToolOptions,
-} from './define-tool.js';
-export { closestName, didYouMean } from './did-you-mean.js';
-export type {
-  Engine,
-  EngineOptions,
-  ResumeOptions,
-  RunOptions,
-} from './engine.js';
 export {
   type ErrorCode,
   ErrorCodes,
@@ -46,7 +8,8 @@ export {
   ToolError,
   toStepError,
 } from './errors.js';
-export * from './events.js';
+export { applyPlanRevise, startedStepIds } from './journal/apply-plan-revise.js';
+export * from './journal/events.js';
 export {
   addUsage,
   applyEvent,
@@ -60,16 +23,7 @@ export {
   type QuestionRecord,
   type StepState,
   summarizeRun,
-} from './fold-run.js';
-export {
-  callTool,
-  endStep,
-  invokeStep,
-  type KernelContext,
-  type StepInvocation,
-  type ToolCallOutcome,
-  type ToolCallRequest,
-} from './invoke-step.js';
+} from './journal/fold-run.js';
 export {
   BATCHED_EVENTS_MAX,
   BATCHED_WAIT_MAX_MS,
@@ -78,7 +32,47 @@ export {
   isoNow,
   RunJournal,
   type RunJournalOptions,
-} from './journal.js';
+} from './journal/journal.js';
+export {
+  createRedactor,
+  REDACTED,
+  type Redactor,
+  type RedactorOptions,
+  redact,
+  secretForms,
+} from './journal/redact.js';
+export {
+  type ApprovalRecord,
+  type ExecutionRecord,
+  type Lease,
+  type RunFilter,
+  type RunState,
+  type RunStore,
+  type RunSummary,
+  readAll,
+} from './journal/run-store.js';
+export {
+  type ApprovalDecision,
+  type ApprovalHandler,
+  type ApprovalMode,
+  type ApprovalOptions,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  approvalModeFor,
+  DEFAULT_EFFECT_MODES,
+} from './kernel/approval.js';
+export {
+  callTool,
+  endStep,
+  invokeStep,
+  type KernelContext,
+  type StepInvocation,
+  type ToolCallOutcome,
+  type ToolCallRequest,
+} from './kernel/invoke-step.js';
+export { type JournaledAnswers, waitingError } from './kernel/pause-approval.js';
+export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './plan/backoff.js';
+export { closestName, didYouMean } from './plan/did-you-mean.js';
 export {
   createJsonLocator,
   describeJsonSyntaxError,
@@ -87,31 +81,8 @@ export {
   locateJsonPointer,
   positionAt,
   type TextPosition,
-} from './json-error-location.js';
-export { checkBatch, checkLease, checkLeaseRequest, MemoryStore } from './memory-store.js';
-export {
-  type BubblewrapFeatures,
-  bubblewrapArguments,
-  bubblewrapProbeArguments,
-  CONFIG_FILE_PATTERN,
-  DEFAULT_PROTECTED_DIRECTORY,
-  type OsSandboxOptions,
-  protectedPathsOf,
-  SANDBOX_HOME,
-  SANDBOX_UNPRIVILEGED_ID,
-  type SandboxedProcess,
-  SQLITE_SIDE_FILES,
-  sandboxEnvironment,
-} from './os-sandbox-arguments.js';
-export { type JournaledAnswers, waitingError } from './pause-approval.js';
-export {
-  type ApprovalState,
-  approvalState,
-  type PendingApproval,
-  type PendingQuestion,
-  type PendingToolApproval,
-} from './pending-approvals.js';
-export { diffPlans, type PlanChange, type PlanDiff } from './plan-diff.js';
+} from './plan/json-error-location.js';
+export { diffPlans, type PlanChange, type PlanDiff } from './plan/plan-diff.js';
 export {
   approvePlan,
   canonicalJson,
@@ -122,8 +93,8 @@ export {
   planDigest,
   sha256,
   verifyAuthorization,
-} from './plan-digest.js';
-export { planGenerations, planGraph } from './plan-graph.js';
+} from './plan/plan-digest.js';
+export { planGenerations, planGraph } from './plan/plan-graph.js';
 export {
   PLAN_REVISION_CONFLICT,
   type PlanEdit,
@@ -132,7 +103,7 @@ export {
   type RevisePlanOptions,
   replaceRemainingSteps,
   revisePlan,
-} from './plan-revision.js';
+} from './plan/plan-revision.js';
 export {
   type Expectation,
   ExpectationSchema,
@@ -146,32 +117,40 @@ export {
   type Step,
   StepIdSchema,
   StepSchema,
-} from './plan-schema.js';
-export {
-  type PreconditionChecker,
-  type PreconditionContext,
-  type PreconditionEntry,
-  type PreconditionOutcome,
-  PreconditionRegistry,
-} from './preconditions.js';
-export { describeProcess, killOrphanedProcesses } from './process-groups.js';
-export {
-  createRedactor,
-  REDACTED,
-  type Redactor,
-  type RedactorOptions,
-  redact,
-  secretForms,
-} from './redact.js';
+} from './plan/plan-schema.js';
 export {
   findReferences,
   type Reference,
   readPointer,
   resolveReferences,
   toJsonPath,
-} from './references.js';
-export { type ApprovalAnswer, pendingApprovals, respond } from './respond.js';
-export { createLazyRunHandle, createRunHandle, type RunHandle } from './run-handle.js';
+} from './plan/references.js';
+export { type SchemaIssueProblem, schemaIssueProblems } from './plan/schema-issue-problems.js';
+export {
+  type EngineKind,
+  type PlanProblem,
+  type PlanValidation,
+  type ProblemKind,
+  parsePlan,
+  planInvalidError,
+  type ValidatePlanOptions,
+  validatePlan,
+} from './plan/validate-plan.js';
+export type {
+  Engine,
+  EngineOptions,
+  ResumeOptions,
+  RunOptions,
+} from './run/engine-options.js';
+export {
+  type ApprovalState,
+  approvalState,
+  type PendingApproval,
+  type PendingQuestion,
+  type PendingToolApproval,
+} from './run/pending-approvals.js';
+export { type ApprovalAnswer, pendingApprovals, respond } from './run/respond.js';
+export { createLazyRunHandle, createRunHandle, type RunHandle } from './run/run-handle.js';
 export {
   finishRun,
   type InterruptedAction,
@@ -184,23 +163,7 @@ export {
   type StartRunOptions,
   startRun,
   stepResults,
-} from './run-session.js';
-export {
-  type ApprovalRecord,
-  type ExecutionRecord,
-  type Lease,
-  type RunFilter,
-  type RunState,
-  type RunStore,
-  type RunSummary,
-  readAll,
-} from './run-store.js';
-export {
-  type AdjustContext,
-  type AdjustDecision,
-  type AdjustHook,
-  normalizeAdjustDecision,
-} from './scheduler/adjust-hook.js';
+} from './run/run-session.js';
 export { buildDependencyGraph, type DependencyGraph } from './scheduler/dependency-graph.js';
 export type {
   EnginePolicy,
@@ -218,13 +181,20 @@ export type {
 export { TURN_EVERY_MS } from './scheduler/event-loop-turn.js';
 export type { RetainOutputs } from './scheduler/output-retention.js';
 export {
+  type AdjustContext,
+  type AdjustDecision,
+  type AdjustHook,
+  normalizeAdjustDecision,
+} from './scheduler/policies/adjust-hook.js';
+export {
   DEFAULT_CONCURRENCY,
   journaledPolicy,
   type PermissivePolicy,
   type PermissivePolicyOptions,
   permissivePolicy,
   policyFromJournal,
-} from './scheduler/permissive-policy.js';
+} from './scheduler/policies/permissive-policy.js';
+export { normalizeDecision } from './scheduler/policies/recovery-decision.js';
 export {
   createPolicyEngine,
   type PolicyEngine,
@@ -232,7 +202,6 @@ export {
   type SessionHooks,
   type SessionOpened,
 } from './scheduler/policy-engine.js';
-export { normalizeDecision } from './scheduler/recovery-decision.js';
 export { type RestoredStep, type ResumeState, restoreSteps } from './scheduler/resume-state.js';
 export { RunScheduler, type RunSchedulerInit } from './scheduler/run-scheduler.js';
 export {
@@ -243,6 +212,48 @@ export {
   isWaiting,
   letsDependentsRun,
 } from './scheduler/step-outcome.js';
+export { checkEvents } from './store/check-events.js';
+export { checkBatch, checkLease, checkLeaseRequest, MemoryStore } from './store/memory-store.js';
+export {
+  checkRequestedEnvironment,
+  inheritEnvironment,
+  matchesEnvironmentName,
+  PLAN_DENIED_ENVIRONMENT,
+  secretEnvironmentValues,
+} from './tools/child-environment.js';
+export {
+  type Artifact,
+  type ArtifactKind,
+  defineTool,
+  type Effect,
+  type ProcessRecord,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolLogger,
+  type ToolOptions,
+} from './tools/define-tool.js';
+export {
+  type BubblewrapFeatures,
+  bubblewrapArguments,
+  bubblewrapProbeArguments,
+  CONFIG_FILE_PATTERN,
+  DEFAULT_PROTECTED_DIRECTORY,
+  type OsSandboxOptions,
+  protectedPathsOf,
+  SANDBOX_HOME,
+  SANDBOX_UNPRIVILEGED_ID,
+  type SandboxedProcess,
+  SQLITE_SIDE_FILES,
+  sandboxEnvironment,
+} from './tools/os-sandbox-arguments.js';
+export {
+  type PreconditionChecker,
+  type PreconditionContext,
+  type PreconditionEntry,
+  type PreconditionOutcome,
+  PreconditionRegistry,
+} from './tools/preconditions.js';
+export { describeProcess, killOrphanedProcesses } from './tools/process-groups.js';
 export {
   type CompiledSchema,
   compileSchema,
@@ -251,8 +262,7 @@ export {
   type SchemaIssue,
   type SchemaResult,
   type ToolSchema,
-} from './schema.js';
-export { type SchemaIssueProblem, schemaIssueProblems } from './schema-issue-problems.js';
+} from './tools/schema.js';
 export {
   type AnyTool,
   definePlugin,
@@ -261,14 +271,4 @@ export {
   type PluginContext,
   ToolRegistry,
   type UseOptions,
-} from './tool-registry.js';
-export {
-  type EngineKind,
-  type PlanProblem,
-  type PlanValidation,
-  type ProblemKind,
-  parsePlan,
-  planInvalidError,
-  type ValidatePlanOptions,
-  validatePlan,
-} from './validate-plan.js';
+} from './tools/tool-registry.js';

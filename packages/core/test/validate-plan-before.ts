@@ -2,10 +2,10 @@
 // the linear rewrite must report exactly the problems this one reported, in the same order.
 // Quadratic on wide fan-outs and far-back references; only ever run on small plans.
 import { ErrorCodes } from '../src/errors.js';
-import { PlanSchema } from '../src/plan-schema.js';
-import { findReferences, type Reference } from '../src/references.js';
-import { compileSchema } from '../src/schema.js';
-import type { PlanProblem, PlanValidation, ProblemKind, ValidatePlanOptions } from '../src/validate-plan.js';
+import { PlanSchema } from '../src/plan/plan-schema.js';
+import { findReferences, type Reference } from '../src/plan/references.js';
+import { compileSchema } from '../src/tools/schema.js';
+import type { PlanProblem, PlanValidation, ProblemKind, ValidatePlanOptions } from '../src/plan/validate-plan.js';
 
 interface StepShape {
   readonly index: number;

@@ -1,6 +1,6 @@
 import { ErrorCodes, type StepError, toStepError } from '../errors.js';
-import type { StepResult } from '../events.js';
-import { type AdjustDecision, normalizeAdjustDecision } from './adjust-hook.js';
+import type { StepResult } from '../journal/events.js';
+import { type AdjustDecision, normalizeAdjustDecision } from './policies/adjust-hook.js';
 import { commitRevision, type PreparedRevision, prepareRevision } from './revise-run.js';
 import type { RunScheduler } from './run-scheduler.js';
 import { type Slot, StepBoard } from './step-board.js';

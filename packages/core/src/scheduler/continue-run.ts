@@ -1,8 +1,8 @@
-import type { ResumeOptions } from '../engine.js';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { RunContinueEvent } from '../events.js';
-import { applyEvent, type FoldedRun } from '../fold-run.js';
-import type { RunJournal } from '../journal.js';
+import type { RunContinueEvent } from '../journal/events.js';
+import { applyEvent, type FoldedRun } from '../journal/fold-run.js';
+import type { RunJournal } from '../journal/journal.js';
+import type { ResumeOptions } from '../run/engine-options.js';
 
 /** What continuing a run asks for, before it is journaled. */
 export type Continuation = Omit<RunContinueEvent, 'type' | 'runId' | 'seq' | 'at'>;

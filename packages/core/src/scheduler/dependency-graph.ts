@@ -1,5 +1,5 @@
-import type { Plan } from '../plan-schema.js';
-import { findReferences } from '../references.js';
+import type { Plan } from '../plan/plan-schema.js';
+import { findReferences } from '../plan/references.js';
 
 /**
  * The plan as the scheduler sees it: steps by plan index, each with its dependencies and

@@ -1,4 +1,4 @@
-import type { StepResult } from '../events.js';
+import type { StepResult } from '../journal/events.js';
 import type { Slot, StepBoard } from './step-board.js';
 import { blocksDependents, cancelledError, dependencyError, describeOutcome } from './step-outcome.js';
 

@@ -1,13 +1,13 @@
 import type { StepError } from '../errors.js';
-import type { StepResult, StepStatus } from '../events.js';
-import type { FoldedRun } from '../fold-run.js';
-import type { KernelContext } from '../invoke-step.js';
-import type { PlanAuthorization } from '../plan-digest.js';
-import type { PlanEdit, PlanRevision } from '../plan-revision.js';
-import type { Plan, RetryPolicy, Step } from '../plan-schema.js';
-import type { RunHandle } from '../run-handle.js';
-import type { EngineKind } from '../validate-plan.js';
-import type { AdjustHook } from './adjust-hook.js';
+import type { StepResult, StepStatus } from '../journal/events.js';
+import type { FoldedRun } from '../journal/fold-run.js';
+import type { KernelContext } from '../kernel/invoke-step.js';
+import type { PlanAuthorization } from '../plan/plan-digest.js';
+import type { PlanEdit, PlanRevision } from '../plan/plan-revision.js';
+import type { Plan, RetryPolicy, Step } from '../plan/plan-schema.js';
+import type { EngineKind } from '../plan/validate-plan.js';
+import type { RunHandle } from '../run/run-handle.js';
+import type { AdjustHook } from './policies/adjust-hook.js';
 
 /** What a recovery hook may answer for a failed step. */
 export type RecoveryDecision =

@@ -1,6 +1,6 @@
 import { type StepError, toStepError } from '../errors.js';
-import type { StepResult } from '../events.js';
-import type { PlanEdit } from '../plan-revision.js';
+import type { StepResult } from '../journal/events.js';
+import type { PlanEdit } from '../plan/plan-revision.js';
 import type { RecoveryDecision } from './engine-policy.js';
 import { commitRevision, type PreparedRevision, prepareRevision } from './revise-run.js';
 import type { RunScheduler } from './run-scheduler.js';

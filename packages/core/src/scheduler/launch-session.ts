@@ -1,9 +1,9 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { RunEvent, RunResult } from '../events.js';
-import type { RunJournal } from '../journal.js';
-import type { PlanRevision } from '../plan-revision.js';
-import { createLazyRunHandle } from '../run-handle.js';
-import type { RunStore } from '../run-store.js';
+import type { RunEvent, RunResult } from '../journal/events.js';
+import type { RunJournal } from '../journal/journal.js';
+import type { RunStore } from '../journal/run-store.js';
+import type { PlanRevision } from '../plan/plan-revision.js';
+import { createLazyRunHandle } from '../run/run-handle.js';
 import type { ProgressRunHandle, RevisionRequest, RunProgress } from './engine-policy.js';
 import type { RunScheduler } from './run-scheduler.js';
 

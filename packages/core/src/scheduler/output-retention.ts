@@ -1,5 +1,5 @@
-import type { StepResult } from '../events.js';
-import type { RunStore } from '../run-store.js';
+import type { StepResult } from '../journal/events.js';
+import type { RunStore } from '../journal/run-store.js';
 import type { DependencyGraph } from './dependency-graph.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { Engine, EngineOptions, ResumeOptions, RunOptions } from '../engine.js';
-import type { StepResult } from '../events.js';
-import { newRunId, type PlanAuthorization } from '../plan-digest.js';
-import type { Plan } from '../plan-schema.js';
-import type { RunStore } from '../run-store.js';
-import { planInvalidError } from '../validate-plan.js';
+import type { StepResult } from '../journal/events.js';
+import type { RunStore } from '../journal/run-store.js';
+import { newRunId, type PlanAuthorization } from '../plan/plan-digest.js';
+import type { Plan } from '../plan/plan-schema.js';
+import { planInvalidError } from '../plan/validate-plan.js';
+import type { Engine, EngineOptions, ResumeOptions, RunOptions } from '../run/engine-options.js';
 import type { EnginePolicy, ProgressRunHandle, SchedulerObserver } from './engine-policy.js';
 import { launchSession } from './launch-session.js';
 import { SessionOpener } from './session-opener.js';

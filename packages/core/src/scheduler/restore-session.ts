@@ -1,7 +1,7 @@
-import type { StepResult } from '../events.js';
-import { endStep } from '../invoke-step.js';
-import { deriveExecutionId } from '../plan-digest.js';
-import { interruptedError } from '../run-session.js';
+import type { StepResult } from '../journal/events.js';
+import { endStep } from '../kernel/invoke-step.js';
+import { deriveExecutionId } from '../plan/plan-digest.js';
+import { interruptedError } from '../run/run-session.js';
 import type { RestoredStep } from './resume-state.js';
 import type { RunScheduler } from './run-scheduler.js';
 import type { Slot } from './step-board.js';

@@ -1,6 +1,6 @@
-import type { RecoveryDecisionEvent, RunEvent, StepResult } from '../events.js';
-import type { FoldedRun, StepState } from '../fold-run.js';
-import { type InterruptedAction, interruptedAction } from '../run-session.js';
+import type { RecoveryDecisionEvent, RunEvent, StepResult } from '../journal/events.js';
+import type { FoldedRun, StepState } from '../journal/fold-run.js';
+import { type InterruptedAction, interruptedAction } from '../run/run-session.js';
 
 /** What the journal says about one step, turned into what the resumed session does with it. */
 export interface RestoredStep {

@@ -1,7 +1,7 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { PlanReviseEvent } from '../events.js';
-import { verifyAuthorization } from '../plan-digest.js';
-import { type PlanRevision, planReviseEvent, replaceRemainingSteps, revisePlan } from '../plan-revision.js';
+import type { PlanReviseEvent } from '../journal/events.js';
+import { verifyAuthorization } from '../plan/plan-digest.js';
+import { type PlanRevision, planReviseEvent, replaceRemainingSteps, revisePlan } from '../plan/plan-revision.js';
 import type { RevisionRequest } from './engine-policy.js';
 import type { RunScheduler } from './run-scheduler.js';
 import { type Slot, StepBoard } from './step-board.js';

@@ -1,8 +1,8 @@
 import type { StepError } from '../errors.js';
-import type { StepResult } from '../events.js';
-import type { RunJournal } from '../journal.js';
-import { deriveExecutionId } from '../plan-digest.js';
-import type { Plan, Step } from '../plan-schema.js';
+import type { StepResult } from '../journal/events.js';
+import type { RunJournal } from '../journal/journal.js';
+import { deriveExecutionId } from '../plan/plan-digest.js';
+import type { Plan, Step } from '../plan/plan-schema.js';
 import type { DependencyGraph } from './dependency-graph.js';
 import type { SchedulerStepStatus } from './engine-policy.js';
 import { OutputRetention, type RetainOutputs } from './output-retention.js';

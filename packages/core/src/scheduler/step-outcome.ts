@@ -1,5 +1,5 @@
 import { ErrorCodes, type StepError } from '../errors.js';
-import type { StepResult } from '../events.js';
+import type { StepResult } from '../journal/events.js';
 
 /**
  * Whether dependents may run after this result. A step that succeeded, or that a person or the

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { foldRun, summarizeRun } from '../fold-run.js';
-import { invokeStep } from '../invoke-step.js';
-import { approvePlan } from '../plan-digest.js';
-import type { Plan } from '../plan-schema.js';
-import { createRedactor } from '../redact.js';
-import { finishRun, startRun } from '../run-session.js';
-import { type RunStore, readAll } from '../run-store.js';
+import { foldRun, summarizeRun } from '../journal/fold-run.js';
+import { createRedactor } from '../journal/redact.js';
+import { type RunStore, readAll } from '../journal/run-store.js';
+import { invokeStep } from '../kernel/invoke-step.js';
+import { approvePlan } from '../plan/plan-digest.js';
+import type { Plan } from '../plan/plan-schema.js';
+import { finishRun, startRun } from '../run/run-session.js';
 import {
   runStartInput,
   type StoreHarness,

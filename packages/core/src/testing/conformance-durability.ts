@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RunJournal } from '../journal.js';
-import { readAll } from '../run-store.js';
+import { RunJournal } from '../journal/journal.js';
+import { readAll } from '../journal/run-store.js';
 import { runStartInput, type StoreHarness, uniqueRunId } from './conformance-support.js';
 
 /** Journal, projections and leases survive close and reopen (durable stores only). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
-import type { RunEvent, RunEventInput } from '../events.js';
-import { readAll } from '../run-store.js';
+import type { RunEvent, RunEventInput } from '../journal/events.js';
+import { readAll } from '../journal/run-store.js';
 import {
   expectCode,
   runStartInput,

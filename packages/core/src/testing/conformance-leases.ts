@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
-import { invokeStep } from '../invoke-step.js';
-import type { Plan } from '../plan-schema.js';
-import { reopenRun, startRun } from '../run-session.js';
-import { readAll } from '../run-store.js';
+import { readAll } from '../journal/run-store.js';
+import { invokeStep } from '../kernel/invoke-step.js';
+import type { Plan } from '../plan/plan-schema.js';
+import { reopenRun, startRun } from '../run/run-session.js';
 import {
   expectCode,
   runStartInput,

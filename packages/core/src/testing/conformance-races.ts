@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { RunEventInput } from '../events.js';
-import { reopenRun, startRun } from '../run-session.js';
-import { type Lease, type RunStore, readAll } from '../run-store.js';
+import type { RunEventInput } from '../journal/events.js';
+import { type Lease, type RunStore, readAll } from '../journal/run-store.js';
+import { reopenRun, startRun } from '../run/run-session.js';
 import { expectCode, runStartInput, type StoreHarness, samplePlan, stamp, uniqueRunId } from './conformance-support.js';
 
 const resumeInput = (owner: string): RunEventInput => ({ type: 'run-resume', owner, interrupted: [] });

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import { StepwiseError } from '../errors.js';
-import type { RunEvent, RunEventInput } from '../events.js';
-import type { Plan } from '../plan-schema.js';
-import type { RunStore } from '../run-store.js';
+import type { RunEvent, RunEventInput } from '../journal/events.js';
+import type { RunStore } from '../journal/run-store.js';
+import type { Plan } from '../plan/plan-schema.js';
 import { makePlan } from './fixtures.js';
 
 /** How the conformance suite gets stores to test. */

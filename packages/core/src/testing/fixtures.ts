@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
 import { ToolError } from '../errors.js';
-import type { Plan, Step } from '../plan-schema.js';
-import { ToolRegistry } from '../tool-registry.js';
+import type { Plan, Step } from '../plan/plan-schema.js';
+import { defineTool } from '../tools/define-tool.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
 
 /** Counts calls per tool, so tests can prove a tool did (not) run again. */
 export interface CallLog {

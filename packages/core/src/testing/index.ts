@@ -1,7 +1,7 @@
 // @stepwise/core/testing: what host and store tests need, with no test runner imported, so it
 // loads from ESM and CommonJS whether or not vitest is installed. The vitest-based store
 // conformance suite is @stepwise/core/testing/vitest.
-export { MemoryStore } from '../memory-store.js';
+export { MemoryStore } from '../store/memory-store.js';
 export {
   type CallLog,
   chainPlan,

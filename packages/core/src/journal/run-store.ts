@@ -1,0 +1,117 @@
+import type { StepError } from '../errors.js';
+import type { PlanAuthorization } from '../plan/plan-digest.js';
+import type { Artifact, Effect } from '../tools/define-tool.js';
+import type { RunEvent, RunStatus, TokenUsage } from './events.js';
+
+/** Exclusive right to write a run's journal, fenced by a token that grows on every acquisition. */
+export interface Lease {
+  readonly runId: string;
+  readonly owner: string;
+  readonly token: number;
+  /** How long each acquisition or renewal lasts. */
+  readonly ttlMs: number;
+  /** ISO time after which another owner may take the run. */
+  readonly expiresAt: string;
+}
+
+export type RunState = 'running' | RunStatus;
+
+export interface RunSummary {
+  readonly runId: string;
+  readonly planId: string;
+  readonly planDigest: string;
+  readonly engine: string;
+  readonly goal: string | undefined;
+  readonly status: RunState;
+  readonly parentRunId: string | undefined;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly finishedAt: string | undefined;
+  readonly lastSeq: number;
+  readonly stepCount: number;
+  /** Steps by status (`succeeded`, `failed`, `running`…). */
+  readonly stepCounts: Readonly<Record<string, number>>;
+  readonly usage: TokenUsage | undefined;
+}
+
+export interface RunFilter {
+  readonly status?: RunState | readonly RunState[];
+  readonly planId?: string;
+  /** Runs created at or after this ISO time. */
+  readonly since?: string;
+  /** Runs created before this ISO time. */
+  readonly until?: string;
+  /** Newest first; default 100. */
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+export interface ApprovalRecord {
+  readonly executionId: string;
+  readonly stepId: string;
+  readonly decision: 'approved' | 'denied' | 'skipped';
+  readonly source: 'handler' | 'policy' | 'fallback';
+  readonly by: string | undefined;
+  readonly reason: string | undefined;
+  readonly at: string;
+}
+
+/** The audit bundle: what ran, when, whether it worked, what it produced, and why. */
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly turn: number | undefined;
+  readonly tool: string;
+  readonly effect: Effect;
+  /** Redacted. */
+  readonly args: Record<string, unknown>;
+  readonly startedAt: string;
+  readonly finishedAt: string | undefined;
+  readonly status: 'running' | 'succeeded' | 'failed' | 'cancelled';
+  readonly durationMs: number | undefined;
+  readonly exitCode: number | undefined;
+  readonly error: StepError | undefined;
+  readonly output: unknown;
+  readonly artifacts: readonly Artifact[];
+  readonly why: {
+    readonly planId: string;
+    readonly planDigest: string;
+    readonly goal: string | undefined;
+    readonly stepDescription: string | undefined;
+    readonly authorization: PlanAuthorization | undefined;
+    readonly approvals: readonly ApprovalRecord[];
+  };
+}
+
+/**
+ * Where runs are journaled. The journal (events) is the source of truth; everything else
+ * is a projection of it. Implementations: MemoryStore (core/testing), SQLite (store-sqlite).
+ */
+export interface RunStore {
+  /**
+   * Appends a batch atomically and durably. `events[0].seq` must be the run's last seq + 1 and
+   * the batch gap-free (else E502). With a lease, its token must be current (else E501);
+   * without one, the run must not be leased by anyone.
+   */
+  append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void>;
+  /** Events in seq order, after `afterSeq` (default 0: all). */
+  read(runId: string, afterSeq?: number): AsyncIterable<RunEvent>;
+  getRun(runId: string): Promise<RunSummary | undefined>;
+  listRuns(filter?: RunFilter): Promise<RunSummary[]>;
+  getExecution(executionId: string): Promise<ExecutionRecord | undefined>;
+  /** Takes the run for `owner` unless another owner holds an unexpired lease (then `undefined`). */
+  acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends the lease; throws E501 once another owner took the run. */
+  renewLease(lease: Lease): Promise<Lease>;
+  releaseLease(lease: Lease): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Reads a whole journal into an array (tests, resume). */
+export async function readAll(store: RunStore, runId: string, afterSeq = 0): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of store.read(runId, afterSeq)) events.push(event);
+  return events;
+}

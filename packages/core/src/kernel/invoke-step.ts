@@ -1,0 +1,242 @@
+import { type StepError, StepwiseError, toStepError } from '../errors.js';
+import type { StepResult, ToolCallEvent, ToolResultEvent } from '../journal/events.js';
+import { isoNow, type RunJournal } from '../journal/journal.js';
+import { deriveExecutionId } from '../plan/plan-digest.js';
+import type { Precondition, Step } from '../plan/plan-schema.js';
+import { resolveReferences } from '../plan/references.js';
+import type { Artifact, ToolLogger } from '../tools/define-tool.js';
+import type { AnyTool, ToolRegistry } from '../tools/tool-registry.js';
+import type { ApprovalOptions } from './approval.js';
+import { admitCall, refusedOutcome } from './call-admission.js';
+import type { JournaledAnswers } from './pause-approval.js';
+import { cancelledError, type Execution, executeTool, neverAborted } from './tool-execution.js';
+
+/** What the kernel needs from the engine that calls it. */
+export interface KernelContext {
+  readonly runId: string;
+  readonly journal: RunJournal;
+  readonly registry: ToolRegistry;
+  readonly workspace?: string;
+  /** The run's signal: aborting it cancels the step. */
+  readonly signal?: AbortSignal;
+  readonly approvals?: ApprovalOptions;
+  /** Used when neither the step nor the tool sets a timeout. Default: none. */
+  readonly defaultTimeoutMs?: number;
+  readonly log?: ToolLogger;
+  /** Answers to `pause` approvals, journaled by `respond()` (a resumed waiting run). */
+  readonly answers?: JournaledAnswers;
+}
+
+export interface StepInvocation {
+  readonly attempt: number;
+  /** `resolve` (permissive engines) replaces references with outputs; `literal` passes args as written. */
+  readonly references: 'resolve' | 'literal';
+  /** Outputs of finished steps, for reference resolution. */
+  readonly outputs?: ReadonlyMap<string, unknown>;
+  /** Replaces the step's args (a recovery hook's retry with new args). */
+  readonly args?: Record<string, unknown>;
+}
+
+/** The outcome of one tool call, before it becomes a StepResult (agentic steps make many). */
+export interface ToolCallOutcome {
+  readonly status: 'succeeded' | 'failed' | 'denied' | 'skipped' | 'cancelled' | 'waiting';
+  readonly output?: unknown;
+  readonly error?: StepError;
+  readonly artifacts: readonly Artifact[];
+  readonly executionId: string;
+  readonly durationMs: number;
+  /** True once the tool's execute was entered (a `tool-call` is journaled). */
+  readonly called: boolean;
+}
+
+export interface ToolCallRequest {
+  readonly stepId: string;
+  readonly tool: string | undefined;
+  readonly args: Record<string, unknown>;
+  readonly attempt: number;
+  readonly executionId: string;
+  readonly preconditions?: readonly Precondition[];
+  readonly requiresApproval?: boolean;
+  readonly timeoutMs?: number;
+  readonly description?: string;
+  /** Agentic: the model turn asking for this call. */
+  readonly turn?: number;
+  /** Agentic: the model's own id for this call, journaled with the `tool-call`. */
+  readonly toolCallId?: string;
+}
+
+/** Optional keys of hot-path objects are assigned after the literal: no conditional spreads. */
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * Calls one tool: whitelist → argument validation → preconditions → approval →
+ * journal `tool-call` → execute with timeout and signal → output validation → journal `tool-result`.
+ * The only place a tool's `execute` is ever called. Never throws for tool problems.
+ *
+ * A non-idempotent tool runs only once its `tool-call` is durable, so a crash leaves evidence and
+ * resume fails the step as interrupted. An idempotent tool (every `read` tool by default) may run
+ * again after a crash, so it starts at once and its call is committed as soon as the ready promise
+ * chains have run: a quick tool's call, result and step end share one commit.
+ */
+export async function callTool(request: ToolCallRequest, context: KernelContext): Promise<ToolCallOutcome> {
+  const started = performance.now();
+  const signal = context.signal ?? neverAborted;
+  const admission = await admitCall(request, context, signal, started);
+  if (!admission.admitted) return admission.outcome;
+  const { tool, args } = admission;
+
+  // A run cancelled while this call waited (approval, preconditions) never starts the tool.
+  if (signal.aborted)
+    return refusedOutcome(request, 'cancelled', cancelledError(request.stepId, signal.reason), started);
+
+  const startedAt = isoNow();
+  journalCall(request, tool, args, context.journal);
+  // Durable before a non-idempotent tool runs: a crash from here on leaves evidence for resume.
+  // An idempotent call commits soon after, with its result when the tool is quick.
+  if (tool.idempotent) context.journal.commitSoon();
+  else await context.journal.flush();
+
+  const execution = await executeTool(request, tool, args, context, signal);
+  return journalResult(request, tool, execution, startedAt, started, context.journal);
+}
+
+function journalCall(request: ToolCallRequest, tool: AnyTool, args: Record<string, unknown>, journal: RunJournal) {
+  const call: Writable<Omit<ToolCallEvent, 'runId' | 'seq' | 'at'>> = {
+    type: 'tool-call',
+    stepId: request.stepId,
+    executionId: request.executionId,
+    attempt: request.attempt,
+    tool: tool.name,
+    effect: tool.effect,
+    idempotent: tool.idempotent,
+    args,
+  };
+  if (request.turn !== undefined) call.turn = request.turn;
+  if (request.toolCallId !== undefined) call.toolCallId = request.toolCallId;
+  journal.emit(call);
+}
+
+/** Journals `tool-result` and hands back what was journaled: redacted, so no secret reaches a model or a later step. */
+function journalResult(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  execution: Execution,
+  startedAt: string,
+  started: number,
+  journal: RunJournal,
+): ToolCallOutcome {
+  const durationMs = performance.now() - started;
+  const { status, error, artifacts } = execution;
+  const input: Writable<Omit<ToolResultEvent, 'runId' | 'seq' | 'at'>> = {
+    type: 'tool-result',
+    stepId: request.stepId,
+    executionId: request.executionId,
+    tool: tool.name,
+    status: status === 'cancelled' ? 'cancelled' : status === 'succeeded' ? 'succeeded' : 'failed',
+    startedAt,
+    durationMs,
+  };
+  if (status === 'succeeded') input.output = execution.output;
+  if (error) input.error = error;
+  if (artifacts.length > 0) input.artifacts = artifacts;
+  const journaled = journal.emit(input) as ToolResultEvent;
+  const outcome: Writable<ToolCallOutcome> = {
+    status,
+    output: journaled.output,
+    artifacts: journaled.artifacts ?? [],
+    executionId: request.executionId,
+    durationMs,
+    called: true,
+  };
+  if (journaled.error) outcome.error = journaled.error;
+  return outcome;
+}
+
+/**
+ * Runs one attempt of one step: `step-start` → references → `callTool` → `step-end`.
+ * Every engine calls this for every tool step; they differ only in which steps run when.
+ */
+export async function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
+  const started = performance.now();
+  const startedAt = isoNow();
+  const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
+  context.journal.emit({
+    type: 'step-start',
+    stepId: step.id,
+    tool: step.tool,
+    attempt: invocation.attempt,
+    executionId,
+  });
+
+  let outcome: ToolCallOutcome;
+  let args = invocation.args ?? step.args ?? {};
+  try {
+    if (invocation.references === 'resolve') args = resolveReferences(args, invocation.outputs ?? new Map());
+    outcome = await callTool(
+      {
+        stepId: step.id,
+        tool: step.tool,
+        args,
+        attempt: invocation.attempt,
+        executionId,
+        preconditions: step.preconditions,
+        requiresApproval: step.requiresApproval,
+        timeoutMs: step.timeoutMs,
+        description: step.description,
+      },
+      context,
+    );
+  } catch (error) {
+    // Reference errors, and a store that refuses the journal, end up here.
+    outcome = {
+      status: 'failed',
+      error: toStepError(error),
+      artifacts: [],
+      executionId,
+      durationMs: performance.now() - started,
+      called: false,
+    };
+    if (StepwiseError.isInstance(error) && error.code.startsWith('E5')) throw error;
+  }
+  // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
+  const idempotent =
+    outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
+  return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
+}
+
+/** Journals `step-end` for an outcome and makes it durable (or, for an idempotent step, as the journal's durability allows). */
+export async function endStep(
+  step: Step,
+  attempt: number,
+  executionId: string,
+  startedAt: string,
+  started: number,
+  outcome: Pick<ToolCallOutcome, 'status' | 'output' | 'error' | 'artifacts'> & {
+    usage?: StepResult['usage'];
+  },
+  context: Pick<KernelContext, 'journal'>,
+  idempotent = false,
+): Promise<StepResult> {
+  // Optional keys are assigned, not spread from conditional literals: this runs once per step,
+  // and a spread allocates a throw-away object per key.
+  const result: Writable<StepResult> = {
+    stepId: step.id,
+    tool: step.tool,
+    status: outcome.status,
+    executionId,
+    attempt,
+    startedAt,
+    durationMs: performance.now() - started,
+  };
+  if (outcome.status === 'succeeded') result.output = outcome.output;
+  if (outcome.error) result.error = outcome.error;
+  if (outcome.artifacts.length > 0) result.artifacts = outcome.artifacts;
+  if (outcome.usage) result.usage = outcome.usage;
+  const event = context.journal.emit({
+    type: 'step-end',
+    stepId: step.id,
+    result,
+  });
+  await context.journal.endOfStep(idempotent);
+  return event.type === 'step-end' ? event.result : result;
+}

@@ -1,0 +1,193 @@
+import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
+import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js';
+import { describeProcess } from '../tools/process-groups.js';
+import { compileSchema, formatIssues } from '../tools/schema.js';
+import type { AnyTool } from '../tools/tool-registry.js';
+import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
+
+/** What one execution of a tool came to, before it is journaled. */
+export interface Execution {
+  readonly status: ToolCallOutcome['status'];
+  readonly output?: unknown;
+  readonly error?: StepError;
+  readonly artifacts: Artifact[];
+}
+
+/** A signal that never aborts, shared by calls that have no run signal. */
+export const neverAborted: AbortSignal = new AbortController().signal;
+
+const noopLog: ToolLogger = () => undefined;
+
+export function cancelledError(stepId: string, reason: unknown): StepError {
+  const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'run cancelled';
+  return {
+    code: ErrorCodes.STEP_CANCELLED,
+    message: `cancelled: ${message}`,
+    retryable: false,
+    location: stepId,
+  };
+}
+
+/** The `ctx` a tool's execute receives; artifacts it adds land in `artifacts`. */
+function toolContextFor(
+  request: ToolCallRequest,
+  context: KernelContext,
+  signal: AbortSignal,
+  artifacts: Artifact[],
+): ToolContext {
+  const { journal } = context;
+  return {
+    signal,
+    workspace: context.workspace,
+    runId: context.runId,
+    stepId: request.stepId,
+    executionId: request.executionId,
+    attempt: request.attempt,
+    log: context.log ?? noopLog,
+    addArtifact: (artifact) => artifacts.push(artifact),
+    progress: (percent, message) => {
+      journal.emit({
+        type: 'progress-report',
+        stepId: request.stepId,
+        executionId: request.executionId,
+        percent: Math.max(0, Math.min(100, percent)),
+        ...(message === undefined ? {} : { message }),
+      });
+      journal.flush().catch(() => undefined);
+    },
+    recordProcess: async (process) => {
+      journal.emit({
+        type: 'process-start',
+        stepId: request.stepId,
+        executionId: request.executionId,
+        ...describeProcess(process),
+      });
+      await journal.flush();
+    },
+  };
+}
+
+/**
+ * Runs the tool with its timeout and the run's signal, then validates its output. Never throws:
+ * a throw, a timeout, a cancellation and an invalid output all become an `Execution`.
+ */
+export async function executeTool(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  context: KernelContext,
+  signal: AbortSignal,
+): Promise<Execution> {
+  const artifacts: Artifact[] = [];
+  const timeoutMs = request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
+  // Without a timeout the run's own signal is the tool's signal: no controller, no listener, no race.
+  const guard = timeoutMs === undefined ? undefined : watchTimeout(signal, timeoutMs, tool.name);
+  const toolSignal = guard?.signal ?? signal;
+  const timedOut = (): Execution => ({
+    status: 'failed',
+    error: {
+      code: ErrorCodes.STEP_TIMEOUT,
+      message: `${tool.name} timed out after ${timeoutMs} ms`,
+      // Safe to try again only if a half-finished call does no harm.
+      retryable: tool.idempotent,
+      location: request.stepId,
+    },
+    artifacts,
+  });
+  const cancelled = (): Execution => ({
+    status: 'cancelled',
+    error: cancelledError(request.stepId, signal.reason),
+    artifacts,
+  });
+  try {
+    const returned: unknown = tool.execute(args, toolContextFor(request, context, toolSignal, artifacts));
+    // A synchronous tool has finished already: nothing to race, nothing to interrupt.
+    const raced = !isThenable(returned)
+      ? { kind: 'done' as const, value: returned }
+      : toolSignal === neverAborted
+        ? { kind: 'done' as const, value: await returned }
+        : await raceAbort(Promise.resolve(returned), toolSignal);
+    if (raced.kind === 'done') return await checkOutput(request, tool, raced.value, artifacts);
+    return signal.aborted ? cancelled() : timedOut();
+  } catch (thrown) {
+    if (signal.aborted) return cancelled();
+    if (guard?.signal.aborted) return timedOut();
+    return { status: 'failed', error: toStepError(thrown), artifacts };
+  } finally {
+    guard?.dispose();
+  }
+}
+
+async function checkOutput(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  output: unknown,
+  artifacts: Artifact[],
+): Promise<Execution> {
+  if (!tool.output) return { status: 'succeeded', output, artifacts };
+  let checked = compileSchema(tool.output).validate(output);
+  if (checked instanceof Promise) checked = await checked;
+  if (checked.ok) return { status: 'succeeded', output, artifacts };
+  return {
+    status: 'failed',
+    output,
+    error: {
+      code: ErrorCodes.TOOL_OUTPUT_INVALID,
+      message: `${tool.name} returned invalid output: ${formatIssues(checked.issues)}`,
+      retryable: false,
+      location: `${request.stepId}/output${checked.issues[0]?.path ?? ''}`,
+    },
+    artifacts,
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/**
+ * Settles when the tool settles or `signal` aborts, whichever is first: a tool may ignore its
+ * signal, the kernel does not wait for it. The listener is removed either way.
+ */
+async function raceAbort<T>(
+  running: Promise<T>,
+  signal: AbortSignal,
+): Promise<{ kind: 'done'; value: T } | { kind: 'interrupted' }> {
+  if (signal.aborted) {
+    // The abandoned call may still reject later; that must not become an unhandled rejection.
+    running.catch(() => undefined);
+    return { kind: 'interrupted' };
+  }
+  let onAbort: (() => void) | undefined;
+  const interrupted = new Promise<{ kind: 'interrupted' }>((resolve) => {
+    onAbort = () => resolve({ kind: 'interrupted' });
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([running.then((value) => ({ kind: 'done' as const, value })), interrupted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort as () => void);
+  }
+}
+
+/** A child signal that aborts on the parent's abort or after `timeoutMs`. */
+function watchTimeout(parent: AbortSignal, timeoutMs: number, toolName: string) {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${toolName} timed out after ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes } from '../errors.js';
+import {
+  approvePlan,
+  canonicalJson,
+  deriveExecutionId,
+  deriveRunId,
+  planDigest,
+  verifyAuthorization,
+} from './plan-digest.js';
+import type { Plan } from './plan-schema.js';
+
+const plan: Plan = {
+  id: 'plan_001',
+  version: 1,
+  goal: 'Bump the version',
+  steps: [{ id: 'read', tool: 'file_read', args: { path: 'package.json', options: { a: 1, b: [1, 2] } } }],
+};
+
+function shuffleKeys(value: unknown, random: () => number): unknown {
+  if (Array.isArray(value)) return value.map((item) => shuffleKeys(item, random));
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(() => random() - 0.5);
+    return Object.fromEntries(entries.map(([key, item]) => [key, shuffleKeys(item, random)]));
+  }
+  return value;
+}
+
+/** The original, hand-built canonical form: the native-stringify version must match it exactly. */
+function referenceCanonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    const text = JSON.stringify(value);
+    return text === undefined ? 'null' : text;
+  }
+  if (Array.isArray(value))
+    return `[${value.map((item) => (item === undefined ? 'null' : referenceCanonical(item))).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .map((key) => `${JSON.stringify(key)}:${referenceCanonical((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+describe('planDigest', () => {
+  it('canonical JSON equals the reference form for any JSON value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => canonicalJson(value) === referenceCanonical(value)),
+      { numRuns: 500 },
+    );
+    expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
+  });
+
+  // RFC 8785 (JSON Canonicalization Scheme), sections 3.2.2 and 3.2.3: numbers as ECMAScript
+  // prints them, strings escaped only where JSON must, keys sorted by UTF-16 code units.
+  it.each([
+    [
+      'numbers, strings and literals',
+      String.raw`{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+        "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}`,
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    ],
+    [
+      'key order by UTF-16 code units',
+      String.raw`{"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
+        "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}`,
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",' +
+        '"\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    ],
+    [
+      'integer-like keys as strings, not numbers',
+      '{"10": 1, "2": 2, "1": {"b": -0, "a": 1e21}}',
+      '{"1":{"a":1e+21,"b":0},"10":1,"2":2}',
+    ],
+  ])('canonical JSON is RFC 8785 for JSON input: %s', (_name, input, expected) => {
+    expect(canonicalJson(JSON.parse(input))).toBe(expected);
+  });
+
+  it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
+    expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
+    expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
+    expect(() => approvePlan({ id: 'p', steps: [] } as never, { by: '' })).toThrow(
+      expect.objectContaining({ code: 'E002' }),
+    );
+  });
+
+  it('keeps an own "__proto__" member: two plans differing only there have different digests', () => {
+    const withProto = JSON.parse('[{"b":1,"__proto__":{"x":1}}]');
+    expect(canonicalJson(withProto)).toBe('[{"__proto__":{"x":1},"b":1}]');
+    expect(canonicalJson(withProto)).not.toBe(canonicalJson([{ b: 1 }]));
+  });
+
+  it('does not depend on key order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer(), (value, seed) => {
+        let state = seed;
+        const random = () => {
+          state = (state * 1103515245 + 12345) % 2 ** 31;
+          return state / 2 ** 31;
+        };
+        return canonicalJson(value) === canonicalJson(shuffleKeys(value, random));
+      }),
+    );
+    const reordered = { steps: plan.steps, goal: plan.goal, version: 1, id: plan.id } as Plan;
+    expect(planDigest(reordered)).toBe(planDigest(plan));
+    expect(planDigest(plan)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('changes when any value changes', () => {
+    const variants: Plan[] = [
+      { ...plan, goal: 'Bump the version!' },
+      { ...plan, version: 2 },
+      { ...plan, steps: [{ ...plan.steps[0], args: { path: 'package.json ' } } as Plan['steps'][0]] },
+      { ...plan, steps: [{ ...plan.steps[0], requiresApproval: true } as Plan['steps'][0]] },
+      {
+        ...plan,
+        steps: [{ ...plan.steps[0], args: { path: 'package.json', options: { a: 1, b: [2, 1] } } } as Plan['steps'][0]],
+      },
+    ];
+    const digests = new Set([plan, ...variants].map(planDigest));
+    expect(digests.size).toBe(variants.length + 1);
+  });
+});
+
+describe('approvePlan / verifyAuthorization', () => {
+  it('accepts the approved plan and rejects missing, foreign and edited ones', () => {
+    const authorization = approvePlan(plan, { by: 'alice' });
+    expect(authorization).toMatchObject({ planId: 'plan_001', planDigest: planDigest(plan), by: 'alice' });
+    expect(() => verifyAuthorization(plan, authorization)).not.toThrow();
+    expect(() => verifyAuthorization(plan, undefined)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.NOT_AUTHORIZED }),
+    );
+    expect(() => verifyAuthorization(plan, { ...authorization, by: '' })).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.NOT_AUTHORIZED }),
+    );
+    expect(() => verifyAuthorization({ ...plan, id: 'other' }, authorization)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.PLAN_MISMATCH, location: '/authorization/planId' }),
+    );
+    expect(() => verifyAuthorization({ ...plan, goal: 'sneaky' }, authorization)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.PLAN_MISMATCH, location: '/authorization/planDigest' }),
+    );
+  });
+
+  it('derives stable ids: one authorization, one run; attempts differ', () => {
+    const first = approvePlan(plan, { by: 'alice' });
+    const second = approvePlan(plan, { by: 'alice' });
+    expect(first.id).not.toBe(second.id);
+    expect(deriveRunId(first)).toBe(deriveRunId({ ...first }));
+    expect(deriveRunId(first)).not.toBe(deriveRunId(second));
+    const runId = deriveRunId(first);
+    expect(deriveExecutionId(runId, 'a', 1)).toBe(deriveExecutionId(runId, 'a', 1));
+    expect(
+      new Set([deriveExecutionId(runId, 'a', 1), deriveExecutionId(runId, 'a', 2), deriveExecutionId(runId, 'b', 1)])
+        .size,
+    ).toBe(3);
+  });
+});

@@ -1,0 +1,122 @@
+import type { RunEvent, RunResult } from '../journal/events.js';
+import type { RunJournal } from '../journal/journal.js';
+import type { RunStore } from '../journal/run-store.js';
+
+/** A running plan: iterate its events, await its result, or cancel it. */
+export interface RunHandle extends AsyncIterable<RunEvent> {
+  readonly runId: string;
+  readonly result: Promise<RunResult>;
+  cancel(reason?: string): void;
+}
+
+/**
+ * Builds a handle whose iterators replay the journal from the store and then follow live
+ * events, so a late iterator misses nothing and nothing is buffered when nobody iterates.
+ */
+export function createRunHandle(options: {
+  readonly runId: string;
+  /** The run's journal, or a promise of it (engines that take the lease asynchronously). */
+  readonly journal: RunJournal | Promise<RunJournal | undefined>;
+  readonly store: RunStore;
+  readonly result: Promise<RunResult>;
+  readonly cancel: (reason?: string) => void;
+}): RunHandle {
+  const { runId, journal, store, result } = options;
+  // The iterator stops after run-end; a run that dies without one stops when result settles.
+  const settled = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  return {
+    runId,
+    result,
+    cancel: options.cancel,
+    async *[Symbol.asyncIterator]() {
+      const live: RunEvent[] = [];
+      let wake: (() => void) | undefined;
+      // A run rejected before it had a journal has no events: the iterator ends at once.
+      const resolved = await Promise.resolve(journal).catch(() => undefined);
+      const unsubscribe =
+        resolved?.subscribe((event) => {
+          live.push(event);
+          wake?.();
+        }) ?? (() => undefined);
+      let done = false;
+      settled.then(() => {
+        done = true;
+        wake?.();
+      });
+      let lastSeq = 0;
+      try {
+        // A continued run has an earlier `run-end` followed by `run-continue`: only a last one ends it.
+        let ended = false;
+        for await (const event of store.read(runId)) {
+          if (event.seq <= lastSeq) continue;
+          lastSeq = event.seq;
+          yield event;
+          ended = event.type === 'run-end';
+        }
+        if (ended) return;
+        while (true) {
+          const event = live.shift();
+          if (event) {
+            if (event.seq <= lastSeq) continue;
+            lastSeq = event.seq;
+            yield event;
+            if (event.type === 'run-end') return;
+            continue;
+          }
+          if (done) return;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+        }
+      } finally {
+        unsubscribe();
+      }
+    },
+  };
+}
+
+/**
+ * A handle returned before the run's journal exists: `run()` returns at once, while taking the
+ * lease and journaling `run-start` are asynchronous. Iterators wait for the journal, then behave
+ * as `createRunHandle`'s; a run that never started (rejected journal) rejects iteration with the
+ * same error as `result`, and one with no live session (`undefined`: it had already ended) reads the recorded journal.
+ */
+export function createLazyRunHandle<Extra extends object = object>(
+  options: {
+    readonly runId: string;
+    readonly store: RunStore;
+    /** The session's journal, or the live handle of the session it is waiting for. */
+    readonly journal: Promise<RunJournal | RunHandle | undefined>;
+    readonly result: Promise<RunResult>;
+    readonly cancel: (reason?: string) => void;
+  },
+  extra?: Extra,
+): RunHandle & Extra {
+  const { runId, store, result, cancel } = options;
+  // Marked handled here; callers awaiting `result` still see the rejection.
+  result.catch(() => undefined);
+  options.journal.catch(() => undefined);
+  return {
+    ...(extra as Extra),
+    runId,
+    result,
+    cancel,
+    async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
+      // A run that never started (lease held elsewhere, store refused) throws its typed error here too.
+      const journal = await options.journal;
+      if (!journal) {
+        yield* store.read(runId);
+        return;
+      }
+      if (Symbol.asyncIterator in journal) {
+        yield* journal;
+        return;
+      }
+      yield* createRunHandle({ runId, journal, store, result, cancel });
+    },
+  };
+}

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes, type StepError, StepwiseError } from '../errors.js';
+import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from '../journal/events.js';
+import { addUsage, type FoldedRun, foldRun, type StepState } from '../journal/fold-run.js';
+import { type Durability, type EventListener, RunJournal } from '../journal/journal.js';
+import type { Redactor } from '../journal/redact.js';
+import { type RunStore, readAll } from '../journal/run-store.js';
+import type { PlanAuthorization } from '../plan/plan-digest.js';
+import { planDigest } from '../plan/plan-digest.js';
+import type { Plan } from '../plan/plan-schema.js';
+import { killOrphanedProcesses } from '../tools/process-groups.js';
+
+/** Options every engine accepts for its journal. */
+export interface SessionOptions {
+  readonly store: RunStore;
+  /** Who holds the run's lease; default a random id per process and run. */
+  readonly owner?: string;
+  /** Lease time-to-live, renewed while the run is alive. Default 30 000 ms. */
+  readonly leaseTtlMs?: number;
+  readonly redactor?: Redactor;
+  /** See `Durability`. Default `'step'`. */
+  readonly durability?: Durability;
+}
+
+export interface StartRunOptions extends SessionOptions {
+  readonly runId: string;
+  readonly plan: Plan;
+  readonly engine: string;
+  readonly authorization?: PlanAuthorization;
+  readonly parentRunId?: string;
+  readonly options?: Record<string, unknown>;
+  /** Subscribed before `run-start` is journaled, so it hears every event of the run. */
+  readonly listener?: EventListener;
+  /**
+   * `planDigest(plan)`, when the caller already computed it (e.g. while verifying an
+   * authorization): hashing a 10,000-step plan costs milliseconds. Must be the plan's digest.
+   */
+  readonly planDigest?: string;
+}
+
+async function lease(options: SessionOptions, runId: string) {
+  const owner = options.owner ?? `${process.pid}:${randomUUID()}`;
+  const lease = await options.store.acquireLease(runId, owner, options.leaseTtlMs ?? 30_000);
+  if (!lease) {
+    throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is being executed by another owner`, {
+      location: runId,
+    });
+  }
+  return lease;
+}
+
+/** Takes the run's lease and journals `run-start`. */
+export async function startRun(options: StartRunOptions): Promise<RunJournal> {
+  const held = await lease(options, options.runId);
+  const digest = options.planDigest ?? planDigest(options.plan);
+  const journal = new RunJournal({
+    runId: options.runId,
+    store: options.store,
+    lease: held,
+    lastSeq: 0,
+    planDigest: digest,
+    ...(options.redactor ? { redactor: options.redactor } : {}),
+    ...(options.durability ? { durability: options.durability } : {}),
+  });
+  if (options.listener) journal.subscribe(options.listener);
+  try {
+    await journal.record({
+      type: 'run-start',
+      planId: options.plan.id,
+      planDigest: digest,
+      plan: options.plan,
+      engine: options.engine,
+      ...(options.authorization ? { authorization: options.authorization } : {}),
+      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+      ...(options.options ? { options: options.options } : {}),
+    });
+  } catch (error) {
+    await journal.close().catch(() => undefined);
+    throw error;
+  }
+  return journal;
+}
+
+export interface ResumedRun {
+  readonly journal: RunJournal;
+  readonly run: FoldedRun;
+  readonly plan: Plan;
+  /** The journal as it was read (the fold's input), for engines that need more than the fold keeps. */
+  readonly events: readonly RunEvent[];
+}
+
+/** Takes the lease of an existing run and folds its journal. The caller journals `run-resume`. */
+export async function reopenRun(options: SessionOptions & { readonly runId: string }): Promise<ResumedRun> {
+  const held = await lease(options, options.runId);
+  try {
+    const events = await readAll(options.store, options.runId);
+    const run = foldRun(events, options.runId);
+    if (!run.plan) {
+      throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${options.runId} has no journal`, {
+        location: options.runId,
+      });
+    }
+    // Under the lease and before anything runs: a command the crashed host started must not run beside the next step.
+    await killOrphanedProcesses(run);
+    const journal = new RunJournal({
+      runId: options.runId,
+      store: options.store,
+      lease: held,
+      lastSeq: run.lastSeq,
+      planDigest: run.planDigest,
+      ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
+    });
+    return { journal, run, plan: run.plan, events };
+  } catch (error) {
+    await options.store.releaseLease(held).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** What to do with a step a crash left in flight. */
+export type InterruptedAction = 'rerun' | 'fail' | 'finish';
+
+/**
+ * `finish` when the tool's result is journaled (no need to run it again); `rerun` when the tool
+ * never started or is idempotent, or the host allows re-running; else `fail` as interrupted.
+ */
+export function interruptedAction(step: StepState, allowRerun: boolean): InterruptedAction {
+  if (step.toolResult) return 'finish';
+  if (!step.toolCalled || step.idempotent === true || allowRerun) return 'rerun';
+  return 'fail';
+}
+
+export function interruptedError(stepId: string): StepError {
+  return {
+    code: ErrorCodes.STEP_INTERRUPTED,
+    message: `step "${stepId}" was in flight when the run stopped and its tool is not idempotent; it was not run again`,
+    retryable: false,
+    location: stepId,
+  };
+}
+
+/** Results of ended steps, in plan order. */
+export function stepResults(plan: Plan, run: FoldedRun): StepResult[] {
+  return plan.steps
+    .map((step) => run.steps.get(step.id)?.result)
+    .filter((result): result is StepResult => result !== undefined);
+}
+
+/** Journals `run-end`, releases the lease, and returns the RunResult. */
+export async function finishRun(
+  journal: RunJournal,
+  details: {
+    readonly plan: Plan;
+    readonly engine: string;
+    readonly status: RunStatus;
+    readonly steps: readonly StepResult[];
+    readonly durationMs: number;
+    /** The digest journaled at run-start; computed from `plan` when absent (costly for large plans). */
+    readonly planDigest?: string;
+    /** Revisions of the plan during the run; `plan` is the latest. */
+    readonly revisions?: readonly PlanReviseEvent[];
+  },
+): Promise<RunResult> {
+  const revised = details.revisions && details.revisions.length > 0 ? details.revisions : undefined;
+  const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
+  try {
+    await journal.record({
+      type: 'run-end',
+      status: details.status,
+      durationMs: details.durationMs,
+      ...(usage ? { usage } : {}),
+      ...(revised ? { revision: details.plan.revision ?? revised.length } : {}),
+    });
+  } finally {
+    await journal.close();
+  }
+  return {
+    runId: journal.runId,
+    planId: details.plan.id,
+    planDigest: details.planDigest ?? journal.planDigest ?? planDigest(details.plan),
+    engine: details.engine,
+    status: details.status,
+    steps: details.steps,
+    durationMs: details.durationMs,
+    ...(usage ? { usage } : {}),
+    ...(revised ? { plan: details.plan, revisions: revised } : {}),
+  };
+}
+
+/** The RunResult of a run that already ended, from its fold (replays, `show`). */
+export function resultFromFold(run: FoldedRun): RunResult | undefined {
+  if (!run.plan || run.status === 'running') return undefined;
+  const steps = stepResults(run.plan, run);
+  return {
+    runId: run.runId,
+    planId: run.planId,
+    planDigest: run.planDigest,
+    engine: run.engine,
+    status: run.status,
+    steps,
+    durationMs: run.durationMs ?? 0,
+    ...(run.usage ? { usage: run.usage } : {}),
+    ...(run.revisions.length > 0 ? { plan: run.plan, revisions: [...run.revisions] } : {}),
+  };
+}

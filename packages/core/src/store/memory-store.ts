@@ -1,0 +1,180 @@
+import { ErrorCodes, StepwiseError } from '../errors.js';
+import type { RunEvent } from '../journal/events.js';
+import { applyEvent, emptyRun, executionRecord, type FoldedRun, summarizeRun } from '../journal/fold-run.js';
+import type { ExecutionRecord, Lease, RunFilter, RunStore, RunSummary } from '../journal/run-store.js';
+
+interface StoredRun {
+  readonly events: RunEvent[];
+  /** Folded lazily, on the first read after appends: appends stay cheap. */
+  readonly fold: FoldedRun;
+}
+
+function folded(run: StoredRun): FoldedRun {
+  for (let index = run.fold.lastSeq; index < run.events.length; index++) {
+    applyEvent(run.fold, run.events[index] as RunEvent);
+  }
+  return run.fold;
+}
+
+/** Checks a batch against the journal's tail: seq continues without gaps, one run only. */
+export function checkBatch(runId: string, lastSeq: number, events: readonly RunEvent[]): void {
+  events.forEach((event, index) => {
+    if (event.runId !== runId || event.seq !== lastSeq + 1 + index) {
+      throw new StepwiseError(
+        ErrorCodes.JOURNAL_CONFLICT,
+        `event ${index} of the batch has run ${event.runId} seq ${event.seq}; expected run ${runId} seq ${lastSeq + 1 + index}`,
+        { location: `${runId}#${event.seq}` },
+      );
+    }
+  });
+}
+
+/** A century: any longer and the expiry is not a date. */
+const MAX_TTL_MS = 100 * 365 * 24 * 3_600_000;
+
+/** Refuses (E004) a lease request whose expiry could not be computed; every store checks with it. */
+export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
+  if (
+    typeof runId !== 'string' ||
+    runId === '' ||
+    typeof owner !== 'string' ||
+    typeof ttlMs !== 'number' ||
+    !Number.isFinite(ttlMs) ||
+    ttlMs < 0 ||
+    ttlMs > MAX_TTL_MS
+  ) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `a lease needs a run id, an owner and a time-to-live ≥ 0 ms (got ${JSON.stringify({ runId, owner, ttlMs })})`,
+      { location: typeof runId === 'string' && runId !== '' ? runId : 'lease' },
+    );
+  }
+}
+
+/** Leases as every store enforces them; `held` is the run's current lease, if any. */
+export function checkLease(runId: string, held: Lease | undefined, lease: Lease | undefined, now: number): void {
+  if (lease) {
+    if (!held || held.token !== lease.token) {
+      throw new StepwiseError(
+        ErrorCodes.LEASE_CONFLICT,
+        `lease token ${lease.token} on run ${runId} is stale${held ? ` (held by ${held.owner}, token ${held.token})` : ''}`,
+        { location: runId },
+      );
+    }
+  } else if (held && Date.parse(held.expiresAt) > now) {
+    throw new StepwiseError(
+      ErrorCodes.LEASE_CONFLICT,
+      `run ${runId} is leased by ${held.owner}; append with its lease`,
+      {
+        location: runId,
+      },
+    );
+  }
+}
+
+/**
+ * An in-memory RunStore: the reference implementation of the contract, for tests and for
+ * hosts that do not need durability. Passes the conformance suite.
+ */
+export class MemoryStore implements RunStore {
+  readonly #runs = new Map<string, StoredRun>();
+  readonly #executions = new Map<string, string>();
+  readonly #leases = new Map<string, Lease>();
+  readonly #tokens = new Map<string, number>();
+  #closed = false;
+
+  async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
+    this.#assertOpen();
+    if (events.length === 0) return;
+    const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
+    // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
+    checkLease(runId, this.#leases.get(runId), lease, Date.now());
+    checkBatch(runId, run.events.length, events);
+    if (!this.#runs.has(runId)) this.#runs.set(runId, run);
+    for (const event of events) {
+      run.events.push(event);
+      if (event.type === 'tool-call') this.#executions.set(event.executionId, runId);
+    }
+  }
+
+  async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
+    this.#assertOpen();
+    const events = this.#runs.get(runId)?.events ?? [];
+    // seq n is at index n-1: no search needed.
+    for (let index = Math.max(0, afterSeq); index < events.length; index++) yield events[index] as RunEvent;
+  }
+
+  async getRun(runId: string): Promise<RunSummary | undefined> {
+    this.#assertOpen();
+    const run = this.#runs.get(runId);
+    return run ? summarizeRun(folded(run)) : undefined;
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
+    this.#assertOpen();
+    const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+    const matching = [...this.#runs.values()]
+      .map((run) => summarizeRun(folded(run)))
+      .filter(
+        (run) =>
+          (!statuses || statuses.includes(run.status)) &&
+          (!filter.planId || run.planId === filter.planId) &&
+          (!filter.since || run.createdAt >= filter.since) &&
+          (!filter.until || run.createdAt < filter.until),
+      )
+      .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+    const offset = filter.offset ?? 0;
+    return matching.slice(offset, offset + (filter.limit ?? 100));
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    this.#assertOpen();
+    const runId = this.#executions.get(executionId);
+    const run = runId === undefined ? undefined : this.#runs.get(runId);
+    return run ? executionRecord(folded(run), executionId) : undefined;
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    this.#assertOpen();
+    checkLeaseRequest(runId, owner, ttlMs);
+    const now = Date.now();
+    const held = this.#leases.get(runId);
+    if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
+    const token = (this.#tokens.get(runId) ?? 0) + 1;
+    this.#tokens.set(runId, token);
+    const lease: Lease = {
+      runId,
+      owner,
+      token,
+      ttlMs,
+      expiresAt: new Date(now + ttlMs).toISOString(),
+    };
+    this.#leases.set(runId, lease);
+    return lease;
+  }
+
+  async renewLease(lease: Lease): Promise<Lease> {
+    this.#assertOpen();
+    checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
+    const held = this.#leases.get(lease.runId);
+    checkLease(lease.runId, held, lease, Date.now());
+    const renewed: Lease = {
+      ...lease,
+      expiresAt: new Date(Date.now() + lease.ttlMs).toISOString(),
+    };
+    this.#leases.set(lease.runId, renewed);
+    return renewed;
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    if (this.#leases.get(lease.runId)?.token === lease.token) this.#leases.delete(lease.runId);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'the memory store is closed');
+  }
+}
