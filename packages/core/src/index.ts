@@ -8,7 +8,7 @@ export {
   ToolError,
   toStepError,
 } from './errors.js';
-export { applyPlanRevise, startedStepIds } from './journal/apply-plan-revise.js';
+export { applyPlanRevise, planReviseEvent, startedStepIds } from './journal/apply-plan-revise.js';
 export * from './journal/events.js';
 export {
   addUsage,
@@ -99,7 +99,6 @@ export {
   PLAN_REVISION_CONFLICT,
   type PlanEdit,
   type PlanRevision,
-  planReviseEvent,
   type RevisePlanOptions,
   replaceRemainingSteps,
   revisePlan,
@@ -140,6 +139,7 @@ export type {
   Engine,
   EngineOptions,
   ResumeOptions,
+  RetainOutputs,
   RunOptions,
 } from './run/engine-options.js';
 export {
@@ -179,7 +179,6 @@ export type {
   SchedulerStepStatus,
 } from './scheduler/engine-policy.js';
 export { TURN_EVERY_MS } from './scheduler/event-loop-turn.js';
-export type { RetainOutputs } from './scheduler/output-retention.js';
 export {
   type AdjustContext,
   type AdjustDecision,
@@ -269,6 +268,7 @@ export {
   type FunctionDefinition,
   type Plugin,
   type PluginContext,
+  type ToolCatalog,
   ToolRegistry,
   type UseOptions,
 } from './tools/tool-registry.js';

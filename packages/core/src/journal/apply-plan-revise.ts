@@ -1,5 +1,6 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import { planDigest } from '../plan/plan-digest.js';
+import type { PlanRevision } from '../plan/plan-revision.js';
 import type { PlanReviseEvent } from './events.js';
 import type { FoldedRun, StepState } from './fold-run.js';
 import { REDACTED } from './redact.js';
@@ -51,4 +52,22 @@ export function startedStepIds(run: FoldedRun): Set<string> {
   const started = new Set<string>();
   for (const [stepId, step] of run.steps) if (step.status !== 'pending') started.add(stepId);
   return started;
+}
+
+/** The `plan-revise` event that journals `revision` (the journal stamps run id, seq and time). */
+export function planReviseEvent(
+  revision: PlanRevision,
+  by: string,
+  reason?: string,
+): Omit<PlanReviseEvent, 'runId' | 'seq' | 'at'> {
+  return {
+    type: 'plan-revise',
+    revision: revision.revision,
+    parentDigest: revision.parentDigest,
+    digest: revision.digest,
+    diff: revision.diff,
+    plan: revision.plan,
+    by,
+    ...(reason === undefined ? {} : { reason }),
+  };
 }

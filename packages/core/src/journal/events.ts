@@ -3,6 +3,7 @@ import type { PlanDiff } from '../plan/plan-diff.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import type { Artifact, Effect } from '../tools/define-tool.js';
+import type { RecordedProcess } from '../tools/process-groups.js';
 
 /**
  * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
@@ -226,18 +227,10 @@ export interface ProgressReportEvent extends EventBase {
 }
 
 /** A tool started a child process group (commands); resume kills it if it outlived its host. */
-export interface ProcessStartEvent extends EventBase {
+export interface ProcessStartEvent extends EventBase, RecordedProcess {
   readonly type: 'process-start';
   readonly stepId: string;
   readonly executionId: string;
-  readonly pid: number;
-  readonly processGroup: number;
-  readonly command?: readonly string[];
-  /** The machine and boot the pid belongs to: a pid means nothing on another host or after a reboot. */
-  readonly host: string;
-  readonly bootId?: string;
-  /** The leader's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
-  readonly startTicks?: number;
 }
 
 export interface ModelCallEvent extends EventBase {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import { startedStepIds } from '../journal/apply-plan-revise.js';
+import { planReviseEvent, startedStepIds } from '../journal/apply-plan-revise.js';
 import { foldRun } from '../journal/fold-run.js';
 import { RunJournal } from '../journal/journal.js';
 import { readAll } from '../journal/run-store.js';
@@ -8,13 +8,7 @@ import { MemoryStore } from '../store/memory-store.js';
 import { createTestTools } from '../testing/fixtures.js';
 import { diffPlans } from './plan-diff.js';
 import { approvePlan, planDigest, verifyAuthorization } from './plan-digest.js';
-import {
-  PLAN_REVISION_CONFLICT,
-  type PlanEdit,
-  planReviseEvent,
-  replaceRemainingSteps,
-  revisePlan,
-} from './plan-revision.js';
+import { PLAN_REVISION_CONFLICT, type PlanEdit, replaceRemainingSteps, revisePlan } from './plan-revision.js';
 import { type Plan, PlanSchema, planJsonSchema } from './plan-schema.js';
 
 const note = (id: string, dependsOn?: string[]) => ({

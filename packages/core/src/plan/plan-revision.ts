@@ -1,6 +1,5 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { PlanReviseEvent } from '../journal/events.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { ToolCatalog } from '../tools/tool-registry.js';
 import { diffPlans, type PlanDiff } from './plan-diff.js';
 import { planDigest } from './plan-digest.js';
 import type { Plan, Step } from './plan-schema.js';
@@ -25,7 +24,7 @@ export interface RevisePlanOptions {
   /** Ids of steps that have started (running, finished, failed…): they may not be touched. */
   readonly started?: Iterable<string>;
   /** When given, the revised plan's tools and args are checked too. */
-  readonly tools?: ToolRegistry;
+  readonly tools?: ToolCatalog;
   /** Validation rules of the engine that runs the plan. Default `dag`. */
   readonly engine?: EngineKind | (string & {});
   /** Whether steps without `tool` (goal steps) are admitted. Default: only under the agentic rules. */
@@ -163,22 +162,4 @@ export function replaceRemainingSteps(
       );
   });
   return nextRevision(plan, [...kept, ...remaining], options);
-}
-
-/** The `plan-revise` event that journals `revision` (the journal stamps run id, seq and time). */
-export function planReviseEvent(
-  revision: PlanRevision,
-  by: string,
-  reason?: string,
-): Omit<PlanReviseEvent, 'runId' | 'seq' | 'at'> {
-  return {
-    type: 'plan-revise',
-    revision: revision.revision,
-    parentDigest: revision.parentDigest,
-    digest: revision.digest,
-    diff: revision.diff,
-    plan: revision.plan,
-    by,
-    ...(reason === undefined ? {} : { reason }),
-  };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Precondition } from '../tools/preconditions.js';
 
 /** Step ids are used in references (`"$id/pointer"`), so they may not contain `/` or `$`. */
 export const StepIdSchema = z
@@ -92,7 +93,10 @@ export const PlanSchema = z
   .strict();
 
 export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
-export type Precondition = z.infer<typeof PreconditionSchema>;
+export type { Precondition };
+
+// The schema parses to the shape the precondition checkers take.
+PreconditionSchema satisfies z.ZodType<Precondition>;
 export type Expectation = z.infer<typeof ExpectationSchema>;
 export type Step = z.infer<typeof StepSchema>;
 export type Plan = z.infer<typeof PlanSchema>;

@@ -1,6 +1,6 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import { compileSchema } from '../tools/schema.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { ToolCatalog } from '../tools/tool-registry.js';
 import { answerAncestorQueries } from './ancestor-queries.js';
 import { reportCycles } from './dependency-cycles.js';
 import {
@@ -45,7 +45,7 @@ export type EngineKind = 'sequential' | 'dag' | 'agentic';
 
 export interface ValidatePlanOptions {
   /** When given, tools must be registered and args must pass their input schemas. */
-  readonly tools?: ToolRegistry;
+  readonly tools?: ToolCatalog;
   /** `sequential` forbids references; `agentic` allows goal steps without a tool. Default `dag`. */
   readonly engine?: EngineKind | (string & {});
   /** Goal steps (no `tool`) are admitted: the engine has a goal-step executor. Default: only under `agentic`. */
@@ -72,7 +72,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function toolNames(tools: ToolRegistry): string[] {
+function toolNames(tools: ToolCatalog): string[] {
   return [...tools.list().map((tool) => tool.name), ...tools.aliases().keys()];
 }
 
@@ -174,7 +174,7 @@ const NO_REFERENCES: Reference[] = [];
 
 // Paths are built only for a problem: most steps have none, and a 100,000-step plan would make
 // hundreds of thousands of strings for nothing.
-function checkTool(step: StepShape, goalSteps: boolean, tools: ToolRegistry | undefined, add: AddProblem): void {
+function checkTool(step: StepShape, goalSteps: boolean, tools: ToolCatalog | undefined, add: AddProblem): void {
   if (step.tool === undefined) {
     if (!goalSteps) {
       add(ErrorCodes.PLAN_INVALID, 'missing-tool', `/steps/${step.index}/tool`, `step "${step.id}" names no tool`);
@@ -224,7 +224,7 @@ function checkReferenceTarget(
 function checkArgs(
   step: StepShape,
   references: readonly Reference[],
-  tools: ToolRegistry | undefined,
+  tools: ToolCatalog | undefined,
   add: AddProblem,
 ): void {
   const tool = typeof step.tool === 'string' ? tools?.get(step.tool) : undefined;

@@ -6,7 +6,6 @@ import type { ApprovalOptions } from '../kernel/approval.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
 import type { PlanValidation } from '../plan/validate-plan.js';
-import type { RetainOutputs } from '../scheduler/output-retention.js';
 import type { ToolLogger } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { RunHandle } from './run-handle.js';
@@ -87,3 +86,13 @@ export interface Engine {
   resume(runId: string, options?: ResumeOptions): RunHandle;
   validate(plan: unknown): PlanValidation;
 }
+
+/**
+ * Which step outputs a session keeps in memory. `all` (the default) keeps every output for the
+ * run's result. `referenced` keeps the outputs of the plan's last steps (those no step depends on:
+ * the run's results) and any other output only while a step that has not ended may read it: a
+ * step that references it (`$ref`, `"$id"`), or a goal step that depends on it (its executor is
+ * handed its dependencies' outputs). The journal still has every output; a released one that a
+ * later step needs after all (a revision added a reference to it) is read back from the store.
+ */
+export type RetainOutputs = 'all' | 'referenced';

@@ -101,7 +101,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       });
     }
     // Under the lease and before anything runs: a command the crashed host started must not run beside the next step.
-    await killOrphanedProcesses(run);
+    await killOrphanedProcesses([...run.processes.values()].flat());
     const journal = new RunJournal({
       runId: options.runId,
       store: options.store,

@@ -1,16 +1,7 @@
 import type { StepResult } from '../journal/events.js';
 import type { RunStore } from '../journal/run-store.js';
+import type { RetainOutputs } from '../run/engine-options.js';
 import type { DependencyGraph } from './dependency-graph.js';
-
-/**
- * Which step outputs a session keeps in memory. `all` (the default) keeps every output for the
- * run's result. `referenced` keeps the outputs of the plan's last steps (those no step depends on:
- * the run's results) and any other output only while a step that has not ended may read it: a
- * step that references it (`$ref`, `"$id"`), or a goal step that depends on it (its executor is
- * handed its dependencies' outputs). The journal still has every output; a released one that a
- * later step needs after all (a revision added a reference to it) is read back from the store.
- */
-export type RetainOutputs = 'all' | 'referenced';
 
 interface RetainedSlot {
   readonly index: number;

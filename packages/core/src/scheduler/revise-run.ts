@@ -1,7 +1,8 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
+import { planReviseEvent } from '../journal/apply-plan-revise.js';
 import type { PlanReviseEvent } from '../journal/events.js';
 import { verifyAuthorization } from '../plan/plan-digest.js';
-import { type PlanRevision, planReviseEvent, replaceRemainingSteps, revisePlan } from '../plan/plan-revision.js';
+import { type PlanRevision, replaceRemainingSteps, revisePlan } from '../plan/plan-revision.js';
 import type { RevisionRequest } from './engine-policy.js';
 import type { RunScheduler } from './run-scheduler.js';
 import { type Slot, StepBoard } from './step-board.js';

@@ -8,6 +8,7 @@ import { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from '../plan/backoff
 import type { PlanRevision } from '../plan/plan-revision.js';
 import type { Plan, RetryPolicy } from '../plan/plan-schema.js';
 import { findReferences } from '../plan/references.js';
+import type { RetainOutputs } from '../run/engine-options.js';
 import { finishRun } from '../run/run-session.js';
 import { adjustAfterStep } from './adjust-run.js';
 import { buildDependencyGraph, type DependencyGraph } from './dependency-graph.js';
@@ -22,7 +23,7 @@ import type {
 } from './engine-policy.js';
 import { nextTurn, TURN_EVERY_MS } from './event-loop-turn.js';
 import { insertSteps } from './insert-steps.js';
-import { type RetainOutputs, readBackOutput } from './output-retention.js';
+import { readBackOutput } from './output-retention.js';
 import { normalizeDecision } from './policies/recovery-decision.js';
 import { ReadyQueue } from './ready-queue.js';
 import { restoreSession } from './restore-session.js';

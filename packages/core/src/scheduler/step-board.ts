@@ -3,9 +3,10 @@ import type { StepResult } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
+import type { RetainOutputs } from '../run/engine-options.js';
 import type { DependencyGraph } from './dependency-graph.js';
 import type { SchedulerStepStatus } from './engine-policy.js';
-import { OutputRetention, type RetainOutputs } from './output-retention.js';
+import { OutputRetention } from './output-retention.js';
 import { dependencyError, describeOutcome, letsDependentsRun } from './step-outcome.js';
 
 /** One step's place in a session. */

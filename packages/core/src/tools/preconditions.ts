@@ -1,5 +1,16 @@
 import { ErrorCodes } from '../errors.js';
-import type { Precondition } from '../plan/plan-schema.js';
+
+/**
+ * A check that must hold before the tool is called. `kind` picks a checker from the
+ * precondition registry (`file_exists`, `dir_exists`, `project` from tools-node; hosts add more).
+ * Plans carry it (the plan schema's `PreconditionSchema` parses exactly this shape).
+ */
+export interface Precondition {
+  readonly kind: string;
+  readonly path?: string | undefined;
+  readonly description?: string | undefined;
+  readonly [field: string]: unknown;
+}
 
 export interface PreconditionContext {
   readonly workspace: string | undefined;

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../journal/events.js';
-import { foldRun } from '../journal/fold-run.js';
+import { type FoldedRun, foldRun } from '../journal/fold-run.js';
 import { describeProcess, killOrphanedProcesses } from './process-groups.js';
 
 const children: ChildProcess[] = [];
+const orphansOf = (run: FoldedRun) => [...run.processes.values()].flat();
 afterEach(() => {
   for (const child of children.splice(0)) {
     try {
@@ -63,7 +64,7 @@ describe.skipIf(process.platform === 'win32')('orphaned process groups', () => {
     const pid = startGroup();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(alive(pid)).toBe(true);
-    expect(await killOrphanedProcesses(foldRun(journal([], pid)))).toEqual([pid]);
+    expect(await killOrphanedProcesses(orphansOf(foldRun(journal([], pid))))).toEqual([pid]);
     expect(alive(pid)).toBe(false);
   });
 
@@ -73,12 +74,12 @@ describe.skipIf(process.platform === 'win32')('orphaned process groups', () => {
     const events = journal([], pid);
     const started = events[2] as unknown as Record<string, unknown>;
     const otherHost = events.map((event) => (event === events[2] ? { ...started, host: 'another-host' } : event));
-    expect(await killOrphanedProcesses(foldRun(otherHost as RunEvent[]))).toEqual([]);
+    expect(await killOrphanedProcesses(orphansOf(foldRun(otherHost as RunEvent[])))).toEqual([]);
     if (started.startTicks !== undefined) {
       const reused = events.map((event) =>
         event === events[2] ? { ...started, startTicks: (started.startTicks as number) - 1 } : event,
       );
-      expect(await killOrphanedProcesses(foldRun(reused as RunEvent[]))).toEqual([]);
+      expect(await killOrphanedProcesses(orphansOf(foldRun(reused as RunEvent[])))).toEqual([]);
     }
     expect(alive(pid)).toBe(true);
   });

@@ -1,8 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { ProcessStartEvent } from '../journal/events.js';
-import type { FoldedRun } from '../journal/fold-run.js';
 import type { ProcessRecord } from './define-tool.js';
+
+/** A process group as the journal records it when a tool starts one (`process-start`). */
+export interface RecordedProcess {
+  readonly pid: number;
+  readonly processGroup: number;
+  readonly command?: readonly string[];
+  /** The machine and boot the pid belongs to: a pid means nothing on another host or after a reboot. */
+  readonly host: string;
+  readonly bootId?: string;
+  /** The leader's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
+  readonly startTicks?: number;
+}
 
 function readText(file: string): string | undefined {
   try {
@@ -27,9 +37,7 @@ function bootId(): string | undefined {
 }
 
 /** The `process-start` event's payload for a process group a tool just started. */
-export function describeProcess(
-  process: ProcessRecord,
-): Pick<ProcessStartEvent, 'pid' | 'processGroup' | 'command' | 'host' | 'bootId' | 'startTicks'> {
+export function describeProcess(process: ProcessRecord): RecordedProcess {
   const boot = bootId();
   const ticks = startTicks(process.pid);
   return {
@@ -57,7 +65,7 @@ function groupAlive(group: number): boolean {
  * when its leader is alive, only if it started at the recorded time (else the pid was reused).
  * A group whose leader is gone keeps its id reserved by the kernel while any member lives.
  */
-function sameGroup(started: ProcessStartEvent): boolean {
+function sameGroup(started: RecordedProcess): boolean {
   if (started.host !== hostname()) return false;
   const boot = bootId();
   if (started.bootId !== undefined && boot !== undefined && started.bootId !== boot) return false;
@@ -69,15 +77,16 @@ function sameGroup(started: ProcessStartEvent): boolean {
 }
 
 /**
- * Kills (SIGKILL) every process group the journal says a crashed call left running, and waits
+ * Kills (SIGKILL) every process group the journal says a crashed call left running (`recorded`:
+ * the run's `process-start` records of calls that never ended), and waits
  * until each is gone (at most `timeoutMs`), so resume never runs a step beside an orphan.
  * Returns the groups it killed. Groups on another host, from another boot, or whose pid was
  * reused are left alone. Windows: nothing to do (no process groups to find again).
  */
-export async function killOrphanedProcesses(run: FoldedRun, timeoutMs = 5000): Promise<number[]> {
+export async function killOrphanedProcesses(recorded: Iterable<RecordedProcess>, timeoutMs = 5000): Promise<number[]> {
   if (globalThis.process.platform === 'win32') return [];
   const killed: number[] = [];
-  for (const started of [...run.processes.values()].flat()) {
+  for (const started of recorded) {
     if (!sameGroup(started)) continue;
     try {
       globalThis.process.kill(-started.processGroup, 'SIGKILL');

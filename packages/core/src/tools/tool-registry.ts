@@ -10,6 +10,17 @@ export interface PluginContext {
   readonly registry: ToolRegistry;
 }
 
+/**
+ * What plan validation and revision need of a whitelist (`ToolRegistry` is one): which names
+ * are tools, and their input schemas.
+ */
+export interface ToolCatalog {
+  get(name: string): AnyTool | undefined;
+  has(name: string): boolean;
+  list(): readonly AnyTool[];
+  aliases(): ReadonlyMap<string, string>;
+}
+
 /** A bundle of tools (and precondition checkers) from one package or server. */
 export interface Plugin {
   readonly name: string;
@@ -57,7 +68,7 @@ function inputJsonSchema(tool: AnyTool): JsonSchema {
 /**
  * The whitelist: a step whose tool is not registered here is rejected before anything runs.
  */
-export class ToolRegistry {
+export class ToolRegistry implements ToolCatalog {
   readonly preconditions = new PreconditionRegistry();
   readonly #tools = new Map<string, AnyTool>();
   readonly #aliases = new Map<string, string>();
