@@ -1,6 +1,12 @@
-import { ErrorCodes, exitCodeOf } from '@stepwise/core';
+import { ErrorCodes, exitCodeOf, toStepError } from '@stepwise/core';
 import type { CompleteStepArguments } from './built-in-tools.js';
-import { checkExpectations, type ExpectationOutcome, expectationProblems, spawnCommand } from './expectations.js';
+import {
+  CommandToolUnavailable,
+  checkExpectations,
+  type ExpectationOutcome,
+  expectationProblems,
+  unavailableCommandTool,
+} from './expectations.js';
 import { type GoalStepSession, StepEnd } from './goal-step-session.js';
 import { invokeGoalTool } from './invoke-goal-tool.js';
 import { describeExpectation } from './step-prompt.js';
@@ -8,8 +14,18 @@ import { describeExpectation } from './step-prompt.js';
 /** Ends the step before the model is asked when its `expect` list cannot be checked. */
 export function rejectInvalidExpectations(session: GoalStepSession): void {
   const { step, settings, stepIndex } = session.context;
-  const problems = expectationProblems(step.expect ?? [], settings.expectations, `/steps/${stepIndex}/expect`);
-  if (problems.length === 0) return;
+  const at = `/steps/${stepIndex}/expect`;
+  const problems = expectationProblems(step.expect ?? [], settings.expectations, at);
+  if (problems.length === 0) {
+    const tool = settings.commandTool.tool;
+    const registered = session.context.kernel.registry.has(tool);
+    const unavailable = unavailableCommandTool(step.expect ?? [], settings.expectations, at, {
+      name: tool,
+      registered,
+    });
+    if (unavailable) throw new StepEnd({ status: 'failed', error: toStepError(unavailable) });
+    return;
+  }
   throw new StepEnd({
     status: 'failed',
     error: {
@@ -22,24 +38,18 @@ export function rejectInvalidExpectations(session: GoalStepSession): void {
   });
 }
 
-/** `command_succeeds`: through the registry's command tool when there is one (journaled, sandboxed), else spawned. */
+/** `command_succeeds` and custom checkers' commands: only through the registered command tool and the kernel. */
 async function runCommand(session: GoalStepSession, argv: readonly string[], id: string): Promise<ExpectationOutcome> {
   const { kernel, settings } = session.context;
-  if (kernel.registry.has(settings.commandTool.tool)) {
-    const outcome = await invokeGoalTool(session, settings.commandTool.tool, settings.commandTool.args(argv), id);
-    if (outcome.status === 'cancelled') throw session.signal.reason;
-    const exitCode = exitCodeOf(outcome.output, outcome.error);
-    if (outcome.status === 'succeeded' && (exitCode === undefined || exitCode === 0)) return true;
-    return {
-      ok: false,
-      message: `\`${argv.join(' ')}\` did not succeed: ${outcome.error?.message ?? `exit code ${exitCode}`}`,
-    };
-  }
-  return spawnCommand(argv, {
-    cwd: kernel.workspace ?? process.cwd(),
-    timeoutMs: settings.commandTimeoutMs,
-    signal: session.signal,
-  });
+  if (!kernel.registry.has(settings.commandTool.tool)) throw new CommandToolUnavailable(settings.commandTool.tool);
+  const outcome = await invokeGoalTool(session, settings.commandTool.tool, settings.commandTool.args(argv), id);
+  if (outcome.status === 'cancelled') throw session.signal.reason;
+  const exitCode = exitCodeOf(outcome.output, outcome.error);
+  if (outcome.status === 'succeeded' && (exitCode === undefined || exitCode === 0)) return true;
+  return {
+    ok: false,
+    message: `\`${argv.join(' ')}\` did not succeed: ${outcome.error?.message ?? `exit code ${exitCode}`}`,
+  };
 }
 
 /**

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Expectation } from '@stepwise/core';
+import { ErrorCodes, type Expectation, StepwiseError } from '@stepwise/core';
 
 /** What a checker gets besides its criterion. */
 export interface ExpectationContext {
@@ -11,7 +10,11 @@ export interface ExpectationContext {
   readonly completion: { readonly summary: string; readonly result?: unknown };
   /** Full text of every successful tool result of this step, oldest first. */
   readonly toolOutputs: readonly string[];
-  /** Runs argv (no shell) in the workspace: through the registry's command tool when there is one. */
+  /**
+   * Runs argv through the registry's command tool (`run_command`) with the core kernel: approval,
+   * OS sandbox, policy and journal apply as to any call. Throws `CommandToolUnavailable` (E201)
+   * when no command tool is registered: a command never runs outside the kernel.
+   */
   runCommand(argv: readonly string[]): Promise<ExpectationOutcome>;
 }
 
@@ -22,6 +25,37 @@ export type ExpectationChecker = (
   expectation: Expectation,
   context: ExpectationContext,
 ) => ExpectationOutcome | Promise<ExpectationOutcome>;
+
+/**
+ * A command check (`command_succeeds`, or a custom checker's `runCommand`) with no command tool
+ * registered: the step fails with it (E201) — the command is not run at all, since a command runs
+ * only through the kernel (approval, sandbox, journal).
+ */
+export class CommandToolUnavailable extends StepwiseError {
+  constructor(tool: string, location?: string) {
+    super(
+      ErrorCodes.TOOL_UNKNOWN,
+      `the expected outcome runs a command, and commands run only through the registered command tool "${tool}" (approval, OS sandbox, journal), which is not registered: register it (nodeTools from @stepwise/tools-node) or name another with commandTool`,
+      location === undefined ? {} : { location },
+    );
+    this.name = 'CommandToolUnavailable';
+  }
+}
+
+/**
+ * The first `command_succeeds` criterion that cannot be checked because `commandTool` is not
+ * registered (a custom checker for the kind decides for itself), as a step error to fail with.
+ */
+export function unavailableCommandTool(
+  expect: readonly Expectation[],
+  custom: Readonly<Record<string, ExpectationChecker>>,
+  pathPrefix: string,
+  commandTool: { readonly name: string; readonly registered: boolean },
+): CommandToolUnavailable | undefined {
+  if (commandTool.registered || custom.command_succeeds) return undefined;
+  const index = expect.findIndex((expectation) => expectation.kind === 'command_succeeds');
+  return index === -1 ? undefined : new CommandToolUnavailable(commandTool.name, `${pathPrefix}/${index}`);
+}
 
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string');
@@ -124,53 +158,11 @@ export async function checkExpectations(
         ? await checker(expectation, context)
         : { ok: false, message: `no checker for "${expectation.kind}"` };
     } catch (error) {
+      // Not something the model can fix: the step ends with it.
+      if (error instanceof CommandToolUnavailable || context.signal.aborted) throw error;
       outcome = { ok: false, message: `checking ${expectation.kind} failed: ${(error as Error).message}` };
     }
     outcomes.push(outcome);
   }
   return outcomes;
-}
-
-/**
- * Runs argv without a shell in `cwd`; succeeds on exit code 0. Used for `command_succeeds` when the
- * registry has no command tool. Output is kept only for the failure message (the last 1 000 characters).
- */
-export function spawnCommand(
-  argv: readonly string[],
-  options: { readonly cwd: string; readonly timeoutMs: number; readonly signal: AbortSignal },
-): Promise<ExpectationOutcome> {
-  const [command, ...args] = argv;
-  return new Promise((resolve) => {
-    let output = '';
-    const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-1000);
-    };
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(command as string, args, {
-        cwd: options.cwd,
-        shell: false,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        signal: options.signal,
-        timeout: options.timeoutMs,
-        killSignal: 'SIGKILL',
-      });
-    } catch (error) {
-      resolve({ ok: false, message: `\`${argv.join(' ')}\` could not start: ${(error as Error).message}` });
-      return;
-    }
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    child.on('error', (error) =>
-      resolve({ ok: false, message: `\`${argv.join(' ')}\` could not run: ${error.message}` }),
-    );
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve(true);
-      else
-        resolve({
-          ok: false,
-          message: `\`${argv.join(' ')}\` ${code === null ? `was killed (${signal})` : `exited with code ${code}`}${output ? `; output ends with:\n${output.trim()}` : ''}`,
-        });
-    });
-  });
 }

@@ -22,7 +22,7 @@ export interface ResolvedLimits {
   readonly maxToolResultTokens: number;
 }
 
-/** How `command_succeeds` runs through a registered tool. */
+/** The registered tool `command_succeeds` runs through (the only way a criterion runs a command). */
 export interface CommandToolOptions {
   readonly tool: string;
   readonly args: (argv: readonly string[]) => Record<string, unknown>;
@@ -38,7 +38,6 @@ export interface LoopSettings {
   readonly random: () => number;
   readonly expectations: Readonly<Record<string, ExpectationChecker>>;
   readonly commandTool: CommandToolOptions;
-  readonly commandTimeoutMs: number;
   readonly allowRerunInterrupted: boolean;
   /** Whether BLOCKED and the loop limits (turns, tool failures) ask a person instead of failing the step. */
   readonly ask: { readonly blocked: boolean; readonly limits: boolean };

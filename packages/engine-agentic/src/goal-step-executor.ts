@@ -59,12 +59,12 @@ export interface GoalStepExecutorOptions {
   /** Checkers for custom `expect` kinds, by kind; they win over the built-in ones. */
   readonly expectations?: Readonly<Record<string, ExpectationChecker>>;
   /**
-   * How `command_succeeds` criteria run when the registry has this tool (through the kernel, with
-   * approval and sandbox). Default `{ tool: 'run_command', args: (argv) => ({ command: [...argv] }) }` (tools-node's `run_command`).
+   * The registered tool `command_succeeds` criteria (and custom checkers' `runCommand`) run through,
+   * with the kernel's approval, sandbox and journal. Without it registered, a step with such a
+   * criterion fails with E201: nothing is spawned outside the kernel.
+   * Default `{ tool: 'run_command', args: (argv) => ({ command: [...argv] }) }` (tools-node's `run_command`).
    */
   readonly commandTool?: CommandToolOptions;
-  /** Timeout of a `command_succeeds` run without a command tool (direct spawn, no shell). Default 120 000 ms. */
-  readonly commandTimeoutMs?: number;
   /** Token counting for the context window. Default: gpt-tokenizer (o200k), loaded on first use. */
   readonly tokenEstimator?: TokenEstimator;
   /** Jitter source for backoff (tests pass a constant). Default Math.random. */
@@ -130,7 +130,6 @@ export function goalStepExecutor(options: GoalStepExecutorOptions): GoalStepExec
     }
   }
   positive('modelTimeoutMs', options.modelTimeoutMs);
-  positive('commandTimeoutMs', options.commandTimeoutMs);
   let estimator: Promise<TokenEstimator> | undefined;
   const loadEstimator = () => {
     estimator ??= options.tokenEstimator ? Promise.resolve(options.tokenEstimator) : loadTokenEstimator();
@@ -154,7 +153,6 @@ function executorWith(
     random: options.random ?? Math.random,
     expectations: options.expectations ?? {},
     commandTool: options.commandTool ?? DEFAULT_COMMAND_TOOL,
-    commandTimeoutMs: options.commandTimeoutMs ?? 120_000,
     allowRerunInterrupted: options.allowRerunInterrupted ?? false,
     ask: { blocked: options.onBlocked === 'ask', limits: options.onLimit === 'ask' },
   });
