@@ -83,6 +83,8 @@ export const ErrorCodes = {
   STORE_SCHEMA_NEWER: 'E504',
   /** The run does not exist (resume, show). */
   RUN_NOT_FOUND: 'E505',
+  /** The run's journal is in a format this release does not read (`run-start`'s `journalVersion`). */
+  JOURNAL_VERSION_UNSUPPORTED: 'E506',
   /** Configuration is invalid. */
   CONFIG_INVALID: 'E601',
   /** A plugin could not be loaded or collides with registered tools. */

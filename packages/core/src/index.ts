@@ -10,6 +10,7 @@ export {
 } from './errors.js';
 export { applyPlanRevise, planReviseEvent, startedStepIds } from './journal/apply-plan-revise.js';
 export * from './journal/events.js';
+export { FoldChanges } from './journal/fold-changes.js';
 export {
   addUsage,
   applyEvent,
@@ -33,6 +34,7 @@ export {
   RunJournal,
   type RunJournalOptions,
 } from './journal/journal.js';
+export { checkJournalVersion, JOURNAL_VERSION, journalVersionOf } from './journal/journal-version.js';
 export {
   createRedactor,
   REDACTED,

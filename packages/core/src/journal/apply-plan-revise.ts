@@ -2,7 +2,9 @@ import { ErrorCodes, StepwiseError } from '../errors.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { PlanRevision } from '../plan/plan-revision.js';
 import type { PlanReviseEvent } from './events.js';
-import type { FoldedRun, StepState } from './fold-run.js';
+import type { FoldChanges } from './fold-changes.js';
+import type { FoldedRun } from './fold-run.js';
+import { addPlanSteps } from './fold-steps.js';
 import { REDACTED } from './redact.js';
 
 /**
@@ -10,13 +12,10 @@ import { REDACTED } from './redact.js';
  * revision must name the current digest as its parent, and its plan must hash to its digest
  * unless the redactor masked part of it):
  * a journal that breaks it is not one to resume from (E502). Steps the revision removed before
- * they started leave the run; new steps start `pending`.
+ * they started leave the run; new steps start `pending`, and steps that have not started take the
+ * revision's tool. `changes`, when given, learns which steps changed or left.
  */
-export function applyPlanRevise(
-  run: FoldedRun,
-  event: PlanReviseEvent,
-  stepOf: (run: FoldedRun, stepId: string) => StepState,
-): void {
+export function applyPlanRevise(run: FoldedRun, event: PlanReviseEvent, changes?: FoldChanges): void {
   const location = `${run.runId}#${event.seq}`;
   if (event.parentDigest !== run.planDigest) {
     throw new StepwiseError(
@@ -42,9 +41,11 @@ export function applyPlanRevise(
   if (event.authorization) run.authorization = event.authorization;
   const current = new Set(event.plan.steps.map((step) => step.id));
   for (const [stepId, step] of run.steps) {
-    if (!current.has(stepId) && step.status === 'pending') run.steps.delete(stepId);
+    if (current.has(stepId) || step.status !== 'pending') continue;
+    run.steps.delete(stepId);
+    changes?.removeStep(stepId);
   }
-  for (const step of event.plan.steps) stepOf(run, step.id);
+  addPlanSteps(run, event.plan, changes);
 }
 
 /** Ids of the steps that have started (anything but `pending`): what a revision may not touch. */

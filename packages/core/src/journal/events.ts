@@ -62,6 +62,11 @@ interface EventBase {
 
 export interface RunStartEvent extends EventBase {
   readonly type: 'run-start';
+  /**
+   * The journal's format (`JOURNAL_VERSION` when it was written); absent in journals written before
+   * formats were numbered, which are format 1. The fold refuses a format it does not know (E506).
+   */
+  readonly journalVersion?: number;
   readonly planId: string;
   readonly planDigest: string;
   readonly plan: Plan;

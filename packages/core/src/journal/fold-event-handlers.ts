@@ -1,38 +1,23 @@
 import { ErrorCodes } from '../errors.js';
 import { addUsage } from './add-usage.js';
 import { applyPlanRevise } from './apply-plan-revise.js';
-import type { PlanReviseEvent, RunEvent, RunEventType } from './events.js';
+import type { RunEvent, RunEventType } from './events.js';
+import type { FoldChanges } from './fold-changes.js';
 import type { FoldedRun, StepState } from './fold-run.js';
+import { addPlanSteps, stepOf } from './fold-steps.js';
+import { checkJournalVersion, journalVersionOf } from './journal-version.js';
 
-/** How one event type changes a folded run (in place). */
-type FoldHandler<T extends RunEventType> = (run: FoldedRun, event: Extract<RunEvent, { type: T }>) => void;
-
-export function stepOf(run: FoldedRun, stepId: string): StepState {
-  let step = run.steps.get(stepId);
-  if (!step) {
-    step = {
-      stepId,
-      status: 'pending',
-      attempt: 0,
-      executionId: undefined,
-      startedAt: undefined,
-      toolCalled: false,
-      idempotent: undefined,
-      toolResult: undefined,
-      result: undefined,
-      usage: undefined,
-      goalProgress: undefined,
-      skipRequest: undefined,
-      continueAttempt: false,
-    };
-    run.steps.set(stepId, step);
-  }
-  return step;
-}
+/** How one event type changes a folded run (in place), telling `changes` (when given) what it changed. */
+type FoldHandler<T extends RunEventType> = (
+  run: FoldedRun,
+  event: Extract<RunEvent, { type: T }>,
+  changes: FoldChanges | undefined,
+) => void;
 
 // The run: started, resumed, ended.
 
-const runStart: FoldHandler<'run-start'> = (run, event) => {
+const runStart: FoldHandler<'run-start'> = (run, event, changes) => {
+  checkJournalVersion(run.runId, journalVersionOf(event), `${run.runId}#${event.seq}`);
   run.planId = event.planId;
   run.planDigest = event.planDigest;
   run.plan = event.plan;
@@ -42,7 +27,7 @@ const runStart: FoldHandler<'run-start'> = (run, event) => {
   run.parentRunId = event.parentRunId;
   run.options = event.options;
   run.createdAt = event.at;
-  for (const step of event.plan.steps) stepOf(run, step.id);
+  addPlanSteps(run, event.plan, changes);
 };
 
 const runResume: FoldHandler<'run-resume'> = (run, event) => {
@@ -69,21 +54,24 @@ function askedQuestion(run: FoldedRun, step: StepState): boolean {
   return run.questions.some((question) => question.stepId === step.stepId && question.attempt === result.attempt);
 }
 
-const runContinue: FoldHandler<'run-continue'> = (run, event) => {
+const runContinue: FoldHandler<'run-continue'> = (run, event, changes) => {
   run.status = 'running';
   run.finishedAt = undefined;
   const retry = new Set(event.retry);
   const skip = new Set(event.skip);
   for (const step of run.steps.values()) {
     if (skip.has(step.stepId)) {
+      changes?.step(step.stepId);
       step.skipRequest = {
         ...(event.reason === undefined ? {} : { reason: event.reason }),
         ...(event.by === undefined ? {} : { by: event.by }),
       };
     } else if (retry.has(step.stepId) || endedByStop(step)) {
+      changes?.step(step.stepId);
       step.continueAttempt = !retry.has(step.stepId) && askedQuestion(run, step);
       // The attempt number stays: the next attempt is attempt + 1, and the journal keeps the ended one.
       step.status = 'pending';
+      step.endedAt = undefined;
       step.result = undefined;
       step.toolResult = undefined;
       step.toolCalled = false;
@@ -100,12 +88,14 @@ const runEnd: FoldHandler<'run-end'> = (run, event) => {
 
 // A step: each attempt starts, may wait for a retry, ends.
 
-const stepStart: FoldHandler<'step-start'> = (run, event) => {
-  const step = stepOf(run, event.stepId);
+const stepStart: FoldHandler<'step-start'> = (run, event, changes) => {
+  const step = stepOf(run, event.stepId, changes);
   step.status = 'running';
   step.attempt = event.attempt;
+  if (event.tool !== undefined) step.tool = event.tool;
   step.executionId = event.executionId;
   step.startedAt = event.at;
+  step.endedAt = undefined;
   step.toolCalled = false;
   step.idempotent = undefined;
   step.toolResult = undefined;
@@ -115,16 +105,18 @@ const stepStart: FoldHandler<'step-start'> = (run, event) => {
   step.continueAttempt = false;
 };
 
-const stepRetry: FoldHandler<'step-retry'> = (run, event) => {
-  stepOf(run, event.stepId).status = 'retrying';
+const stepRetry: FoldHandler<'step-retry'> = (run, event, changes) => {
+  stepOf(run, event.stepId, changes).status = 'retrying';
 };
 
-const stepEnd: FoldHandler<'step-end'> = (run, event) => {
-  const step = stepOf(run, event.stepId);
+const stepEnd: FoldHandler<'step-end'> = (run, event, changes) => {
+  const step = stepOf(run, event.stepId, changes);
   step.status = event.result.status;
   step.attempt = event.result.attempt;
+  if (event.result.tool !== undefined) step.tool = event.result.tool;
   step.executionId = event.result.executionId;
   step.startedAt = event.result.startedAt;
+  step.endedAt = event.at;
   step.result = event.result;
   step.skipRequest = undefined;
   step.continueAttempt = false;
@@ -132,8 +124,8 @@ const stepEnd: FoldHandler<'step-end'> = (run, event) => {
 
 // Tool executions: called (after approval), then their result.
 
-const toolCall: FoldHandler<'tool-call'> = (run, event) => {
-  const step = stepOf(run, event.stepId);
+const toolCall: FoldHandler<'tool-call'> = (run, event, changes) => {
+  const step = stepOf(run, event.stepId, changes);
   step.toolCalled = true;
   step.idempotent = step.idempotent === false ? false : event.idempotent;
   run.executions.set(event.executionId, {
@@ -146,6 +138,8 @@ const toolCall: FoldHandler<'tool-call'> = (run, event) => {
     idempotent: event.idempotent,
     args: event.args,
     startedAt: event.at,
+    callSeq: event.seq,
+    resultSeq: undefined,
     finishedAt: undefined,
     status: 'running',
     durationMs: undefined,
@@ -153,11 +147,14 @@ const toolCall: FoldHandler<'tool-call'> = (run, event) => {
     error: undefined,
     artifacts: [],
   });
+  changes?.executions.add(event.executionId);
 };
 
-const toolResult: FoldHandler<'tool-result'> = (run, event) => {
+const toolResult: FoldHandler<'tool-result'> = (run, event, changes) => {
   const execution = run.executions.get(event.executionId);
   if (execution) {
+    changes?.executions.add(event.executionId);
+    execution.resultSeq = event.seq;
     execution.finishedAt = event.at;
     execution.status = event.status;
     execution.durationMs = event.durationMs;
@@ -165,13 +162,14 @@ const toolResult: FoldHandler<'tool-result'> = (run, event) => {
     execution.error = event.error;
     execution.artifacts = event.artifacts ?? [];
   }
-  const step = stepOf(run, event.stepId);
+  const step = stepOf(run, event.stepId, changes);
   if (step.executionId === event.executionId) {
     step.toolResult = { status: event.status, output: event.output, error: event.error };
   }
 };
 
-const approvalDecision: FoldHandler<'approval-decision'> = (run, event) => {
+const approvalDecision: FoldHandler<'approval-decision'> = (run, event, changes) => {
+  changes?.approvals.push(event);
   run.approvals.push({
     executionId: event.executionId,
     stepId: event.stepId,
@@ -185,15 +183,16 @@ const approvalDecision: FoldHandler<'approval-decision'> = (run, event) => {
 
 // Goal steps: model turns and the progress after each.
 
-const modelCall: FoldHandler<'model-call'> = (run, event) => {
+const modelCall: FoldHandler<'model-call'> = (run, event, changes) => {
   run.modelCalls.push(event);
-  const step = stepOf(run, event.stepId);
+  changes?.modelCalls.push(event);
+  const step = stepOf(run, event.stepId, changes);
   step.usage = addUsage(step.usage, event.usage);
   run.usage = addUsage(run.usage, event.usage);
 };
 
-const goalProgress: FoldHandler<'goal-progress'> = (run, event) => {
-  stepOf(run, event.stepId).goalProgress = event;
+const goalProgress: FoldHandler<'goal-progress'> = (run, event, changes) => {
+  stepOf(run, event.stepId, changes).goalProgress = event;
 };
 
 const questionAsk: FoldHandler<'question-ask'> = (run, event) => {
@@ -229,5 +228,5 @@ export const foldEventHandlers: { readonly [T in RunEventType]?: FoldHandler<T> 
   'goal-progress': goalProgress,
   'question-ask': questionAsk,
   'approval-response': approvalResponse,
-  'plan-revise': (run: FoldedRun, event: PlanReviseEvent) => applyPlanRevise(run, event, stepOf),
+  'plan-revise': applyPlanRevise,
 };

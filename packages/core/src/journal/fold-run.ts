@@ -12,6 +12,7 @@ import type {
   StepResult,
   TokenUsage,
 } from './events.js';
+import type { FoldChanges } from './fold-changes.js';
 import { foldEventHandlers } from './fold-event-handlers.js';
 import type { ApprovalRecord, ExecutionRecord, RunState, RunSummary } from './run-store.js';
 
@@ -23,8 +24,12 @@ export interface StepState {
   /** `running`: started, not ended (in flight if the run is resumed). `retrying`: waits for its next attempt. */
   status: 'pending' | 'running' | 'retrying' | StepResult['status'];
   attempt: number;
+  /** The tool of the latest start or end; before the step starts, the plan's. `undefined` for a goal step. */
+  tool: string | undefined;
   executionId: string | undefined;
   startedAt: string | undefined;
+  /** When the current attempt's `step-end` was journaled; `undefined` while it has not ended. */
+  endedAt: string | undefined;
   /** The current attempt journaled a `tool-call`: the tool may have run. */
   toolCalled: boolean;
   /** Whether the tool of the current attempt's call is idempotent. */
@@ -67,6 +72,10 @@ export interface ExecutionState {
   readonly idempotent: boolean;
   readonly args: Record<string, unknown>;
   readonly startedAt: string;
+  /** Seq of the `tool-call` (the latest one, when the execution was called again). */
+  readonly callSeq: number;
+  /** Seq of the `tool-result`, once journaled. */
+  resultSeq: number | undefined;
   finishedAt: string | undefined;
   status: ExecutionRecord['status'];
   durationMs: number | undefined;
@@ -148,10 +157,12 @@ function trackProcesses(run: FoldedRun, event: RunEvent): void {
 }
 
 /**
- * Applies one event to `run` (mutating it). Throws E502 on a seq gap: a journal with a hole
- * is not a journal to resume from.
+ * Applies one event to `run` (mutating it); `changes`, when given, learns which steps and
+ * executions the event changed (what a store's projections write again). Throws E502 on a seq
+ * gap: a journal with a hole is not a journal to resume from; E506 on a journal format this
+ * release does not read.
  */
-export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
+export function applyEvent(run: FoldedRun, event: RunEvent, changes?: FoldChanges): FoldedRun {
   if (event.seq !== run.lastSeq + 1) {
     throw new StepwiseError(
       ErrorCodes.JOURNAL_CONFLICT,
@@ -162,8 +173,11 @@ export function applyEvent(run: FoldedRun, event: RunEvent): FoldedRun {
   run.lastSeq = event.seq;
   run.updatedAt = event.at;
   trackProcesses(run, event);
-  const handler = foldEventHandlers[event.type] as ((run: FoldedRun, event: RunEvent) => void) | undefined;
-  handler?.(run, event);
+  if (changes) changes.seq = event.seq;
+  const handler = foldEventHandlers[event.type] as
+    | ((run: FoldedRun, event: RunEvent, changes: FoldChanges | undefined) => void)
+    | undefined;
+  handler?.(run, event, changes);
   return run;
 }
 

@@ -3,6 +3,7 @@ import { ErrorCodes, type StepError, StepwiseError } from '../errors.js';
 import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from '../journal/events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from '../journal/fold-run.js';
 import { type Durability, type EventListener, RunJournal } from '../journal/journal.js';
+import { JOURNAL_VERSION } from '../journal/journal-version.js';
 import type { Redactor } from '../journal/redact.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
@@ -66,6 +67,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
   try {
     await journal.record({
       type: 'run-start',
+      journalVersion: JOURNAL_VERSION,
       planId: options.plan.id,
       planDigest: digest,
       plan: options.plan,

@@ -1,0 +1,27 @@
+import { ErrorCodes, StepwiseError } from '../errors.js';
+
+/**
+ * The journal format this release writes and reads; `run-start` records it as `journalVersion`.
+ * A `run-start` without the field was written before formats were numbered, in format 1. A change
+ * an older release would misread (a field the fold needs, an event whose meaning changes) raises
+ * it, and the fold then refuses journals of a format it does not know (E506) instead of guessing.
+ */
+export const JOURNAL_VERSION = 1;
+
+/** The format a `run-start` says its journal is in (1 when it says nothing). */
+export function journalVersionOf(event: { readonly journalVersion?: unknown }): unknown {
+  return event.journalVersion ?? 1;
+}
+
+/** Throws E506 unless `version` is a format this release reads (an integer from 1 to `JOURNAL_VERSION`). */
+export function checkJournalVersion(runId: string, version: unknown, location: string): void {
+  if (typeof version === 'number' && Number.isInteger(version) && version >= 1 && version <= JOURNAL_VERSION) return;
+  const newer = typeof version === 'number' && Number.isInteger(version) && version > JOURNAL_VERSION;
+  throw new StepwiseError(
+    ErrorCodes.JOURNAL_VERSION_UNSUPPORTED,
+    newer
+      ? `run ${runId} was journaled in format version ${version}, newer than this release of @stepwise/core reads (up to ${JOURNAL_VERSION}): upgrade @stepwise/core`
+      : `run ${runId} names journal format version ${JSON.stringify(version)}, which is not a version (1 to ${JOURNAL_VERSION})`,
+    { location, details: { runId, journalVersion: version, supported: JOURNAL_VERSION } },
+  );
+}
