@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
@@ -100,6 +100,26 @@ export async function serverLaunch(
   };
 }
 
+/**
+ * What the server needs to start, shown read-only wherever it is (under /tmp, which the sandbox
+ * hides, for a project checked out there): its working directory when that is outside the
+ * workspace, and each script named by an absolute path in its arguments, with the outermost
+ * `node_modules` it sits in so its own imports resolve.
+ */
+async function launchPaths(workspace: string, cwd: string, args: readonly string[]): Promise<string[]> {
+  const paths = path.relative(workspace, cwd).startsWith('..') ? [cwd] : [];
+  for (const arg of args) {
+    if (!path.isAbsolute(arg)) continue;
+    // Files only: a directory argument (a filesystem server's root) is the workspace's to grant.
+    const file = await realpath(arg).catch(() => undefined);
+    if (file === undefined || !(await stat(file)).isFile()) continue;
+    const segments = file.split(path.sep);
+    const packages = segments.indexOf('node_modules');
+    paths.push(packages === -1 ? file : segments.slice(0, packages + 1).join(path.sep));
+  }
+  return paths;
+}
+
 async function sandboxedLaunch(
   options: McpStdioOptions,
   mode: McpSandboxMode,
@@ -135,7 +155,7 @@ async function sandboxedLaunch(
     options: {
       network: settings.network === true,
       hiddenPaths: absolute(settings.hiddenPaths),
-      readablePaths: absolute(settings.readablePaths),
+      readablePaths: [...absolute(settings.readablePaths), ...(await launchPaths(workspace, cwd, options.args ?? []))],
       writablePaths: writable.slice(1),
       protectedPaths: absolute(settings.protectedPaths),
       ...(settings.gitConfig === undefined ? {} : { gitConfig: settings.gitConfig }),

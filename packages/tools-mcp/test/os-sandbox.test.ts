@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -251,6 +251,40 @@ describe('where bubblewrap cannot start (PATH without it)', () => {
         message: expect.stringContaining('apt-get install bubblewrap'),
         details: { reason: 'os-sandbox-unavailable' },
       });
+    }
+  });
+});
+
+describe.skipIf(!status.available)(`a server installed under a directory the sandbox hides${skipped}`, () => {
+  it('starts with its working directory and script under /tmp (a checkout there), shown read-only', async () => {
+    // The layout of a project checked out under /tmp: the server in its node_modules, started
+    // from the checkout, while the workspace is a directory of its own.
+    const checkout = await realpath(await mkdtemp(path.join(tmpdir(), 'stepwise-mcp-checkout-')));
+    const own = await realpath(await mkdtemp(path.join(tmpdir(), 'stepwise-mcp-workspace-')));
+    try {
+      const modules = path.join(checkout, 'node_modules');
+      await mkdir(path.join(modules, 'fixture'), { recursive: true });
+      const script = path.join(modules, 'fixture', 'catalog-server.mjs');
+      await copyFile(fileURLToPath(new URL('./fixtures/catalog-server.mjs', import.meta.url)), script);
+      const sdk = await realpath(
+        fileURLToPath(new URL('../node_modules/@modelcontextprotocol', import.meta.url)),
+      ).catch(() => realpath(fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol', import.meta.url))));
+      await symlink(sdk, path.join(modules, '@modelcontextprotocol'));
+      const plugin = await mcpTools({
+        command: process.execPath,
+        args: [script],
+        cwd: checkout,
+        sandbox: 'required',
+        sandboxOptions: { workspace: own },
+      });
+      plugins.push(plugin);
+      expect(plugin.sandbox?.kind).toBe('bubblewrap');
+      expect(plugin.tools.map((tool) => tool.name)).toContain('echo');
+      // Shown, not granted: the checkout stays read-only to the server.
+      expect(plugin.sandbox?.writable).toEqual([own]);
+    } finally {
+      await rm(checkout, { recursive: true, force: true });
+      await rm(own, { recursive: true, force: true });
     }
   });
 });
