@@ -37,6 +37,7 @@ export {
 export { checkJournalVersion, JOURNAL_VERSION, journalVersionOf } from './journal/journal-version.js';
 export {
   createRedactor,
+  MAX_REDACTION_DEPTH,
   REDACTED,
   type Redactor,
   type RedactorOptions,
@@ -84,6 +85,7 @@ export {
   positionAt,
   type TextPosition,
 } from './plan/json-error-location.js';
+export { MAX_NESTING_DEPTH } from './plan/nesting-depth.js';
 export { diffPlans, type PlanChange, type PlanDiff } from './plan/plan-diff.js';
 export {
   approvePlan,
@@ -132,6 +134,7 @@ export {
   type PlanProblem,
   type PlanValidation,
   type ProblemKind,
+  type ProblemRedactor,
   parsePlan,
   planInvalidError,
   type ValidatePlanOptions,
@@ -254,7 +257,14 @@ export {
   type PreconditionOutcome,
   PreconditionRegistry,
 } from './tools/preconditions.js';
-export { describeProcess, killOrphanedProcesses } from './tools/process-groups.js';
+export {
+  describeProcess,
+  killOrphanedProcesses,
+  type OrphanedProcesses,
+  type ProcessLeft,
+  type ProcessLeftReason,
+  type RecordedProcess,
+} from './tools/process-groups.js';
 export {
   type CompiledSchema,
   compileSchema,

@@ -3,7 +3,7 @@ import type { PlanDiff } from '../plan/plan-diff.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import type { Artifact, Effect } from '../tools/define-tool.js';
-import type { RecordedProcess } from '../tools/process-groups.js';
+import type { OrphanedProcesses, RecordedProcess } from '../tools/process-groups.js';
 
 /**
  * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
@@ -238,6 +238,15 @@ export interface ProcessStartEvent extends EventBase, RecordedProcess {
   readonly executionId: string;
 }
 
+/**
+ * Resume found process groups that calls which never ended had started (`process-start`): the
+ * groups it killed, and those it left alone because they could not be proven to be the recorded
+ * ones (see `ProcessLeftReason`). Journaled before `run-resume`, only when there is either.
+ */
+export interface ProcessKillEvent extends EventBase, OrphanedProcesses {
+  readonly type: 'process-kill';
+}
+
 export interface ModelCallEvent extends EventBase {
   readonly type: 'model-call';
   readonly stepId: string;
@@ -430,6 +439,7 @@ export type RunEvent =
   | AdjustDecisionEvent
   | ProgressReportEvent
   | ProcessStartEvent
+  | ProcessKillEvent
   | ModelCallEvent
   | GoalProgressEvent
   | QuestionAskEvent

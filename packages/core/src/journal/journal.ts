@@ -17,7 +17,8 @@ export function isoNow(): string {
 
 /**
  * Fields Stepwise itself writes (ids, enums, times, counts): never secrets, and ids must stay
- * intact for the fold. Everything else (args, output, errors, plans, model traffic) is redacted.
+ * intact for the fold. Everything else (args, output, errors, plans, model traffic) is redacted,
+ * and so are the ids a plan brings (`planId`, `stepId`), as the plan's own copy is.
  */
 const ENVELOPE_KEYS = new Set([
   'type',
@@ -29,7 +30,6 @@ const ENVELOPE_KEYS = new Set([
   'effect',
   'status',
   'startedAt',
-  'planId',
   'planDigest',
   'engine',
   'decision',
@@ -226,11 +226,13 @@ export class RunJournal {
     // The journal takes ownership of `input` (callers pass fresh literals): stamping it in place
     // saves a copy of every event on the hot path. An object that was stamped before (an event
     // re-emitted) is copied, so a stored event is never changed.
-    const stamped = ('seq' in input ? { ...input } : input) as unknown as { runId: string; seq: number; at: string };
+    const owned = ('seq' in input ? { ...input } : input) as unknown as RunEvent;
+    // Redacted before a seq is taken: a value the redactor refuses (E004, too deep) leaves no gap.
+    const event = redactEvent(this.redactor, owned);
+    const stamped = event as unknown as { runId: string; seq: number; at: string };
     stamped.runId = this.runId;
     stamped.seq = this.#nextSeq++;
     stamped.at = isoNow();
-    const event = redactEvent(this.redactor, stamped as unknown as RunEvent);
     if (this.#pending.length === 0) this.#pendingSince = Date.now();
     this.#pending.push(event);
     if (event.type === 'step-start') this.#stepOpened(event.stepId);

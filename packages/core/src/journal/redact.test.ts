@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED, redact } from './redact.js';
+import { StepwiseError } from '../errors.js';
+import { createRedactor, MAX_REDACTION_DEPTH, REDACTED, redact } from './redact.js';
 
 const samples: [string, string][] = [
   ['aws access key', 'key AKIAIOSFODNN7EXAMPLE here'],
@@ -54,5 +55,98 @@ describe('redact', () => {
     const cyclic: Record<string, unknown> = { secret: 'abcdefgh' };
     cyclic.self = cyclic;
     expect((redact(cyclic) as Record<string, unknown>).secret).toBe(REDACTED);
+  });
+});
+
+describe('the pwd pattern', () => {
+  it('leaves the working directory a shell exports as PWD and OLDPWD alone', () => {
+    for (const text of [
+      'PWD=/home/user/project',
+      'OLDPWD=/home/user',
+      'pwd: /tmp/x',
+      'PWD=~/work',
+      'PWD=C:\\Users\\me',
+      'export OLDPWD=notapath-but-old',
+      'env: {"PWD":"/srv/app","HOME":"/root"}',
+    ]) {
+      expect(redact(text)).toBe(text);
+    }
+  });
+
+  it('still redacts passwords, under every name that means one', () => {
+    for (const [text, secret] of [
+      ['PASSWORD=hunter22', 'hunter22'],
+      ['DB_PASSWD=hunter22', 'hunter22'],
+      ['PASSWD: hunter22', 'hunter22'],
+      ['Server=db;UID=sa;PWD=hunter22;', 'hunter22'],
+      ['db_pwd = "hunter22"', 'hunter22'],
+      ['MYSQL_PWD=hunter22', 'hunter22'],
+    ] as const) {
+      const out = redact(text);
+      expect({ text, out: out.includes(secret) }).toEqual({ text, out: false });
+      expect(out).toContain(REDACTED);
+    }
+  });
+
+  it('treats an environment object the same way: PWD kept, PASSWORD redacted', () => {
+    const env = { PWD: '/home/user', OLDPWD: '/home', PASSWORD: 'hunter22', DB_PASSWD: 'hunter22' };
+    expect(redact(env)).toEqual({ PWD: '/home/user', OLDPWD: '/home', PASSWORD: REDACTED, DB_PASSWD: REDACTED });
+  });
+});
+
+describe('values too deep to walk', () => {
+  const nested = (depth: number, leaf: unknown = 'leaf my-db-pass-9'): unknown => {
+    let value = leaf;
+    for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { [`k${level % 3}`]: value };
+    return value;
+  };
+
+  it.each([5_000, 100_000])('refuses a value %i levels deep with a typed, located error (no RangeError)', (depth) => {
+    const redactor = createRedactor({ secrets: ['my-db-pass-9'] });
+    let thrown: unknown;
+    try {
+      redactor.redact({ output: nested(depth) });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(StepwiseError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: 'E004' });
+    expect((thrown as StepwiseError).location).toMatch(/^\/output(?:\/k\d\/0|\/0\/k\d)+/);
+    expect((thrown as StepwiseError).location?.split('/').length).toBe(MAX_REDACTION_DEPTH + 1);
+  });
+
+  it('walks a value at the limit, and redacts the secret at its bottom', () => {
+    const redactor = createRedactor({ secrets: ['my-db-pass-9'] });
+    const out = redactor.redact(nested(MAX_REDACTION_DEPTH));
+    expect(JSON.stringify(out)).not.toContain('my-db-pass-9');
+    expect(() => redactor.redact(nested(MAX_REDACTION_DEPTH + 1))).toThrow(/more than 512 levels/);
+  });
+
+  it('redacts a secret in the location of the error, as in the message', () => {
+    const redactor = createRedactor({ secrets: ['my-db-pass-9'] });
+    let value: unknown = 'x';
+    for (let level = 0; level < MAX_REDACTION_DEPTH + 1; level++) value = { 'my-db-pass-9': value };
+    expect(() => redactor.redact(value)).toThrow(
+      expect.objectContaining({ location: expect.not.stringContaining('my-db-pass-9') }),
+    );
+  });
+});
+
+describe('errors', () => {
+  it('keeps a StepwiseError one (code, retryable, isInstance) and redacts message, location, details and cause', () => {
+    const redactor = createRedactor({ secrets: ['my-db-pass-9'] });
+    const error = new StepwiseError('E201', 'tool "my-db-pass-9" is not registered', {
+      location: '/steps/0/args/my-db-pass-9',
+      retryable: true,
+      details: { problems: [{ message: 'my-db-pass-9' }] },
+      cause: new Error('inner my-db-pass-9'),
+    });
+    const out = redactor.redact(error);
+    expect(StepwiseError.isInstance(out)).toBe(true);
+    expect(out).toMatchObject({ code: 'E201', retryable: true, location: `/steps/0/args/${REDACTED}` });
+    expect(out.message).toBe(`tool "${REDACTED}" is not registered`);
+    expect(JSON.stringify(out.details)).not.toContain('my-db-pass-9');
+    expect((out.cause as Error).message).toBe(`inner ${REDACTED}`);
+    expect(error.message).toContain('my-db-pass-9');
   });
 });

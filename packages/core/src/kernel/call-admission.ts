@@ -1,4 +1,6 @@
 import { ErrorCodes, type StepError } from '../errors.js';
+import { tooDeepMessage, tooDeepPath } from '../plan/nesting-depth.js';
+import { toJsonPath } from '../plan/references.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { compileSchema, formatIssues } from '../tools/schema.js';
 import { approvalModeFor } from './approval.js';
@@ -23,6 +25,32 @@ export function refusedOutcome(
   };
 }
 
+/**
+ * The call's arguments against the tool's input schema (E202), after a depth check: a value nested
+ * too deep for the journal's walks is refused before any schema recurses into it.
+ */
+async function checkArguments(
+  request: ToolCallRequest,
+  tool: ToolDefinition,
+): Promise<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: StepError }> {
+  const invalid = (message: string, path: string, details?: Record<string, unknown>) => ({
+    ok: false as const,
+    error: {
+      code: ErrorCodes.ARGUMENTS_INVALID,
+      message: `invalid arguments for ${tool.name}: ${message}`,
+      retryable: false,
+      location: `${request.stepId}/args${path}`,
+      ...(details ? { details } : {}),
+    },
+  });
+  const deep = tooDeepPath(request.args);
+  if (deep) return invalid(tooDeepMessage('arguments too deep'), toJsonPath(deep));
+  let validated = compileSchema(tool.input).validate(request.args);
+  if (validated instanceof Promise) validated = await validated;
+  if (validated.ok) return { ok: true, value: validated.value };
+  return invalid(formatIssues(validated.issues), validated.issues[0]?.path ?? '', { issues: validated.issues });
+}
+
 export type Admission =
   | { readonly admitted: true; readonly tool: ToolDefinition; readonly args: Record<string, unknown> }
   | { readonly admitted: false; readonly outcome: ToolCallOutcome };
@@ -37,9 +65,11 @@ export async function admitCall(
   signal: AbortSignal,
   started: number,
 ): Promise<Admission> {
+  // A refusal quotes the call (tool name, argument paths, the schema's words about the values):
+  // redacted as the journal would, since the outcome also goes back to callers that journal nothing.
   const refuse = (status: ToolCallOutcome['status'], error: StepError): Admission => ({
     admitted: false,
-    outcome: refusedOutcome(request, status, error, started),
+    outcome: refusedOutcome(request, status, context.journal.redactor.redact(error), started),
   });
   const tool = request.tool === undefined ? undefined : context.registry.get(request.tool);
   if (!tool) {
@@ -51,17 +81,8 @@ export async function admitCall(
     });
   }
 
-  let validated = compileSchema(tool.input).validate(request.args);
-  if (validated instanceof Promise) validated = await validated;
-  if (!validated.ok) {
-    return refuse('failed', {
-      code: ErrorCodes.ARGUMENTS_INVALID,
-      message: `invalid arguments for ${tool.name}: ${formatIssues(validated.issues)}`,
-      retryable: false,
-      location: `${request.stepId}/args${validated.issues[0]?.path ?? ''}`,
-      details: { issues: validated.issues },
-    });
-  }
+  const validated = await checkArguments(request, tool);
+  if (!validated.ok) return refuse('failed', validated.error);
 
   if (request.preconditions && request.preconditions.length > 0) {
     const checked = await context.registry.preconditions.check(request.preconditions, {

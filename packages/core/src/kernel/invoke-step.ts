@@ -86,8 +86,10 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
   const { tool, args } = admission;
 
   // A run cancelled while this call waited (approval, preconditions) never starts the tool.
-  if (signal.aborted)
-    return refusedOutcome(request, 'cancelled', cancelledError(request.stepId, signal.reason), started);
+  if (signal.aborted) {
+    const error = context.journal.redactor.redact(cancelledError(request.stepId, signal.reason));
+    return refusedOutcome(request, 'cancelled', error, started);
+  }
 
   const startedAt = isoNow();
   journalCall(request, tool, args, context.journal);
@@ -139,9 +141,10 @@ function journalResult(
   if (status === 'succeeded') input.output = execution.output;
   if (error) input.error = error;
   if (artifacts.length > 0) input.artifacts = artifacts;
-  const journaled = journal.emit(input) as ToolResultEvent;
+  const journaled = emitResult(journal, input);
   const outcome: Writable<ToolCallOutcome> = {
-    status,
+    // `failed` when the result the tool gave could not be journaled (see `emitResult`).
+    status: journaled.status === input.status ? status : 'failed',
     output: journaled.output,
     artifacts: journaled.artifacts ?? [],
     executionId: request.executionId,
@@ -150,6 +153,21 @@ function journalResult(
   };
   if (journaled.error) outcome.error = journaled.error;
   return outcome;
+}
+
+/**
+ * Journals a `tool-result`. One the redactor refuses (E004: an error's details nested too deep to
+ * walk) is journaled as a failed call with that error instead: nothing unredacted is kept, and the
+ * call still ends in the journal.
+ */
+function emitResult(journal: RunJournal, input: Writable<Omit<ToolResultEvent, 'runId' | 'seq' | 'at'>>) {
+  try {
+    return journal.emit(input) as ToolResultEvent;
+  } catch (error) {
+    if (!StepwiseError.isInstance(error)) throw error;
+    const { output: _output, artifacts: _artifacts, ...rest } = input;
+    return journal.emit({ ...rest, status: 'failed', error: toStepError(error) }) as ToolResultEvent;
+  }
 }
 
 /**

@@ -1,4 +1,6 @@
 import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
+import { tooDeepMessage, tooDeepPath } from '../plan/nesting-depth.js';
+import { toJsonPath } from '../plan/references.js';
 import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js';
 import { describeProcess } from '../tools/process-groups.js';
 import { compileSchema, formatIssues } from '../tools/schema.js';
@@ -124,6 +126,20 @@ async function checkOutput(
   output: unknown,
   artifacts: Artifact[],
 ): Promise<Execution> {
+  const deep = tooDeepPath(output);
+  if (deep) {
+    // Refused whole: the journal, the stores and a later step's references all walk it by recursion.
+    return {
+      status: 'failed',
+      error: {
+        code: ErrorCodes.TOOL_OUTPUT_INVALID,
+        message: `${tool.name} returned invalid output: ${tooDeepMessage('output too deep')}`,
+        retryable: false,
+        location: `${request.stepId}/output${toJsonPath(deep)}`,
+      },
+      artifacts,
+    };
+  }
   if (!tool.output) return { status: 'succeeded', output, artifacts };
   let checked = compileSchema(tool.output).validate(output);
   if (checked instanceof Promise) checked = await checked;

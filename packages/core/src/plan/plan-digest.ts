@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCodes, StepwiseError } from '../errors.js';
+import { tooDeepMessage } from './nesting-depth.js';
 import type { Plan } from './plan-schema.js';
 
 /** A person's approval of one exact plan. Editing the plan changes its digest and voids it. */
@@ -69,7 +70,15 @@ export function sha256(text: string): string {
 
 /** SHA-256 (hex) of the plan's canonical JSON: key order does not matter, every value does. */
 export function planDigest(plan: Plan): string {
-  return sha256(canonicalJson(plan));
+  let text: string;
+  try {
+    text = canonicalJson(plan);
+  } catch (error) {
+    // A plan validatePlan refused as too deep (E001): the JSON walk overflows the stack.
+    if (!(error instanceof RangeError)) throw error;
+    throw new StepwiseError(ErrorCodes.PLAN_INVALID, tooDeepMessage('plan too deep to hash'), { location: '/' });
+  }
+  return sha256(text);
 }
 
 export function approvePlan(plan: Plan, options: { by: string; at?: Date }): PlanAuthorization {
@@ -106,7 +115,8 @@ export function verifyAuthorization(plan: Plan, authorization: PlanAuthorization
   if (authorization.planId !== plan.id) {
     throw new StepwiseError(
       ErrorCodes.PLAN_MISMATCH,
-      `the authorization is for plan "${authorization.planId}", not "${plan.id}"`,
+      // Without the ids: either may hold a secret, and this message reaches the host unredacted.
+      'the authorization is for another plan id: approve this plan',
       { location: '/authorization/planId' },
     );
   }

@@ -13,9 +13,10 @@ import {
 } from './dependency-index.js';
 import { didYouMean } from './did-you-mean.js';
 import { describeJsonSyntaxError } from './json-error-location.js';
+import { MAX_NESTING_DEPTH, tooDeepMessage, tooDeepPath } from './nesting-depth.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { isPlainValidPlan } from './plan-shape-check.js';
-import { findReferences, type Reference } from './references.js';
+import { findReferences, type Reference, toJsonPath } from './references.js';
 import { schemaIssueProblems } from './schema-issue-problems.js';
 
 export type ProblemKind =
@@ -30,7 +31,8 @@ export type ProblemKind =
   | 'invalid-args'
   | 'reference-unknown-step'
   | 'reference-not-dependency'
-  | 'reference-forbidden';
+  | 'reference-forbidden'
+  | 'too-deep';
 
 /** One problem with a plan. `code` is the error family (E001, E201, E202); `kind` says which check. */
 export interface PlanProblem {
@@ -43,6 +45,14 @@ export interface PlanProblem {
 
 export type EngineKind = 'sequential' | 'dag' | 'agentic';
 
+/**
+ * What validation passes problem messages and paths through (a run's `Redactor` is one): they
+ * quote the plan (tool names, step ids, unknown keys, references), which may hold a secret.
+ */
+export interface ProblemRedactor {
+  redactText(text: string): string;
+}
+
 export interface ValidatePlanOptions {
   /** When given, tools must be registered and args must pass their input schemas. */
   readonly tools?: ToolCatalog;
@@ -50,6 +60,8 @@ export interface ValidatePlanOptions {
   readonly engine?: EngineKind | (string & {});
   /** Goal steps (no `tool`) are admitted: the engine has a goal-step executor. Default: only under `agentic`. */
   readonly goalSteps?: boolean;
+  /** Redacts every problem's message and path (engines pass the run's redactor). Default: none. */
+  readonly redactor?: ProblemRedactor;
 }
 
 export type PlanValidation =
@@ -85,7 +97,18 @@ function toolNames(tools: ToolCatalog): string[] {
 export function validatePlan(input: unknown, options: ValidatePlanOptions = {}): PlanValidation {
   const problems: PlanProblem[] = [];
   const engine = options.engine ?? 'dag';
-  const add: AddProblem = (code, kind, path, message) => problems.push({ code, kind, path, message });
+  const { redactor } = options;
+  const add: AddProblem = redactor
+    ? (code, kind, path, message) =>
+        problems.push({ code, kind, path: redactor.redactText(path), message: redactor.redactText(message) })
+    : (code, kind, path, message) => problems.push({ code, kind, path, message });
+
+  // Every later check (and the digest, the redactor, the stores) walks the plan by recursion.
+  const deep = tooDeepPath(input);
+  if (deep) {
+    addTooDeep(deep, add);
+    return { ok: false, plan: undefined, problems };
+  }
 
   // Plain data skips the schema's copy (see isPlainValidPlan); anything else gets the schema's problems.
   const parsed = isPlainValidPlan(input) ? ({ success: true, data: input } as const) : PlanSchema.safeParse(input);
@@ -107,6 +130,16 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
     return { ok: true, plan: parsed.data, problems: [], order: sorted.order.map((slot) => steps[slot]?.id as string) };
   }
   return { ok: false, plan: parsed.success ? parsed.data : undefined, problems };
+}
+
+function addTooDeep(segments: readonly (string | number)[], add: AddProblem): void {
+  const inArgs = segments[0] === 'steps' && segments[2] === 'args';
+  add(
+    inArgs ? ErrorCodes.ARGUMENTS_INVALID : ErrorCodes.PLAN_INVALID,
+    'too-deep',
+    toJsonPath(segments),
+    tooDeepMessage(inArgs ? 'arguments too deep' : 'plan too deep', MAX_NESTING_DEPTH),
+  );
 }
 
 /** Does a reference need the ancestry answer? Only on permissive engines, in acyclic plans, to a known step. */
@@ -252,7 +285,9 @@ export function parsePlan(text: string, options: ValidatePlanOptions = {}): Plan
   } catch (error) {
     const syntax = describeJsonSyntaxError(text, error);
     const location = `line ${syntax.line}, column ${syntax.column}`;
-    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${syntax.message}`, {
+    // The parser's message quotes the text around the error.
+    const message = options.redactor ? options.redactor.redactText(syntax.message) : syntax.message;
+    throw new StepwiseError(ErrorCodes.INPUT_INVALID, `the plan is not valid JSON (${location}): ${message}`, {
       location,
       details: { line: syntax.line, column: syntax.column },
     });

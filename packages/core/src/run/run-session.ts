@@ -9,7 +9,7 @@ import { type RunStore, readAll } from '../journal/run-store.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
-import { killOrphanedProcesses } from '../tools/process-groups.js';
+import { killOrphanedProcesses, type OrphanedProcesses } from '../tools/process-groups.js';
 
 /** Options every engine accepts for its journal. */
 export interface SessionOptions {
@@ -89,6 +89,8 @@ export interface ResumedRun {
   readonly plan: Plan;
   /** The journal as it was read (the fold's input), for engines that need more than the fold keeps. */
   readonly events: readonly RunEvent[];
+  /** The process groups crashed calls left that resume killed, and those it left alone (also journaled as `process-kill`). */
+  readonly processes: OrphanedProcesses;
 }
 
 /** Takes the lease of an existing run and folds its journal. The caller journals `run-resume`. */
@@ -103,7 +105,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       });
     }
     // Under the lease and before anything runs: a command the crashed host started must not run beside the next step.
-    await killOrphanedProcesses([...run.processes.values()].flat());
+    const processes = await killOrphanedProcesses([...run.processes.values()].flat());
     const journal = new RunJournal({
       runId: options.runId,
       store: options.store,
@@ -113,7 +115,17 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       ...(options.redactor ? { redactor: options.redactor } : {}),
       ...(options.durability ? { durability: options.durability } : {}),
     });
-    return { journal, run, plan: run.plan, events };
+    // What was killed and what was left (with why) belongs in the run's record: a group left
+    // alone may still be running, and only the journal tells the host.
+    if (processes.killed.length > 0 || processes.left.length > 0) {
+      await journal
+        .record({ type: 'process-kill', killed: processes.killed, left: processes.left })
+        .catch(async (error: unknown) => {
+          await journal.close().catch(() => undefined);
+          throw error;
+        });
+    }
+    return { journal, run, plan: run.plan, events, processes };
   } catch (error) {
     await options.store.releaseLease(held).catch(() => undefined);
     throw error;
@@ -179,14 +191,15 @@ export async function finishRun(
   }
   return {
     runId: journal.runId,
-    planId: details.plan.id,
+    // As journaled: a plan's id is the plan's text, and may hold a secret.
+    planId: journal.redactor.redactText(details.plan.id),
     planDigest: details.planDigest ?? journal.planDigest ?? planDigest(details.plan),
     engine: details.engine,
     status: details.status,
     steps: details.steps,
     durationMs: details.durationMs,
     ...(usage ? { usage } : {}),
-    ...(revised ? { plan: details.plan, revisions: revised } : {}),
+    ...(revised ? { plan: journal.redactor.redact(details.plan), revisions: revised } : {}),
   };
 }
 

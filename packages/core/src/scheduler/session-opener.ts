@@ -2,6 +2,7 @@ import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunResult } from '../journal/events.js';
 import { type FoldedRun, foldRun } from '../journal/fold-run.js';
 import type { RunJournal } from '../journal/journal.js';
+import { redact } from '../journal/redact.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
 import type { JournaledAnswers } from '../kernel/pause-approval.js';
 import { planDigest } from '../plan/plan-digest.js';
@@ -53,6 +54,8 @@ export class SessionOpener {
       ...(tools ? { tools: options.tools } : {}),
       engine: policy.validation,
       goalSteps: policy.goalSteps !== undefined,
+      // Problems quote the plan and reach the host in a thrown error: redacted as the journal is.
+      redactor: options.redactor ?? { redactText: redact },
     });
   }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ProcessRecord } from './define-tool.js';
 
@@ -14,6 +14,53 @@ export interface RecordedProcess {
   readonly startTicks?: number;
 }
 
+/**
+ * Why resume left a recorded process group alone. Each means the group could not be proven to be
+ * the one the crashed call started, so killing it might kill someone else's processes:
+ * - `invalid`: the pid or group is not an integer above 1 (0 is the caller's own group, -1 and 1
+ *   every process it may signal);
+ * - `not-leader`: the group is not named by the recorded pid (a tool records the leader it started);
+ * - `own-group`: the group is the resuming process's own, or its leader is the resuming process or
+ *   one of its ancestors (the shell, the terminal, a supervisor);
+ * - `other-host`, `other-boot`: recorded on another machine, or before a reboot;
+ * - `no-start-time`: the record has no leader start time (or no boot id) to compare;
+ * - `no-proc`: this system has no `/proc` to read the live leader's start time from (not Linux);
+ * - `leader-gone`: the leader exited, but processes of its group still live (nothing to compare);
+ * - `start-time-mismatch`: the pid now belongs to another process (reused);
+ * - `group-mismatch`: the live leader now leads another group;
+ * - `not-permitted`: the system refused the signal (another user's processes).
+ */
+export type ProcessLeftReason =
+  | 'invalid'
+  | 'not-leader'
+  | 'own-group'
+  | 'other-host'
+  | 'other-boot'
+  | 'no-start-time'
+  | 'no-proc'
+  | 'leader-gone'
+  | 'start-time-mismatch'
+  | 'group-mismatch'
+  | 'not-permitted';
+
+/** A recorded group resume did not kill, as recorded (a forged record's values may be anything). */
+export interface ProcessLeft {
+  readonly pid: unknown;
+  readonly processGroup: unknown;
+  readonly reason: ProcessLeftReason;
+}
+
+/** What `killOrphanedProcesses` did. A group that no longer exists is in neither list. */
+export interface OrphanedProcesses {
+  /** Process groups killed (SIGKILL) and waited for. */
+  readonly killed: readonly number[];
+  /** Groups left alone because they could not be proven to be the recorded ones. */
+  readonly left: readonly ProcessLeft[];
+}
+
+/** The largest pid a kernel hands out (Linux caps pid_max at 2^22; `kill` takes a 32-bit pid). */
+const MAX_PID = 2 ** 31 - 1;
+
 function readText(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
@@ -22,14 +69,17 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot (Linux only). */
-function startTicks(pid: number): number | undefined {
+/** Fields 3 onwards of /proc/<pid>/stat (Linux), or undefined when the process does not exist. */
+function statFields(pid: number | 'self'): string[] | undefined {
   const stat = readText(`/proc/${pid}/stat`);
-  if (stat === undefined) return undefined;
   // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[19]);
-  return Number.isFinite(ticks) ? ticks : undefined;
+  return stat === undefined ? undefined : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** A numeric field of /proc/<pid>/stat by its number in proc(5): 5 is the group, 22 the start time. */
+function statNumber(fields: readonly string[] | undefined, field: number): number | undefined {
+  const value = Number(fields?.[field - 3]);
+  return fields && Number.isSafeInteger(value) ? value : undefined;
 }
 
 function bootId(): string | undefined {
@@ -39,7 +89,7 @@ function bootId(): string | undefined {
 /** The `process-start` event's payload for a process group a tool just started. */
 export function describeProcess(process: ProcessRecord): RecordedProcess {
   const boot = bootId();
-  const ticks = startTicks(process.pid);
+  const ticks = statNumber(statFields(process.pid), 22);
   return {
     pid: process.pid,
     processGroup: process.processGroup,
@@ -61,41 +111,91 @@ function groupAlive(group: number): boolean {
 }
 
 /**
- * Is this recorded group still the one the tool started? Only on the same host and boot; and
- * when its leader is alive, only if it started at the recorded time (else the pid was reused).
- * A group whose leader is gone keeps its id reserved by the kernel while any member lives.
+ * This process, its group, and the pids and groups of its ancestors (the shell, the terminal, a
+ * supervisor): never a recorded command's group, whatever a record says.
  */
-function sameGroup(started: RecordedProcess): boolean {
-  if (started.host !== hostname()) return false;
-  const boot = bootId();
-  if (started.bootId !== undefined && boot !== undefined && started.bootId !== boot) return false;
-  if (started.startTicks !== undefined) {
-    const ticks = startTicks(started.pid);
-    if (ticks !== undefined && ticks !== started.startTicks) return false;
+function protectedGroups(): Set<number> {
+  const groups = new Set<number>([globalThis.process.pid]);
+  let fields = statFields('self');
+  for (let hops = 0; fields !== undefined && hops < 64; hops++) {
+    const group = statNumber(fields, 5);
+    const parent = statNumber(fields, 4);
+    if (group !== undefined) groups.add(group);
+    if (parent === undefined || parent <= 1) break;
+    groups.add(parent);
+    fields = statFields(parent);
   }
-  return groupAlive(started.processGroup);
+  return groups;
+}
+
+/** Checks that need nothing but the record and this process: never a signal, never /proc of the pid. */
+function recordProblem(started: RecordedProcess, protectedSet: ReadonlySet<number>): ProcessLeftReason | undefined {
+  const { pid, processGroup } = started;
+  const valid = (value: unknown) =>
+    Number.isSafeInteger(value) && (value as number) > 1 && (value as number) <= MAX_PID;
+  if (!valid(pid) || !valid(processGroup)) return 'invalid';
+  if (pid !== processGroup) return 'not-leader';
+  if (protectedSet.has(processGroup)) return 'own-group';
+  if (started.host !== hostname()) return 'other-host';
+  if (!existsSync('/proc/self/stat')) return 'no-proc';
+  if (typeof started.startTicks !== 'number' || typeof started.bootId !== 'string') return 'no-start-time';
+  const boot = bootId();
+  if (boot === undefined) return 'no-proc';
+  if (started.bootId !== boot) return 'other-boot';
+  return undefined;
+}
+
+/**
+ * Is this recorded group, still alive, provably the one the tool started? Its leader must be alive,
+ * have started at the recorded time and still lead the group. `undefined` with `gone` when nothing
+ * of the group is left (nothing to kill, nothing to report).
+ */
+function liveProblem(started: RecordedProcess): ProcessLeftReason | 'gone' | undefined {
+  const fields = statFields(started.pid);
+  if (fields === undefined) return groupAlive(started.processGroup) ? 'leader-gone' : 'gone';
+  if (statNumber(fields, 22) !== started.startTicks) return 'start-time-mismatch';
+  if (statNumber(fields, 5) !== started.processGroup) return 'group-mismatch';
+  return undefined;
 }
 
 /**
  * Kills (SIGKILL) every process group the journal says a crashed call left running (`recorded`:
- * the run's `process-start` records of calls that never ended), and waits
- * until each is gone (at most `timeoutMs`), so resume never runs a step beside an orphan.
- * Returns the groups it killed. Groups on another host, from another boot, or whose pid was
- * reused are left alone. Windows: nothing to do (no process groups to find again).
+ * the run's `process-start` records of calls that never ended), and waits until each is gone (at
+ * most `timeoutMs`), so resume never runs a step beside an orphan.
+ *
+ * A group is killed only when it is proven to be the recorded one: a pid and group above 1 that
+ * name the leader, not this process or its group, on this host and boot, with the live leader
+ * started at the recorded time (Linux `/proc`). Anything else — a forged or garbled record, a
+ * reused pid, a leader that exited, a system without `/proc` — is left alone and returned in
+ * `left` with the reason. Windows: nothing to do (no process groups to find again).
  */
-export async function killOrphanedProcesses(recorded: Iterable<RecordedProcess>, timeoutMs = 5000): Promise<number[]> {
-  if (globalThis.process.platform === 'win32') return [];
+export async function killOrphanedProcesses(
+  recorded: Iterable<RecordedProcess>,
+  timeoutMs = 5000,
+): Promise<OrphanedProcesses> {
+  if (globalThis.process.platform === 'win32') return { killed: [], left: [] };
   const killed: number[] = [];
+  const left: ProcessLeft[] = [];
+  const leave = (started: RecordedProcess, reason: ProcessLeftReason) =>
+    left.push({ pid: started.pid, processGroup: started.processGroup, reason });
+  const protectedSet = protectedGroups();
   for (const started of recorded) {
-    if (!sameGroup(started)) continue;
+    const problem = recordProblem(started, protectedSet) ?? liveProblem(started);
+    if (problem === 'gone') continue;
+    if (problem !== undefined) {
+      leave(started, problem);
+      continue;
+    }
+    if (killed.includes(started.processGroup)) continue;
     try {
       globalThis.process.kill(-started.processGroup, 'SIGKILL');
       killed.push(started.processGroup);
-    } catch {
-      // Gone between the check and the kill.
+    } catch (error) {
+      // ESRCH: gone between the check and the kill. EPERM: not ours.
+      if ((error as NodeJS.ErrnoException).code === 'EPERM') leave(started, 'not-permitted');
     }
   }
   const deadline = Date.now() + timeoutMs;
   while (killed.some(groupAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  return killed;
+  return { killed, left };
 }
