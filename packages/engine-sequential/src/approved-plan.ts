@@ -3,7 +3,9 @@ import {
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
+  type ProblemRedactor,
   planInvalidError,
+  redact,
   StepwiseError,
   type ToolRegistry,
   validatePlan,
@@ -29,14 +31,23 @@ export function checkApprovedPlan(
   authorization: PlanAuthorization | undefined,
   tools: ToolRegistry,
   runId?: string,
+  redactor?: ProblemRedactor,
 ): ApprovedPlan {
-  const validation = validatePlan(plan, { tools: tools, engine: 'sequential' });
+  const validation = validateStrictPlan(plan, tools, redactor);
   if (!validation.ok) throw planInvalidError(validation.problems);
   return {
     plan: validation.plan,
     authorization: authorization as PlanAuthorization,
     runId: authorizedRunId(validation.plan, authorization, runId),
   };
+}
+
+/**
+ * The strict engine's validation. Problems quote the plan and reach the host in thrown errors:
+ * redacted with the engine's redactor (default: the built-in token formats).
+ */
+export function validateStrictPlan(plan: unknown, tools: ToolRegistry, redactor?: ProblemRedactor) {
+  return validatePlan(plan, { tools, engine: 'sequential', redactor: redactor ?? { redactText: redact } });
 }
 
 /** The run id a valid plan's authorization derives, after checking it (E002 / E003). */

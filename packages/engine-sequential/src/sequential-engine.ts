@@ -6,8 +6,8 @@ import {
   type ResumeOptions,
   type RunOptions,
   type RunStore,
-  validatePlan,
 } from '@stepwise/core';
+import { validateStrictPlan } from './approved-plan.js';
 import {
   createSequentialExecutor,
   ENGINE_NAME,
@@ -48,7 +48,7 @@ export function sequentialEngine(options: SequentialEngineOptions): SequentialEn
     store,
     createExecutor,
     validate(plan: unknown): PlanValidation {
-      return validatePlan(plan, { tools: options.tools, engine: 'sequential' });
+      return validateStrictPlan(plan, options.tools, options.redactor);
     },
     run(plan, runOptions = {}): SequentialRunHandle {
       const executor = createExecutor(runOptions);

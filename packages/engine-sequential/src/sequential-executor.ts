@@ -126,7 +126,7 @@ class StrictExecutor implements SequentialExecutor {
 
   load(input: unknown, approval: PlanAuthorization | undefined, loadOptions: { readonly runId?: string } = {}) {
     this.#requireIdle();
-    const approved = checkApprovedPlan(input, approval, this.#options.tools, loadOptions.runId);
+    const approved = checkApprovedPlan(input, approval, this.#options.tools, loadOptions.runId, this.#options.redactor);
     this.#plan = approved.plan;
     this.#authorization = approved.authorization;
     this.#runId = approved.runId;
