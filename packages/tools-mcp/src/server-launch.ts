@@ -103,8 +103,8 @@ export async function serverLaunch(
 /**
  * What the server needs to start, shown read-only wherever it is (under /tmp, which the sandbox
  * hides, for a project checked out there): its working directory when that is outside the
- * workspace, and each script named by an absolute path in its arguments, with the outermost
- * `node_modules` it sits in so its own imports resolve.
+ * workspace, and each script named by an absolute path in its arguments, with the nearest
+ * `package.json` and every `node_modules` Node would search from it, so its imports resolve.
  */
 async function launchPaths(workspace: string, cwd: string, args: readonly string[]): Promise<string[]> {
   const paths = path.relative(workspace, cwd).startsWith('..') ? [cwd] : [];
@@ -113,12 +113,36 @@ async function launchPaths(workspace: string, cwd: string, args: readonly string
     // Files only: a directory argument (a filesystem server's root) is the workspace's to grant.
     const file = await realpath(arg).catch(() => undefined);
     if (file === undefined || !(await stat(file)).isFile()) continue;
-    const segments = file.split(path.sep);
-    const packages = segments.indexOf('node_modules');
-    paths.push(packages === -1 ? file : segments.slice(0, packages + 1).join(path.sep));
+    paths.push(file, ...(await moduleLookup(path.dirname(file))));
   }
   return paths;
 }
+
+/** The `node_modules` directories Node searches from `directory`, and the nearest `package.json`. */
+async function moduleLookup(directory: string): Promise<string[]> {
+  const found: string[] = [];
+  let manifest = false;
+  for (let current = directory; ; current = path.dirname(current)) {
+    const modules = path.join(current, 'node_modules');
+    if (path.basename(current) !== 'node_modules' && (await isDirectory(modules))) found.push(modules);
+    if (!manifest && (await isFile(path.join(current, 'package.json')))) {
+      found.push(path.join(current, 'package.json'));
+      manifest = true;
+    }
+    if (path.dirname(current) === current) return found;
+  }
+}
+
+const isDirectory = (target: string) =>
+  stat(target).then(
+    (entry) => entry.isDirectory(),
+    () => false,
+  );
+const isFile = (target: string) =>
+  stat(target).then(
+    (entry) => entry.isFile(),
+    () => false,
+  );
 
 async function sandboxedLaunch(
   options: McpStdioOptions,

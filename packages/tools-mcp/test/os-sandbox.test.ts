@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -113,8 +113,16 @@ describe.skipIf(!status.available)(`an MCP server in the OS sandbox (required)${
     const inside = path.join(workspace, `inside-${token}`);
     expect((await call(sandboxed, 'write_file', { path: inside, text: 'ok' })).probe.ok).toBe(true);
     expect(existsSync(inside)).toBe(true);
-    const refused = [path.join(root, `parent-${token}`), `/etc/stepwise-${token}`];
-    const unseen = [path.join(tmpdir(), `stepwise-escape-${token}`), path.join(homedir(), `.stepwise-escape-${token}`)];
+    // The workspace's parent is read-only inside, unless it lies under /tmp (this checkout is there):
+    // then it is part of the private /tmp, where a write lands and stays.
+    const parent = path.join(root, `parent-${token}`);
+    const parentHidden = !path.relative(await realpath(tmpdir()), root).startsWith('..');
+    const refused = [...(parentHidden ? [] : [parent]), `/etc/stepwise-${token}`];
+    const unseen = [
+      ...(parentHidden ? [parent] : []),
+      path.join(tmpdir(), `stepwise-escape-${token}`),
+      path.join(homedir(), `.stepwise-escape-${token}`),
+    ];
     for (const target of refused) {
       expect((await call(sandboxed, 'write_file', { path: target, text: 'escaped' })).probe).toEqual({
         ok: false,
@@ -262,14 +270,9 @@ describe.skipIf(!status.available)(`a server installed under a directory the san
     const checkout = await realpath(await mkdtemp(path.join(tmpdir(), 'stepwise-mcp-checkout-')));
     const own = await realpath(await mkdtemp(path.join(tmpdir(), 'stepwise-mcp-workspace-')));
     try {
-      const modules = path.join(checkout, 'node_modules');
-      await mkdir(path.join(modules, 'fixture'), { recursive: true });
-      const script = path.join(modules, 'fixture', 'catalog-server.mjs');
-      await copyFile(fileURLToPath(new URL('./fixtures/catalog-server.mjs', import.meta.url)), script);
-      const sdk = await realpath(
-        fileURLToPath(new URL('../node_modules/@modelcontextprotocol', import.meta.url)),
-      ).catch(() => realpath(fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol', import.meta.url))));
-      await symlink(sdk, path.join(modules, '@modelcontextprotocol'));
+      const script = path.join(checkout, 'node_modules', 'fixture', 'bare-server.mjs');
+      await mkdir(path.dirname(script), { recursive: true });
+      await copyFile(fileURLToPath(new URL('./fixtures/bare-server.mjs', import.meta.url)), script);
       const plugin = await mcpTools({
         command: process.execPath,
         args: [script],
