@@ -11,3 +11,13 @@ export {
   randomDagPlan,
   seededRandom,
 } from './fixtures.js';
+export {
+  type AppendedJournals,
+  appendJournals,
+  checkStoreAgainstFold,
+  type FoldComparisonOptions,
+  firstDifference,
+  type StoreViewCheck,
+} from './fold-comparison.js';
+export { type GeneratedJournal, type RandomJournalOptions, randomJournals } from './random-journal.js';
+export { type Draw, seededDraw } from './random-values.js';

@@ -1,0 +1,83 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RunEventType } from '../journal/events.js';
+import { foldRun } from '../journal/fold-run.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { checkStoreAgainstFold, firstDifference } from './fold-comparison.js';
+import { randomJournals } from './random-journal.js';
+import { type Draw, seededDraw } from './random-values.js';
+
+const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
+
+/** Every type a journal may hold; the generator must produce each (process-kill is journaled by resume alone). */
+const EVENT_TYPES: readonly RunEventType[] = [
+  'run-start',
+  'run-resume',
+  'run-continue',
+  'step-start',
+  'approval-request',
+  'approval-decision',
+  'approval-response',
+  'tool-call',
+  'tool-result',
+  'step-retry',
+  'recovery-decision',
+  'adjust-decision',
+  'progress-report',
+  'process-start',
+  'model-call',
+  'goal-progress',
+  'question-ask',
+  'limit-reach',
+  'step-end',
+  'plan-revise',
+  'attempt-end',
+  'validation-end',
+  'workspace-rollback',
+  'run-end',
+];
+
+describe('randomJournals', () => {
+  it('journals every event type, in journals that fold, with gap-free seqs and batches that cover them', () => {
+    const seen = new Map<string, number>();
+    for (let seed = 1; seed <= 300; seed++) {
+      for (const journal of randomJournals(seededDraw(seed), { prefix: `seed${seed}` })) {
+        journal.events.forEach((event, index) => {
+          expect(event.seq).toBe(index + 1);
+          seen.set(event.type, (seen.get(event.type) ?? 0) + 1);
+        });
+        expect(journal.batches.reduce((sum, size) => sum + size, 0)).toBe(journal.events.length);
+        const fold = foldRun(journal.events, journal.runId);
+        expect(fold.lastSeq).toBe(journal.events.length);
+      }
+    }
+    expect(EVENT_TYPES.filter((type) => !seen.has(type))).toEqual([]);
+  });
+
+  it('gives the same journals for the same draws', () => {
+    expect(randomJournals(seededDraw(7))).toEqual(randomJournals(seededDraw(7)));
+    expect(firstDifference(randomJournals(seededDraw(7)), randomJournals(seededDraw(8)))).toBeDefined();
+  });
+});
+
+describe('firstDifference', () => {
+  it('names the path of the first difference and treats undefined properties as absent', () => {
+    expect(firstDifference({ a: 1, b: undefined }, { a: 1 })).toBeUndefined();
+    expect(firstDifference({ a: [1, { c: 2 }] }, { a: [1, { c: 3 }] })).toMatch(/^\/a\/1\/c: got 2, the fold says 3/);
+    expect(firstDifference([1], [1, 2])).toMatch(/got 1 items, the fold says 2/);
+    expect(firstDifference(null, {})).toMatch(/^\/: got null/);
+  });
+});
+
+describe('MemoryStore against the fold', () => {
+  it(`agrees on ${RUNS} random journals (STEPWISE_PROPERTY_RUNS)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.gen(), async (g) => {
+        const draw: Draw = (min, max) => g(fc.integer, { min, max });
+        const journals = randomJournals(draw);
+        expect(await checkStoreAgainstFold(new MemoryStore(), journals, draw)).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  }, 300_000);
+});
