@@ -45,6 +45,8 @@ class SqliteRunStore implements SqliteStore {
   readonly #sqlite: Database.Database;
   #kysely: Promise<Kysely<StoreDatabase>> | undefined;
   readonly #threshold: number;
+  readonly #foldCacheSize: number;
+  #writer: JournalWriter | undefined;
   #reader: JournalReader | undefined;
   #appendBatch: Database.Transaction<(runId: string, events: readonly RunEvent[], lease?: Lease) => void> | undefined;
   #leaseStatements: LeaseStatements | undefined;
@@ -57,6 +59,7 @@ class SqliteRunStore implements SqliteStore {
     this.path = opened.path;
     this.#sqlite = opened.sqlite;
     this.#threshold = resolved.artifactThresholdBytes;
+    this.#foldCacheSize = resolved.foldCacheSize;
     if (opened.pendingMigrations) {
       this.ready = this.#migrate().then(() => this.#prepare());
     } else {
@@ -119,8 +122,16 @@ class SqliteRunStore implements SqliteStore {
   }
 
   #prepareStatements(): void {
-    const writer = new JournalWriter(this.#sqlite, new BlobWriter(this.#sqlite, this.#threshold));
-    this.#reader = new JournalReader(this.#sqlite, this.path);
+    const reader = new JournalReader(this.#sqlite, this.path);
+    const read = (runId: string, afterSeq: number, limit: number) => reader.page(runId, afterSeq, limit);
+    const writer = new JournalWriter(
+      this.#sqlite,
+      new BlobWriter(this.#sqlite, this.#threshold),
+      read,
+      this.#foldCacheSize,
+    );
+    this.#reader = reader;
+    this.#writer = writer;
     this.#leaseStatements = prepareLeaseStatements(this.#sqlite);
     this.#appendBatch = this.#sqlite.transaction((runId: string, events: readonly RunEvent[], lease?: Lease) =>
       writer.append(runId, events, lease, Date.now()),
@@ -151,6 +162,8 @@ class SqliteRunStore implements SqliteStore {
     try {
       this.#appendBatch?.immediate(runId, events, lease);
     } catch (error) {
+      // The batch may have reached the fold and failed at commit.
+      this.#writer?.forget(runId);
       throw this.#translate(error, `appending to run ${runId}`, ErrorCodes.INPUT_INVALID);
     }
   }

@@ -31,6 +31,12 @@ export interface SqliteStoreOptions {
   readonly checkpointPages?: number;
   /** Create the database's directory when it is missing. Default true. */
   readonly createDirectory?: boolean;
+  /**
+   * Running runs whose fold (core's state of the run, which the projections are written from) is
+   * kept in memory between appends, so an append applies only its own events. A run not kept is
+   * folded from its journal at its next append. Default 1000; 0 keeps none.
+   */
+  readonly foldCacheSize?: number;
 }
 
 export interface ResolvedSqliteStoreOptions {
@@ -40,6 +46,7 @@ export interface ResolvedSqliteStoreOptions {
   readonly artifactThresholdBytes: number;
   readonly checkpointPages: number;
   readonly createDirectory: boolean;
+  readonly foldCacheSize: number;
 }
 
 function invalid(option: string, message: string): StepwiseError {
@@ -74,5 +81,6 @@ export function resolveOptions(options: SqliteStoreOptions): ResolvedSqliteStore
     artifactThresholdBytes: count(options.artifactThresholdBytes, 'artifactThresholdBytes', 4096, 1),
     checkpointPages: count(options.checkpointPages, 'checkpointPages', 10_000, 1),
     createDirectory: options.createDirectory ?? true,
+    foldCacheSize: count(options.foldCacheSize, 'foldCacheSize', 1000, 0),
   };
 }

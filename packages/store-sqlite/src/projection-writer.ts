@@ -1,0 +1,345 @@
+import {
+  type Artifact,
+  exitCodeOf,
+  type FoldChanges,
+  type FoldedRun,
+  type Plan,
+  type RunEvent,
+  type Step,
+} from '@stepwise/core';
+import type Database from 'better-sqlite3';
+import { json, scalar } from './bind-values.js';
+import type { BlobWriter } from './blob-codec.js';
+import { encodeOptionalTime, encodeTime } from './time-codec.js';
+
+/** The run's own fields as a batch found them: the projections write the `runs` row only when one changed. */
+export interface RunFields {
+  readonly plan: FoldedRun['plan'];
+  readonly authorization: FoldedRun['authorization'];
+  readonly status: FoldedRun['status'];
+  readonly finishedAt: FoldedRun['finishedAt'];
+  readonly durationMs: FoldedRun['durationMs'];
+  readonly usage: FoldedRun['usage'];
+}
+
+export function runFields(run: FoldedRun): RunFields {
+  const { plan, authorization, status, finishedAt, durationMs, usage } = run;
+  return { plan, authorization, status, finishedAt, durationMs, usage };
+}
+
+/** A plan's steps by id (the first step with an id counts), with their index: built once per plan. */
+interface PlanEntry {
+  readonly index: number;
+  readonly step: Step;
+}
+const planIndexes = new WeakMap<Plan, Map<string, PlanEntry>>();
+
+function planIndex(plan: Plan | undefined): ReadonlyMap<string, PlanEntry> | undefined {
+  if (!plan) return undefined;
+  let index = planIndexes.get(plan);
+  if (!index) {
+    index = new Map();
+    for (const [position, step] of plan.steps.entries()) {
+      if (!index.has(step.id)) index.set(step.id, { index: position, step });
+    }
+    planIndexes.set(plan, index);
+  }
+  return index;
+}
+
+const STEP_COLUMNS = [
+  'status',
+  'attempt',
+  'tool',
+  'description',
+  'execution_id',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'tool_called',
+  'idempotent',
+  'output',
+  'output_sha256',
+  'error',
+  'usage',
+] as const;
+
+type ProjectionStatements = ReturnType<typeof prepareStatements>;
+
+function prepareStatements(sqlite: Database.Database) {
+  return {
+    updateRunDefinition: sqlite.prepare(
+      `update runs set plan_id = ?, plan_digest = ?, plan = ?, plan_sha256 = ?, engine = ?, goal = ?,
+         authorization = ?, parent_run_id = ?, options = ?, created_at = ? where key = ?`,
+    ),
+    updateRunAuthorization: sqlite.prepare('update runs set authorization = ? where key = ?'),
+    updateRunState: sqlite.prepare(
+      'update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ? where key = ?',
+    ),
+    deleteStep: sqlite.prepare('delete from steps where run_key = ? and step_id = ?'),
+    updateStep: sqlite.prepare(
+      `update steps set ${STEP_COLUMNS.map((column) => `${column} = ?`).join(', ')} where run_key = ? and step_id = ?`,
+    ),
+    // `first_seq` and `plan_index` say where the fold met the step (listSteps' order): set once.
+    upsertStep: sqlite.prepare(
+      `insert into steps (run_key, step_id, first_seq, plan_index, ${STEP_COLUMNS.join(', ')})
+       values (?, ?, ?, ?, ${STEP_COLUMNS.map(() => '?').join(', ')})
+       on conflict (run_key, step_id) do update set
+         ${STEP_COLUMNS.map((column) => `${column} = excluded.${column}`).join(', ')}`,
+    ),
+    upsertExecution: sqlite.prepare(
+      `insert into executions (execution_id, run_key, step_id, attempt, turn, tool, effect, idempotent, args,
+         args_sha256, call_seq, result_seq, started_at, finished_at, status, duration_ms, exit_code, error, result,
+         result_sha256)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       on conflict (execution_id) do update set run_key = excluded.run_key, step_id = excluded.step_id,
+         attempt = excluded.attempt, turn = excluded.turn, tool = excluded.tool, effect = excluded.effect,
+         idempotent = excluded.idempotent, args = excluded.args, args_sha256 = excluded.args_sha256,
+         call_seq = excluded.call_seq, result_seq = excluded.result_seq, started_at = excluded.started_at,
+         finished_at = excluded.finished_at, status = excluded.status, duration_ms = excluded.duration_ms,
+         exit_code = excluded.exit_code, error = excluded.error, result = excluded.result,
+         result_sha256 = excluded.result_sha256`,
+    ),
+    // Only a row of this run: a call of another run since then owns the execution (as in MemoryStore).
+    updateExecutionResult: sqlite.prepare(
+      `update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?,
+         result = ?, result_sha256 = ?
+       where execution_id = ? and run_key = ?`,
+    ),
+    insertArtifact: sqlite.prepare(
+      `insert into artifacts (execution_id, position, run_key, kind, name, media_type, truncated, size, content,
+         content_sha256)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertApproval: sqlite.prepare(
+      `insert into approvals (run_key, seq, execution_id, step_id, tool, decision, source, decided_by, reason, at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertModelCall: sqlite.prepare(
+      `insert into model_calls (run_key, seq, step_id, turn, model, request, request_sha256, response, response_sha256,
+         usage, latency_ms, error, at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+  };
+}
+
+/**
+ * Writes what one batch changed, from core's fold of the run after the batch: the `runs` row when
+ * its fields changed, each changed step and execution once, the batch's approvals and model calls.
+ * Nothing here decides what an event means; `applyEvent` did, and `changes` says where.
+ */
+export class ProjectionWriter {
+  readonly #statements: ProjectionStatements;
+  readonly #blobs: BlobWriter;
+
+  constructor(sqlite: Database.Database, blobs: BlobWriter) {
+    this.#statements = prepareStatements(sqlite);
+    this.#blobs = blobs;
+  }
+
+  write(runKey: number, run: FoldedRun, before: RunFields, changes: FoldChanges, events: readonly RunEvent[]): void {
+    this.#writeRun(runKey, run, before);
+    this.#writeSteps(runKey, run, before, changes, events);
+    this.#writeExecutions(runKey, run, changes, (events[0] as RunEvent).seq);
+    this.#writeDecisions(runKey, changes);
+  }
+
+  #writeRun(runKey: number, run: FoldedRun, before: RunFields): void {
+    const statements = this.#statements;
+    if (run.plan !== before.plan) {
+      const plan = this.#blobs.json(run.plan);
+      statements.updateRunDefinition.run(
+        scalar(run.planId),
+        scalar(run.planDigest),
+        plan.text,
+        plan.sha256,
+        scalar(run.engine),
+        scalar(run.goal),
+        json(run.authorization),
+        scalar(run.parentRunId),
+        json(run.options),
+        scalar(run.createdAt),
+        runKey,
+      );
+    } else if (run.authorization !== before.authorization) {
+      statements.updateRunAuthorization.run(json(run.authorization), runKey);
+    }
+    if (
+      run.status !== before.status ||
+      run.finishedAt !== before.finishedAt ||
+      run.durationMs !== before.durationMs ||
+      run.usage !== before.usage
+    ) {
+      statements.updateRunState.run(
+        scalar(run.status),
+        scalar(run.finishedAt),
+        scalar(run.durationMs),
+        json(run.usage),
+        runKey,
+      );
+    }
+  }
+
+  #writeSteps(
+    runKey: number,
+    run: FoldedRun,
+    before: RunFields,
+    changes: FoldChanges,
+    events: readonly RunEvent[],
+  ): void {
+    for (const stepId of changes.removedSteps) this.#statements.deleteStep.run(runKey, stepId);
+    const plan = planIndex(run.plan);
+    const written = changes.steps;
+    if (run.plan !== before.plan && before.plan) {
+      // Steps the new plan no longer has lose their description.
+      for (const step of before.plan.steps) {
+        if (!plan?.has(step.id) && run.steps.has(step.id)) written.add(step.id);
+      }
+    }
+    const firstSeq = (events[0] as RunEvent).seq;
+    for (const stepId of written) {
+      const createdAt = changes.createdSteps.get(stepId);
+      // A planned step's place is its index in the plan that added it (run-start or a revision).
+      const creator = createdAt === undefined ? undefined : (events[createdAt - firstSeq] as { plan?: Plan });
+      this.#writeStep(runKey, run, stepId, createdAt, planIndex(creator?.plan)?.get(stepId)?.index, plan);
+    }
+  }
+
+  #writeStep(
+    runKey: number,
+    run: FoldedRun,
+    stepId: string,
+    createdAt: number | undefined,
+    index: number | undefined,
+    plan: ReadonlyMap<string, PlanEntry> | undefined,
+  ): void {
+    const step = run.steps.get(stepId);
+    if (!step) return;
+    const result = step.result;
+    const output = this.#blobs.json(result?.output);
+    const values = [
+      step.status,
+      step.attempt,
+      scalar(step.tool),
+      scalar(plan?.get(stepId)?.step.description),
+      scalar(step.executionId),
+      encodeOptionalTime(scalar(step.startedAt)),
+      step.endedAt === undefined ? null : encodeTime(step.endedAt),
+      scalar(result?.durationMs),
+      step.toolCalled ? 1 : 0,
+      scalar(step.idempotent),
+      output.text,
+      output.sha256,
+      json(result?.error),
+      json(step.usage),
+    ];
+    // A step the run had before the batch has its row: an update (cheaper than an upsert) finds it.
+    if (createdAt === undefined && this.#statements.updateStep.run(...values, runKey, stepId).changes > 0) return;
+    this.#statements.upsertStep.run(runKey, stepId, createdAt ?? run.lastSeq, index ?? null, ...values);
+  }
+
+  #writeExecutions(runKey: number, run: FoldedRun, changes: FoldChanges, firstSeq: number): void {
+    for (const executionId of changes.executions) {
+      const execution = run.executions.get(executionId);
+      if (!execution) continue;
+      const result = this.#blobs.json(execution.output);
+      const finished = execution.resultSeq === undefined ? null : encodeTime(String(execution.finishedAt));
+      const exitCode = scalar(exitCodeOf(execution.output, execution.error));
+      if (execution.callSeq >= firstSeq) {
+        const args = this.#blobs.json(execution.args);
+        this.#statements.upsertExecution.run(
+          executionId,
+          runKey,
+          execution.stepId,
+          scalar(execution.attempt),
+          scalar(execution.turn),
+          scalar(execution.tool),
+          scalar(execution.effect),
+          scalar(execution.idempotent),
+          args.text,
+          args.sha256,
+          execution.callSeq,
+          execution.resultSeq ?? null,
+          encodeTime(execution.startedAt),
+          finished,
+          scalar(execution.status),
+          scalar(execution.durationMs),
+          exitCode,
+          json(execution.error),
+          result.text,
+          result.sha256,
+        );
+        if (execution.resultSeq !== undefined) this.#writeArtifacts(runKey, executionId, execution.artifacts);
+        continue;
+      }
+      const changed = this.#statements.updateExecutionResult.run(
+        execution.resultSeq ?? null,
+        finished,
+        scalar(execution.status),
+        scalar(execution.durationMs),
+        exitCode,
+        json(execution.error),
+        result.text,
+        result.sha256,
+        executionId,
+        runKey,
+      ).changes;
+      if (changed > 0) this.#writeArtifacts(runKey, executionId, execution.artifacts);
+    }
+  }
+
+  #writeArtifacts(runKey: number, executionId: string, artifacts: readonly Artifact[]): void {
+    artifacts.forEach((artifact, position) => {
+      const content = typeof artifact.content === 'string' ? artifact.content : (json(artifact.content) ?? '');
+      const stored = this.#blobs.text(content);
+      this.#statements.insertArtifact.run(
+        executionId,
+        position,
+        runKey,
+        scalar(artifact.kind),
+        scalar(artifact.name),
+        scalar(artifact.mediaType),
+        scalar(artifact.truncated),
+        Buffer.byteLength(content, 'utf8'),
+        stored.text,
+        stored.sha256,
+      );
+    });
+  }
+
+  #writeDecisions(runKey: number, changes: FoldChanges): void {
+    for (const event of changes.approvals) {
+      this.#statements.insertApproval.run(
+        runKey,
+        event.seq,
+        event.executionId,
+        event.stepId,
+        scalar(event.tool),
+        scalar(event.decision),
+        scalar(event.source),
+        scalar(event.by),
+        scalar(event.reason),
+        encodeTime(event.at),
+      );
+    }
+    for (const event of changes.modelCalls) {
+      const request = this.#blobs.json(event.request);
+      const response = this.#blobs.json(event.response);
+      this.#statements.insertModelCall.run(
+        runKey,
+        event.seq,
+        event.stepId,
+        scalar(event.turn),
+        scalar(event.model),
+        request.text,
+        request.sha256,
+        response.text,
+        response.sha256,
+        json(event.usage),
+        scalar(event.latencyMs),
+        json(event.error),
+        encodeTime(event.at),
+      );
+    }
+  }
+}

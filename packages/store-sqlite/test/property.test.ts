@@ -1,0 +1,64 @@
+import { join } from 'node:path';
+import type { Lease, RunEvent, RunStore } from '@stepwise/core';
+import { checkStoreAgainstFold, type Draw, randomJournals } from '@stepwise/core/testing';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore, type SqliteStore } from '../src/index.js';
+import { sqliteViewDifferences } from './fold-expectations.js';
+import { temporaryDirectory } from './helpers.js';
+
+const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
+const directory = temporaryDirectory('property');
+
+/** Appends through one store or the other (two processes sharing the file); reads from the first. */
+function twoWriters(first: SqliteStore, second: SqliteStore, draw: Draw): RunStore {
+  return {
+    append: (runId: string, events: readonly RunEvent[], lease?: Lease) =>
+      (draw(0, 3) === 3 ? second : first).append(runId, events, lease),
+    read: (runId, afterSeq) => first.read(runId, afterSeq),
+    getRun: (runId) => first.getRun(runId),
+    listRuns: (filter) => first.listRuns(filter),
+    getExecution: (executionId) => first.getExecution(executionId),
+    acquireLease: (runId, owner, ttlMs) => first.acquireLease(runId, owner, ttlMs),
+    renewLease: (lease) => first.renewLease(lease),
+    releaseLease: (lease) => first.releaseLease(lease),
+    close: async () => undefined,
+  };
+}
+
+describe("the SQLite store against core's fold", () => {
+  // One file for every case, as a host's file holds many runs. A fold cache of 2 runs makes the
+  // writer fold runs again from the journal; the second handle appends as another process would.
+  const path = join(directory, 'property.db');
+  const first = createSqliteStore({ path, artifactThresholdBytes: 64, foldCacheSize: 2 });
+  let second: SqliteStore | undefined;
+  let sql: Database.Database | undefined;
+  afterAll(async () => {
+    sql?.close();
+    await Promise.all([first.close(), second?.close()]);
+  });
+
+  it(`agrees on ${RUNS} random journals: reads, summaries, lists, audit bundles, steps, approvals, model calls, the code agent's views`, async () => {
+    // Opened once the first has migrated the new file (a process waits for another's migration).
+    await first.ready;
+    const other = createSqliteStore({ path, artifactThresholdBytes: 64 });
+    second = other;
+    const reader = new Database(path, { readonly: true });
+    sql = reader;
+    let count = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.gen(), async (g) => {
+        const draw: Draw = (min, max) => g(fc.integer, { min, max });
+        const planId = `plan_${count}`;
+        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId });
+        const problems = await checkStoreAgainstFold(twoWriters(first, other, draw), journals, draw, {
+          planId,
+          views: (journal, fold, appended) => sqliteViewDifferences(first, reader, journal, fold, appended),
+        });
+        expect(problems).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  }, 900_000);
+});
