@@ -143,6 +143,10 @@ function binChecks(folder, scenario) {
   const postgresConfig = path.join(folder, 'postgres.config.json');
   writeFileSync(postgresConfig, JSON.stringify({ store: { kind: 'postgres', url: UNREACHABLE_POSTGRES } }));
   const solve = () => stepwise(folder, 'solve', 'nothing', '--validate', 'node --version');
+  // A configuration loads only once trusted, as in CI: trust it right after writing it.
+  const trusted = stepwise(folder, 'trust', postgresConfig);
+  if (trusted.status !== 0)
+    report(false, `${scenario}/npx stepwise trust postgres.config.json`, `${trusted.stdout}${trusted.stderr}`);
   const worker = () => stepwise(folder, 'worker', '--config', postgresConfig);
   // The exit status and the lines that say what went wrong (stack frames left out).
   const printed = (outcome) =>

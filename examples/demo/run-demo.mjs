@@ -203,6 +203,10 @@ console.log(bold('Stepwise demo'));
 console.log(`workspace  ${workspace}`);
 console.log(`plan       ${plan.goal} (${plan.steps.length} steps)\n`);
 
+// The configuration was just written here: trust it (every command refuses an untrusted one).
+const trusted = await stepwise(['trust'], { cwd: workspace, capture: true });
+if (trusted.code !== 0) process.exit(trusted.code ?? 1);
+
 const validated = await stepwise(['validate', 'plan.json'], { cwd: workspace });
 if (validated.code !== 0) process.exit(validated.code ?? 1);
 console.log('');

@@ -1,4 +1,8 @@
+import { ignoreBrokenPipes } from './broken-pipe.js';
 import { main } from './main.js';
+
+// `stepwise run --json | head`: the run goes on to its end (and its exit code) after head exits.
+ignoreBrokenPipes([process.stdout, process.stderr]);
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -37,8 +37,24 @@ export const CommandsConfigSchema = z
     sandbox: z.enum(['required', 'available', 'off']).optional(),
     /** Let sandboxed commands reach the network. Default false. */
     network: z.boolean().optional(),
+    /**
+     * The per-executable argument rules. `false` leaves the OS sandbox as the only boundary, so it
+     * needs `sandbox: "required"` (or `unsafeNoBoundary: true`). Default true.
+     */
+    checkArguments: z.boolean().optional(),
+    /** Accept that `checkArguments: false` without `sandbox: "required"` may run commands with no boundary at all. Default false. */
+    unsafeNoBoundary: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((commands, ctx) => {
+    if (commands.checkArguments !== false || commands.sandbox === 'required' || commands.unsafeNoBoundary === true)
+      return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['checkArguments'],
+      message: `"checkArguments": false turns the argument rules off, and with "sandbox": "${commands.sandbox ?? 'available'}" commands would run with no boundary at all wherever the OS sandbox is off or cannot start: set "commands": { "sandbox": "required" }, or "unsafeNoBoundary": true to accept that`,
+    });
+  });
 
 /** An OpenAI-compatible endpoint for the agentic engine. The key itself never goes in a file. */
 export const ModelConfigSchema = z
@@ -81,6 +97,30 @@ const mcpCommon = {
   maxRestarts: z.number().int().min(0).optional(),
 };
 
+const pathList = z.array(z.string().min(1)).optional();
+
+/**
+ * What the OS sandbox lets a stdio MCP server write, read and reach (see `@stepwise/tools-mcp`).
+ * Relative paths resolve against the configuration file's directory. The journal, the
+ * configuration file and local plugin files are always added to `protectedPaths`.
+ */
+const McpSandboxOptionsSchema = z
+  .object({
+    /** The directory the server may write. Default: its `cwd`. */
+    workspace: z.string().min(1).optional(),
+    writablePaths: pathList,
+    readablePaths: pathList,
+    hiddenPaths: pathList,
+    protectedPaths: pathList,
+    /** Hosts reached through the egress proxy (`api.example.com`, `*.github.com:443`, `localhost:*`). */
+    allowHosts: pathList,
+    /** The whole network. Default false. */
+    network: z.boolean().optional(),
+    /** Show the host's git config read-only. Default true. */
+    gitConfig: z.boolean().optional(),
+  })
+  .strict();
+
 const McpServerSchema = z.union([
   z
     .object({
@@ -92,6 +132,9 @@ const McpServerSchema = z.union([
       /** Relative to the configuration file. Default: its directory. */
       cwd: z.string().optional(),
       stderr: z.enum(['pipe', 'inherit', 'ignore']).optional(),
+      /** The OS sandbox around the server: `required`, `available` (default) or `off`. */
+      sandbox: z.enum(['required', 'available', 'off']).optional(),
+      sandboxOptions: McpSandboxOptionsSchema.optional(),
     })
     .strict(),
   z

@@ -21,7 +21,7 @@ import {
   ToolRegistry,
 } from '@stepwise/core';
 import { importOptionalPackage } from './import-optional-package.js';
-import { type PluginSource, registerPlugins } from './load-plugins.js';
+import { localPluginFiles, type PluginSource, registerPlugins } from './load-plugins.js';
 
 /** The engines `createRunner` switches between with one word. */
 export type EngineName = 'sequential' | 'dag' | 'agentic';
@@ -121,7 +121,18 @@ export interface RunnerOptions {
     readonly sandbox?: 'required' | 'available' | 'off';
     /** Let sandboxed commands reach the network. Default false. */
     readonly network?: boolean;
+    /** The per-executable argument rules; `false` needs `sandbox: 'required'` or `unsafeNoBoundary` (E601). Default true. */
+    readonly checkArguments?: boolean;
+    /** Accept that `checkArguments: false` without `sandbox: 'required'` may run commands with no boundary. Default false. */
+    readonly unsafeNoBoundary?: boolean;
   };
+  /**
+   * Files and directories no tool may touch and the OS sandbox hides or shows read-only (commands,
+   * stdio MCP servers): the host's, not the plan's. Always added: the SQLite store's file (`store:
+   * { path }`) and every local plugin file; `@stepwise/tools-node` adds `.stepwise/` and
+   * `stepwise.config.*` at the workspace root. Default none.
+   */
+  readonly protectedPaths?: readonly string[];
   /** Steps at once: dag default 4, agentic default 1 (its steps share the workspace). Ignored by sequential. */
   readonly concurrency?: number;
   /** Retry policy for steps that set none (dag). Default: the engine's (3 attempts, 1 s, ×2). */
@@ -296,6 +307,135 @@ async function createEngine(name: EngineName, options: EngineOptions & Record<st
   }
 }
 
+async function checkWorkspace(workspace: string): Promise<void> {
+  const isDirectory = await stat(workspace).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
+  if (!isDirectory) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `the workspace ${workspace} does not exist or is not a directory`,
+      { location: '/workspace' },
+    );
+  }
+}
+
+/** The SQLite file `store` names (its default included), or undefined for other stores. */
+function sqliteStorePath(store: RunnerOptions['store'], workspace: string): string | undefined {
+  if (store === 'memory' || isRunStore(store) || isPostgresStoreConfig(store)) return undefined;
+  return path.resolve(workspace, store?.path ?? defaultDatabasePath(workspace));
+}
+
+/** What no tool may touch: the host's protected paths, the SQLite journal and the local plugin files. */
+function hostProtectedPaths(options: RunnerOptions, workspace: string, baseDirectory: string): string[] {
+  const sources = [...(Array.isArray(options.tools) ? options.tools : []), ...(options.plugins ?? [])];
+  const database = sqliteStorePath(options.store, workspace);
+  return [
+    ...new Set([
+      ...(options.protectedPaths ?? []).map((entry) => path.resolve(workspace, entry)),
+      ...(database ? [database] : []),
+      ...localPluginFiles(sources as readonly PluginSource[], baseDirectory),
+    ]),
+  ];
+}
+
+/** The plugins to register: `tools` (default: the Node tools) then `plugins`. */
+async function pluginSources(options: RunnerOptions, workspace: string, protectedPaths: readonly string[]) {
+  const sources: PluginSource[] = [];
+  if (Array.isArray(options.tools)) sources.push(...(options.tools as readonly PluginSource[]));
+  else if (options.tools === undefined) {
+    const { nodeTools } = await import('@stepwise/tools-node');
+    const { env, allow, network, ...commands } = options.commands ?? {};
+    sources.push(
+      nodeTools({
+        workspace,
+        protectedPaths,
+        commands: {
+          ...commands,
+          allow: [...(allow ?? [])],
+          ...(env ? { env: { allow: [...env] } } : {}),
+          ...(network === undefined ? {} : { sandboxOptions: { network } }),
+        },
+      }),
+    );
+  }
+  sources.push(...(options.plugins ?? []));
+  return sources;
+}
+
+async function openStore(options: RunnerOptions, workspace: string): Promise<RunStore> {
+  if (options.store === 'memory') return new MemoryStore();
+  if (isRunStore(options.store)) return options.store;
+  if (isPostgresStoreConfig(options.store)) return openPostgresStore(options.store);
+  return openSqliteStore(sqliteStorePath(options.store, workspace) as string);
+}
+
+/** The model key's variable and the key itself are redacted with `secretEnv`. */
+function runnerRedactor(options: RunnerOptions): Redactor {
+  if (options.redactor) return options.redactor;
+  const secretEnv = [...(options.secretEnv ?? [])];
+  const apiKeyEnv = (options.model as ModelEndpoint | undefined)?.apiKeyEnv;
+  if (apiKeyEnv) secretEnv.push(apiKeyEnv);
+  const apiKey = (options.model as ModelEndpoint | undefined)?.apiKey;
+  return createRedactor({ secretEnv, ...(apiKey ? { secrets: [apiKey] } : {}) });
+}
+
+function engineOptionsFor(
+  options: RunnerOptions,
+  engineName: EngineName,
+  built: { tools: ToolRegistry; store: RunStore; workspace: string; model: object | undefined },
+): EngineOptions & Record<string, unknown> {
+  return {
+    ...options.engineOptions,
+    tools: built.tools,
+    store: built.store,
+    workspace: built.workspace,
+    redactor: runnerRedactor(options),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+    ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(options.retainOutputs === undefined ? {} : { retainOutputs: options.retainOutputs }),
+    ...(options.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: options.allowRerunInterrupted }),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(engineName === 'dag' ? { concurrency: options.concurrency ?? 4 } : {}),
+    ...(engineName === 'agentic' && options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    // The agentic engine's own `retry` is for model calls; step retries are the dag engine's.
+    ...(options.retry && engineName === 'dag' ? { retry: options.retry } : {}),
+    ...(built.model ? { model: built.model } : {}),
+    ...(engineName !== 'sequential' ? agenticLoopOptions(options.agentic) : {}),
+  };
+}
+
+function runnerOf(
+  engineName: EngineName,
+  engine: Engine,
+  tools: ToolRegistry,
+  store: RunStore,
+  workspace: string,
+): Runner {
+  let closing: Promise<void> | undefined;
+  return {
+    engineName,
+    engine,
+    tools,
+    store,
+    workspace,
+    run: (plan, runOptions) => engine.run(plan as Parameters<Engine['run']>[0], runOptions),
+    resume: (runId, resumeOptions) => engine.resume(runId, resumeOptions),
+    validate: (plan) => engine.validate(plan),
+    close() {
+      closing ??= (async () => {
+        const results = await Promise.allSettled([tools.dispose(), store.close()]);
+        const failed = results.find((result) => result.status === 'rejected');
+        if (failed) throw failed.reason;
+      })();
+      return closing;
+    },
+  };
+}
+
 /**
  * Builds a runner: the engine named by `engine`, the tools, the store. Switching between the
  * strict and the permissive engine is a one-word change; plans, tools and store stay the same.
@@ -306,98 +446,21 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
   const engineName = options.engine ?? 'dag';
   const workspace = path.resolve(options.workspace ?? process.cwd());
   const baseDirectory = path.resolve(options.baseDirectory ?? workspace);
-
-  const isDirectory = await stat(workspace).then(
-    (found) => found.isDirectory(),
-    () => false,
-  );
-  if (!isDirectory) {
-    throw new StepwiseError(
-      ErrorCodes.CONFIG_INVALID,
-      `the workspace ${workspace} does not exist or is not a directory`,
-      {
-        location: '/workspace',
-      },
-    );
-  }
-
+  await checkWorkspace(workspace);
   const ownsRegistry = !(options.tools instanceof ToolRegistry);
   const tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry();
   let store: RunStore | undefined;
   try {
-    const sources: PluginSource[] = [];
-    if (Array.isArray(options.tools)) sources.push(...(options.tools as readonly PluginSource[]));
-    else if (options.tools === undefined) {
-      const { nodeTools } = await import('@stepwise/tools-node');
-      const { env, allow, network, ...commands } = options.commands ?? {};
-      sources.push(
-        nodeTools({
-          workspace,
-          commands: {
-            ...commands,
-            allow: [...(allow ?? [])],
-            ...(env ? { env: { allow: [...env] } } : {}),
-            ...(network === undefined ? {} : { sandboxOptions: { network } }),
-          },
-        }),
-      );
-    }
-    sources.push(...(options.plugins ?? []));
-    await registerPlugins(tools, sources, baseDirectory);
-
-    if (options.store === 'memory') store = new MemoryStore();
-    else if (isRunStore(options.store)) store = options.store;
-    else if (isPostgresStoreConfig(options.store)) store = await openPostgresStore(options.store);
-    else store = await openSqliteStore(path.resolve(workspace, options.store?.path ?? defaultDatabasePath(workspace)));
-
+    const protectedPaths = hostProtectedPaths(options, workspace, baseDirectory);
+    const sources = await pluginSources(options, workspace, protectedPaths);
+    await registerPlugins(tools, sources, baseDirectory, { protectedPaths });
+    store = await openStore(options, workspace);
     const model = await createModel(options.model);
-    const secretEnv = [...(options.secretEnv ?? [])];
-    const apiKeyEnv = (options.model as ModelEndpoint | undefined)?.apiKeyEnv;
-    if (apiKeyEnv) secretEnv.push(apiKeyEnv);
-    const apiKey = (options.model as ModelEndpoint | undefined)?.apiKey;
-    const redactor = options.redactor ?? createRedactor({ secretEnv, ...(apiKey ? { secrets: [apiKey] } : {}) });
-
-    const engineOptions: EngineOptions & Record<string, unknown> = {
-      ...options.engineOptions,
-      tools,
-      store,
-      workspace,
-      redactor,
-      ...(options.approvals ? { approvals: options.approvals } : {}),
-      ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
-      ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
-      ...(options.durability === undefined ? {} : { durability: options.durability }),
-      ...(options.retainOutputs === undefined ? {} : { retainOutputs: options.retainOutputs }),
-      ...(options.allowRerunInterrupted === undefined ? {} : { allowRerunInterrupted: options.allowRerunInterrupted }),
-      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-      ...(engineName === 'dag' ? { concurrency: options.concurrency ?? 4 } : {}),
-      ...(engineName === 'agentic' && options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      // The agentic engine's own `retry` is for model calls; step retries are the dag engine's.
-      ...(options.retry && engineName === 'dag' ? { retry: options.retry } : {}),
-      ...(model ? { model } : {}),
-      ...(engineName !== 'sequential' ? agenticLoopOptions(options.agentic) : {}),
-    };
-    const engine = await createEngine(engineName, engineOptions);
-    const openStore = store;
-    let closing: Promise<void> | undefined;
-    return {
+    const engine = await createEngine(
       engineName,
-      engine,
-      tools,
-      store: openStore,
-      workspace,
-      run: (plan, runOptions) => engine.run(plan as Parameters<Engine['run']>[0], runOptions),
-      resume: (runId, resumeOptions) => engine.resume(runId, resumeOptions),
-      validate: (plan) => engine.validate(plan),
-      close() {
-        closing ??= (async () => {
-          const results = await Promise.allSettled([tools.dispose(), openStore.close()]);
-          const failed = results.find((result) => result.status === 'rejected');
-          if (failed) throw failed.reason;
-        })();
-        return closing;
-      },
-    };
+      engineOptionsFor(options, engineName, { tools, store, workspace, model }),
+    );
+    return runnerOf(engineName, engine, tools, store, workspace);
   } catch (error) {
     if (ownsRegistry) await tools.dispose().catch(() => undefined);
     if (store && !isRunStore(options.store)) await store.close().catch(() => undefined);

@@ -33,7 +33,14 @@ export {
   loadConfigFile,
   parseConfig,
 } from './load-config.js';
-export { describePluginSource, loadPluginModule, type PluginSource, registerPlugins } from './load-plugins.js';
+export {
+  describePluginSource,
+  loadPluginModule,
+  localPluginFiles,
+  type PluginSource,
+  type RegisterPluginsOptions,
+  registerPlugins,
+} from './load-plugins.js';
 export { type GraphFormat, planToDot, planToGraph, planToMermaid } from './plan-graph.js';
 export { generateReport } from './report/generate-report.js';
 export { renderReport } from './report/render-report.js';
@@ -55,4 +62,15 @@ export {
   type SolveResult,
   solve,
 } from './solve/solve.js';
+export {
+  checkTrust,
+  recordTrust,
+  TRUSTED_PATHS_VARIABLE,
+  type TrustCandidate,
+  type TrustOptions,
+  type TrustRecord,
+  trustStorePath,
+  type UntrustedFile,
+  UntrustedFileError,
+} from './trust-store.js';
 export { type UnifiedDiffOptions, unifiedDiff } from './unified-diff.js';

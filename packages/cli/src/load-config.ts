@@ -4,7 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { createJsonLocator, ErrorCodes, StepwiseError, schemaIssueProblems } from '@stepwise/core';
 import type { z } from 'zod';
 import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
+import { localPluginFiles } from './load-plugins.js';
 import { parseJsonFile } from './parse-json-file.js';
+import { checkTrust, type TrustCandidate, type TrustOptions, trustStorePath } from './trust-store.js';
 
 /** Looked up in this order in the starting directory, then in each parent. */
 export const CONFIG_FILE_NAMES = [
@@ -32,6 +34,8 @@ export interface LoadedConfig {
   readonly file: string | undefined;
   /** Where relative paths in the configuration resolve from. */
   readonly directory: string;
+  /** The trust store the file and its plugins were checked against (`trust`), kept out of the tools' reach. */
+  readonly trustStore?: string;
 }
 
 export interface LoadConfigOptions {
@@ -41,6 +45,12 @@ export interface LoadConfigOptions {
   readonly cwd?: string;
   /** Search parent directories too. Default true. */
   readonly searchParents?: boolean;
+  /**
+   * Load the file and the local plugin files it names only when `stepwise trust` recorded their
+   * current SHA-256 (`UntrustedFileError`, E601, otherwise). The command line always checks;
+   * default: no check.
+   */
+  readonly trust?: TrustOptions;
 }
 
 async function isFile(candidate: string): Promise<boolean> {
@@ -94,6 +104,19 @@ export function formatConfigProblems(file: string | undefined, problems: readonl
     .join('\n');
 }
 
+function configError(problems: readonly ConfigProblem[], file: string | undefined): StepwiseError {
+  const first = problems[0];
+  const location =
+    file && first?.line !== undefined
+      ? `${file}:${first.line}:${first.column}`
+      : `${file ?? 'configuration'}#${first?.path ?? ''}`;
+  return new StepwiseError(
+    ErrorCodes.CONFIG_INVALID,
+    `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${formatConfigProblems(file, problems)}`,
+    { location, details: { problems } },
+  );
+}
+
 /**
  * Validates a configuration object. Throws E601 listing every problem, each located by JSON
  * pointer and, when the JSON `text` is given (strict JSON: comments blanked out), by line and column.
@@ -101,58 +124,122 @@ export function formatConfigProblems(file: string | undefined, problems: readonl
 export function parseConfig(value: unknown, source: { file?: string; text?: string } = {}): StepwiseConfig {
   const parsed = StepwiseConfigSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = problemsOf(parsed.error.issues, source.text);
-  const first = problems[0];
-  const location =
-    source.file && first?.line !== undefined
-      ? `${source.file}:${first.line}:${first.column}`
-      : `${source.file ?? 'configuration'}#${first?.path ?? ''}`;
-  throw new StepwiseError(
-    ErrorCodes.CONFIG_INVALID,
-    `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${formatConfigProblems(source.file, problems)}`,
-    { location, details: { problems } },
+  throw configError(problemsOf(parsed.error.issues, source.text), source.file);
+}
+
+/**
+ * MCP server options only `@stepwise/tools-mcp` can judge (the `allowHosts` patterns, `network` with
+ * `allowHosts`), checked by its own validation so `validate` reports them with the file's line.
+ * Without the package installed the server fails to load later, naming it.
+ */
+async function checkMcpServers(config: StepwiseConfig, source: { file?: string; text?: string }): Promise<void> {
+  const servers = (config.plugins ?? []).flatMap((plugin, index) =>
+    typeof plugin === 'object' && 'mcp' in plugin ? [{ index, server: plugin.mcp }] : [],
   );
+  if (servers.length === 0) return;
+  const tools = await import('@stepwise/tools-mcp').catch(() => undefined);
+  if (!tools) return;
+  const locate = source.text === undefined ? undefined : createJsonLocator(source.text);
+  for (const { index, server } of servers) {
+    try {
+      tools.validateMcpOptions(server, `/plugins/${index}/mcp`);
+    } catch (error) {
+      if (!StepwiseError.isInstance(error) || error.code !== ErrorCodes.CONFIG_INVALID) throw error;
+      const pointer = error.location ?? `/plugins/${index}/mcp`;
+      const at = locate?.(pointer);
+      const message = error.message.replace(/^MCP server options( at \S+)?: /, '');
+      throw configError([{ path: pointer, message, ...(at ? { line: at.line, column: at.column } : {}) }], source.file);
+    }
+  }
 }
 
 async function importModule(file: string): Promise<unknown> {
   if (/\.[cm]?tsx?$/.test(file)) {
     const { createJiti } = await import('jiti');
-    const jiti = createJiti(pathToFileURL(file).href, { moduleCache: false });
+    // No transpile cache: it lives in the project's node_modules, where a command could plant code for a trusted file.
+    const jiti = createJiti(pathToFileURL(file).href, { moduleCache: false, fsCache: false });
     return jiti.import(file, { default: true });
   }
   const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
   return module.default ?? module;
 }
 
-/** Reads, evaluates (for JS/TS) and validates one configuration file. */
-export async function loadConfigFile(file: string): Promise<StepwiseConfig> {
+const isJsonFile = (file: string) => /\.jsonc?$/.test(file);
+
+/** JSONC, like the plan files: comments and trailing commas are allowed. */
+async function parseJsonConfig(text: string, file: string): Promise<StepwiseConfig> {
+  const { value, json } = parseJsonFile(text, file);
+  const config = parseConfig(value, { file, text: json });
+  await checkMcpServers(config, { file, text: json });
+  return config;
+}
+
+async function evaluateConfigModule(file: string): Promise<StepwiseConfig> {
+  let value: unknown;
+  try {
+    value = await importModule(file);
+  } catch (error) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `${file} could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
+      { location: file, cause: error },
+    );
+  }
+  if (typeof value === 'function') value = await (value as () => unknown)();
+  const config = parseConfig(value, { file });
+  await checkMcpServers(config, { file });
+  return config;
+}
+
+async function existingFile(file: string): Promise<string> {
   const absolute = path.resolve(file);
   if (!(await isFile(absolute))) {
     throw new StepwiseError(ErrorCodes.INPUT_INVALID, `configuration file not found: ${file}`, { location: file });
   }
-  if (/\.jsonc?$/.test(absolute)) {
-    // JSONC, like the plan files: comments and trailing commas are allowed.
-    const { value, json } = parseJsonFile(await readFile(absolute, 'utf8'), absolute);
-    return parseConfig(value, { file: absolute, text: json });
+  return absolute;
+}
+
+/** Reads, evaluates (for JS/TS) and validates one configuration file. */
+export async function loadConfigFile(file: string): Promise<StepwiseConfig> {
+  const absolute = await existingFile(file);
+  if (isJsonFile(absolute)) return parseJsonConfig(await readFile(absolute, 'utf8'), absolute);
+  return evaluateConfigModule(absolute);
+}
+
+/** The local plugin files a configuration names, as trust candidates. */
+export function pluginTrustCandidates(config: StepwiseConfig, file: string): TrustCandidate[] {
+  return localPluginFiles(config.plugins ?? [], path.dirname(file)).map((plugin) => ({
+    path: plugin,
+    kind: 'plugin' as const,
+    namedBy: file,
+  }));
+}
+
+/**
+ * Loads a configuration file only once it and its local plugin files are trusted. A JSON file is
+ * read once and parsed (running nothing) before its hash is checked together with its plugins'; a
+ * JS/TS file is code, so its own hash is checked before it is evaluated, its plugins' after.
+ */
+async function loadTrustedConfigFile(file: string, trust: TrustOptions): Promise<StepwiseConfig> {
+  const absolute = await existingFile(file);
+  if (isJsonFile(absolute)) {
+    const bytes = await readFile(absolute);
+    const config = await parseJsonConfig(bytes.toString('utf8'), absolute);
+    await checkTrust([{ path: absolute, kind: 'config', bytes }, ...pluginTrustCandidates(config, absolute)], trust);
+    return config;
   }
-  let value: unknown;
-  try {
-    value = await importModule(absolute);
-  } catch (error) {
-    throw new StepwiseError(
-      ErrorCodes.CONFIG_INVALID,
-      `${absolute} could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
-      { location: absolute, cause: error },
-    );
-  }
-  if (typeof value === 'function') value = await (value as () => unknown)();
-  return parseConfig(value, { file: absolute });
+  await checkTrust([{ path: absolute, kind: 'config' }], trust);
+  const config = await evaluateConfigModule(absolute);
+  await checkTrust(pluginTrustCandidates(config, absolute), trust);
+  return config;
 }
 
 /** Finds (or takes `--config`) and validates the configuration; no file means all defaults. */
 export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const file = options.file ? path.resolve(cwd, options.file) : await findConfigFile(cwd, options.searchParents);
-  if (!file) return { config: {}, file: undefined, directory: cwd };
-  return { config: await loadConfigFile(file), file, directory: path.dirname(file) };
+  const trustStore = options.trust ? { trustStore: trustStorePath(options.trust) } : {};
+  if (!file) return { config: {}, file: undefined, directory: cwd, ...trustStore };
+  const config = options.trust ? await loadTrustedConfigFile(file, options.trust) : await loadConfigFile(file);
+  return { config, file, directory: path.dirname(file), ...trustStore };
 }

@@ -31,15 +31,34 @@ function pluginError(specifier: string, message: string, cause?: unknown): Stepw
   });
 }
 
+/**
+ * The file a path specifier (`./tools/plugin.mjs`, an absolute path) names, resolved against
+ * `baseDirectory`; `undefined` for a package name, which Node's resolution finds in `node_modules`.
+ */
+export function localPluginFile(specifier: string, baseDirectory: string): string | undefined {
+  return specifier.startsWith('.') || path.isAbsolute(specifier) ? path.resolve(baseDirectory, specifier) : undefined;
+}
+
+/** The local files (path specifiers) among plugin sources: what is trusted by hash and kept from the tools. */
+export function localPluginFiles(sources: readonly PluginSource[], baseDirectory: string): string[] {
+  const files = sources.flatMap((source) => {
+    if (typeof source === 'string') return [localPluginFile(source, baseDirectory)];
+    if (typeof source === 'object' && source !== null && 'module' in source && typeof source.module === 'string') {
+      return [localPluginFile(source.module, baseDirectory)];
+    }
+    return [];
+  });
+  return [...new Set(files.filter((file): file is string => file !== undefined))];
+}
+
 /** Resolves a specifier like Node would from a file in `baseDirectory` (packages, relative paths, TS via jiti). */
 async function importPluginModule(specifier: string, baseDirectory: string): Promise<Record<string, unknown>> {
   const { createJiti } = await import('jiti');
   const parent = pathToFileURL(path.join(baseDirectory, 'stepwise.config.js')).href;
-  const jiti = createJiti(parent, { moduleCache: false });
-  const relative = specifier.startsWith('.') || path.isAbsolute(specifier);
-  const resolved = relative
-    ? path.resolve(baseDirectory, specifier)
-    : jiti.esmResolve(specifier, { parentURL: parent, try: true });
+  // No transpile cache: it lives in the project's node_modules, where a command could plant code for a trusted file.
+  const jiti = createJiti(parent, { moduleCache: false, fsCache: false });
+  const resolved =
+    localPluginFile(specifier, baseDirectory) ?? jiti.esmResolve(specifier, { parentURL: parent, try: true });
   if (!resolved) throw pluginError(specifier, `cannot find the module from ${baseDirectory} (is it installed?)`);
   const file = resolved.startsWith('file:') ? new URL(resolved) : pathToFileURL(resolved);
   try {
@@ -82,16 +101,49 @@ export async function loadPluginModule(specifier: string, baseDirectory: string,
   return value;
 }
 
-async function loadMcpPlugin(server: McpServerConfig, baseDirectory: string): Promise<Plugin> {
+/** What `registerPlugins` adds to the plugins it starts. */
+export interface RegisterPluginsOptions {
+  /**
+   * Files and directories a stdio MCP server's OS sandbox hides or shows read-only, on top of its
+   * own `sandboxOptions.protectedPaths`: the journal, the configuration, plugin files.
+   */
+  readonly protectedPaths?: readonly string[];
+}
+
+type StdioServerConfig = Extract<McpServerConfig, { command: string }>;
+
+/** A stdio server's sandbox options with paths resolved against the configuration's directory and the host's protected paths added. */
+function stdioSandboxOptions(server: StdioServerConfig, baseDirectory: string, protectedPaths: readonly string[]) {
+  const given = server.sandboxOptions ?? {};
+  const absolute = (list: readonly string[] | undefined) =>
+    (list ?? []).map((entry) => path.resolve(baseDirectory, entry));
+  return {
+    ...given,
+    ...(given.workspace === undefined ? {} : { workspace: path.resolve(baseDirectory, given.workspace) }),
+    ...(given.writablePaths ? { writablePaths: absolute(given.writablePaths) } : {}),
+    ...(given.readablePaths ? { readablePaths: absolute(given.readablePaths) } : {}),
+    ...(given.hiddenPaths ? { hiddenPaths: absolute(given.hiddenPaths) } : {}),
+    protectedPaths: [...new Set([...absolute(given.protectedPaths), ...protectedPaths])],
+  };
+}
+
+async function loadMcpPlugin(
+  server: McpServerConfig,
+  baseDirectory: string,
+  protectedPaths: readonly string[],
+): Promise<Plugin> {
   const { mcpTools } = await importOptionalPackage(
     '@stepwise/tools-mcp',
     'an MCP server plugin',
     '/plugins',
     () => import('@stepwise/tools-mcp'),
   );
-  const options =
-    'command' in server ? { ...server, cwd: path.resolve(baseDirectory, server.cwd ?? '.') } : { ...server };
-  return mcpTools(options);
+  if (!('command' in server)) return mcpTools({ ...server });
+  return mcpTools({
+    ...server,
+    cwd: path.resolve(baseDirectory, server.cwd ?? '.'),
+    sandboxOptions: stdioSandboxOptions(server, baseDirectory, protectedPaths),
+  });
 }
 
 /** A human label for error messages and `--help` listings. */
@@ -116,6 +168,7 @@ export async function registerPlugins(
   registry: ToolRegistry,
   sources: readonly PluginSource[],
   baseDirectory: string,
+  options: RegisterPluginsOptions = {},
 ): Promise<void> {
   const loads = sources.map(async (source): Promise<{ plugin: Plugin; prefix?: string }> => {
     if (typeof source === 'string') return { plugin: await loadPluginModule(source, baseDirectory) };
@@ -125,7 +178,7 @@ export async function registerPlugins(
       return { plugin, ...(source.prefix === undefined ? {} : { prefix: source.prefix }) };
     }
     if ('mcp' in source) {
-      const plugin = await loadMcpPlugin(source.mcp as McpServerConfig, baseDirectory);
+      const plugin = await loadMcpPlugin(source.mcp as McpServerConfig, baseDirectory, options.protectedPaths ?? []);
       return { plugin, ...(source.prefix === undefined ? {} : { prefix: source.prefix }) };
     }
     if ('plugin' in source && !isPluginObject(source)) {

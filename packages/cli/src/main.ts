@@ -10,6 +10,7 @@ import { resumeCommand, runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
 import { solveCommand } from './commands/solve-command.js';
+import { trustCommand } from './commands/trust-command.js';
 import { validateCommand } from './commands/validate-command.js';
 import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
@@ -28,6 +29,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   graphCommand,
   workerCommand,
   solveCommand,
+  trustCommand,
 ];
 
 function version(): string {
@@ -49,8 +51,9 @@ Commands:
 ${COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`).join('\n')}
 
 Every command takes --help. Configuration: stepwise.config.json (or .jsonc/.ts/.mjs/.js) in the
-current directory or above; JSON files, plans included, may have comments and trailing commas. The
-journal defaults to .stepwise/stepwise.db in the workspace.
+current directory or above; JSON files, plans included, may have comments and trailing commas. A
+configuration and the plugin files it names load only once trusted (stepwise trust). The journal
+defaults to .stepwise/stepwise.db in the workspace.
 
 Examples:
   stepwise validate plan.json

@@ -35,11 +35,32 @@ export function approvalPolicyFromConfig(approvals: StepwiseConfig['approvals'])
   };
 }
 
+/**
+ * The host's files, out of every tool's reach: the journal (also when a command passes its store
+ * object) and the configuration; createRunner adds the local plugin files. The trust store only
+ * when it lies in the workspace: elsewhere the OS sandbox hides it with the home directory, and a
+ * protected file would be shown read-only.
+ */
+function hostFiles(loaded: LoadedConfig, workspace: string, database: string | undefined): string[] {
+  const trustStore = loaded.trustStore;
+  const inWorkspace = trustStore !== undefined && !path.relative(workspace, trustStore).startsWith('..');
+  return [
+    ...(database ? [database] : []),
+    ...(loaded.file ? [loaded.file] : []),
+    ...(trustStore && inWorkspace ? [trustStore] : []),
+  ];
+}
+
 /** `createRunner` options (plus the resolved database path) from a loaded configuration and flags. */
 export function runnerOptionsFromConfig(
   loaded: LoadedConfig,
   overrides: ConfigOverrides = {},
-): RunnerOptions & { readonly engine: EngineName; readonly workspace: string; readonly database: string } {
+): RunnerOptions & {
+  readonly engine: EngineName;
+  readonly workspace: string;
+  readonly database: string;
+  readonly protectedPaths: readonly string[];
+} {
   const { config, directory } = loaded;
   const cwd = path.resolve(overrides.cwd ?? process.cwd());
   const workspace = overrides.workspace
@@ -51,12 +72,14 @@ export function runnerOptionsFromConfig(
       ? path.resolve(directory, config.database)
       : defaultDatabasePath(workspace);
   const policy = approvalPolicyFromConfig(config.approvals);
+  const store = config.store && !overrides.database ? config.store : { path: database };
   return {
     engine: overrides.engine ?? config.engine ?? 'dag',
     workspace,
     database,
     baseDirectory: directory,
-    store: config.store && !overrides.database ? config.store : { path: database },
+    store,
+    protectedPaths: hostFiles(loaded, workspace, 'path' in store ? database : undefined),
     approvals: {
       policy: overrides.nonInteractive ? { ...policy, nonInteractive: overrides.nonInteractive } : policy,
       ...(overrides.approvalHandler ? { handler: overrides.approvalHandler } : {}),

@@ -30,6 +30,13 @@ export interface CliOptions {
   readonly timeoutMs?: number;
 }
 
+/**
+ * The tests write configurations into temporary directories and rewrite them between runs; the CLI
+ * loads them without `stepwise trust` (see the README's "Trusted configuration"). Set on this
+ * process so children started through tmux get it too. The trust tests set it to '' to check it.
+ */
+process.env.STEPWISE_TRUSTED_PATHS = [os.tmpdir(), FIXTURES].join(path.delimiter);
+
 /** Environment for the child: no colours, no inherited STEPWISE_* settings. */
 export function cliEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...extra };

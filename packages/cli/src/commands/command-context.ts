@@ -23,9 +23,13 @@ export function printError(context: CommandContext, text: string): void {
   context.io.stderr.write(`${text}\n`);
 }
 
-/** The configuration a command's `--config`/cwd select. */
+/** The configuration a command's `--config`/cwd select, refused unless it and its plugin files are trusted. */
 export function loadCommandConfig(context: CommandContext, configFile: string | undefined): Promise<LoadedConfig> {
-  return loadConfig({ cwd: context.io.cwd, ...(configFile ? { file: configFile } : {}) });
+  return loadConfig({
+    cwd: context.io.cwd,
+    ...(configFile ? { file: configFile } : {}),
+    trust: { env: context.io.env, cwd: context.io.cwd },
+  });
 }
 
 /** Opens the journal the configuration and `--workspace`/`--db` point at, for read commands. */

@@ -104,6 +104,7 @@ Examples:
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
         ...(settings.commands?.allow ? { allowCommands: settings.commands.allow } : {}),
         checkpoint: { exclude: checkpointExclude(settings.workspace, settings.database) },
+        protectedPaths: settings.protectedPaths,
         onProgress(event) {
           const line = json ? undefined : describeProgress(event);
           if (line) print(context, line);

@@ -93,6 +93,12 @@ export interface SolveOptions {
   readonly checkpoint?: Omit<WorkspaceCheckpointOptions, 'workspace'>;
   /** More tools for the implementation steps (registered beside the Node tools). */
   readonly tools?: readonly AnyTool[];
+  /**
+   * Files and directories the tools may not touch and the OS sandbox hides or shows read-only: the
+   * journal's database (a `store` object does not say where it is), the configuration, plugin files.
+   * `.stepwise/` and `stepwise.config.*` at the workspace root are always protected. Default none.
+   */
+  readonly protectedPaths?: readonly string[];
   /** Progress, as it happens. */
   readonly onProgress?: (event: SolveEvent) => void;
   /** Every run event of every run. */
@@ -286,6 +292,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   await tools.use(
     nodeTools({
       workspace: root,
+      ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
       commands: { allow: [...(options.allowCommands ?? [options.validate[0] as string])] },
     }),
   );
