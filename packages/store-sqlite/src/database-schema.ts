@@ -22,6 +22,16 @@ export interface StoreDatabase {
   readonly blobs: BlobsTable;
   readonly approvals: ApprovalsTable;
   readonly model_calls: ModelCallsTable;
+  readonly store_metadata: StoreMetadataTable;
+}
+
+/**
+ * Facts about the file as a whole, one row each. `journal_version`: the journal format the store
+ * writes (core's `JOURNAL_VERSION`); a release that reads only older formats refuses the file (E504).
+ */
+export interface StoreMetadataTable {
+  name: string;
+  value: number;
 }
 
 /** Epoch milliseconds, or ISO 8601 text when that would not round-trip exactly. */
@@ -94,12 +104,14 @@ export interface StepsTable {
   step_id: string;
   /** Seq of the event that introduced the step (run-start for planned steps). */
   first_seq: number;
-  /** Index in the plan, for planned steps. */
+  /** For planned steps, the index in the plan that added the step (run-start's, or a revision's). */
   plan_index: number | null;
   /** pending | running | retrying | succeeded | failed | skipped | denied | cancelled */
   status: string;
   attempt: number;
+  /** The tool of the step's latest start or end; before it starts, the plan's. */
   tool: string | null;
+  /** The step's description in the run's current plan. */
   description: string | null;
   execution_id: string | null;
   started_at: StoredTime | null;

@@ -13,6 +13,7 @@ export type {
   StepsTable,
   StoreDatabase,
   StoredTime,
+  StoreMetadataTable,
 } from './database-schema.js';
 export { SCHEMA_VERSION } from './schema-version.js';
 export type { SqliteStoreOptions } from './sqlite-store-options.js';

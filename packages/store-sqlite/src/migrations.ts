@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { journalRowid } from './journal-rowid-migration.js';
+import { storeMetadata } from './store-metadata-migration.js';
 import { isoTimeSql } from './time-codec.js';
 import { solveViewQueries } from './view-sql.js';
 
@@ -275,6 +276,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_solve_views': solveViews,
   '0003_journal_rowid': journalRowid,
+  '0004_store_metadata': storeMetadata,
 };
 
 /** The in-code provider kysely's Migrator reads. */

@@ -1,6 +1,6 @@
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, JOURNAL_VERSION, StepwiseError } from '@stepwise/core';
 import Database from 'better-sqlite3';
 import { MIGRATION_NAMES, MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 
@@ -99,7 +99,21 @@ function readSchemaState(sqlite: Database.Database, path: string): { pending: bo
       { location: path, details: { userVersion, unknownMigrations: unknown, supportedVersion: SCHEMA_VERSION } },
     );
   }
+  checkJournalFormat(sqlite, path);
   return { pending: MIGRATION_NAMES.some((name) => !applied.includes(name)) };
+}
+
+/** Refuses (E504) a file whose journals are in a format newer than this release's core folds. */
+function checkJournalFormat(sqlite: Database.Database, path: string): void {
+  const hasTable = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'store_metadata'").get();
+  if (!hasTable) return;
+  const version = sqlite.prepare("select value from store_metadata where name = 'journal_version'").pluck().get();
+  if (version === undefined || (typeof version === 'number' && version <= JOURNAL_VERSION)) return;
+  throw new StepwiseError(
+    ErrorCodes.STORE_SCHEMA_NEWER,
+    `SQLite store ${path} holds journals in format version ${String(version)}, newer than this release reads (${JOURNAL_VERSION}); upgrade @stepwise/core and @stepwise/store-sqlite; the database was not modified`,
+    { location: path, details: { journalVersion: version, supportedJournalVersion: JOURNAL_VERSION } },
+  );
 }
 
 /**

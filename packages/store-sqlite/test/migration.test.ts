@@ -3,7 +3,7 @@ import { readAll } from '@stepwise/core';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createSqliteStore, type StoreDatabase } from '../src/index.js';
+import { createSqliteStore, SCHEMA_VERSION, type StoreDatabase } from '../src/index.js';
 import { migrations } from '../src/migrations.js';
 import { MIGRATION_TABLE } from '../src/schema-version.js';
 import { executeRun } from './audit-run.js';
@@ -41,11 +41,11 @@ async function snapshot(path: string) {
   return { runs, listed, views };
 }
 
-/** A file at schema version 2 holding what `current` (version 3) holds, as version 2 laid it out. */
+/** A file at schema version 2 holding what `current` (the latest version) holds, as version 2 laid it out. */
 async function versionTwoCopy(current: string, path: string): Promise<void> {
   const database = new Database(path);
   const db = new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database }) });
-  const { '0003_journal_rowid': _, ...older } = migrations;
+  const { '0003_journal_rowid': _rowid, '0004_store_metadata': _metadata, ...older } = migrations;
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => older },
@@ -94,7 +94,7 @@ describe('migrating a version 2 file', () => {
 
     expect(await snapshot(old)).toEqual(expected);
     const after = new Database(old, { readonly: true });
-    expect(after.pragma('user_version', { simple: true })).toBe(3);
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(after.prepare('select count(*) from events').pluck().get()).toBe(eventCount);
     const runColumns = after.prepare('select name from pragma_table_info(?)').pluck().all('runs');
     expect(runColumns).not.toContain('last_seq');
