@@ -10,7 +10,7 @@ export const JOURNAL_VERSION = 1;
 
 /** The format a `run-start` says its journal is in (1 when it says nothing). */
 export function journalVersionOf(event: { readonly journalVersion?: unknown }): unknown {
-  return event.journalVersion ?? 1;
+  return event.journalVersion === undefined ? 1 : event.journalVersion;
 }
 
 /** Throws E506 unless `version` is a format this release reads (an integer from 1 to `JOURNAL_VERSION`). */
