@@ -1,6 +1,6 @@
-import { defineConfig } from 'vitest/config';
+import { packageTestConfig } from '../../vitest.package.js';
 
-export default defineConfig({
+export default packageTestConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // The whole suite shares 2 cores with every other package's tests: 5 s is too short for the
