@@ -59,6 +59,105 @@ function applyFilePatch(source: string, patch: StructuredPatch, fuzzFactor: numb
   );
 }
 
+/** The file patches of the input, or an ARGUMENTS_INVALID error when it does not parse or holds no hunk. */
+function parsePatches(text: string): StructuredPatch[] {
+  let patches: StructuredPatch[];
+  try {
+    patches = parsePatch(text).filter((patch) => patch.hunks.length > 0 || patch.oldFileName);
+  } catch (error) {
+    throw new ToolError({
+      code: ErrorCodes.ARGUMENTS_INVALID,
+      message: `the patch does not parse: ${error instanceof Error ? error.message : error}`,
+      location: 'patch',
+    });
+  }
+  if (patches.length === 0 || patches.every((patch) => patch.hunks.length === 0)) {
+    throw new ToolError({
+      code: ErrorCodes.ARGUMENTS_INVALID,
+      message: 'the patch contains no hunks',
+      location: 'patch',
+    });
+  }
+  return patches;
+}
+
+/** The workspace names a file patch reads and writes (`/dev/null` on the side of a create or delete). */
+function patchNames(patch: StructuredPatch): {
+  oldName: string | undefined;
+  newName: string | undefined;
+  name: string;
+} {
+  const gitStyle = (patch.oldFileName?.startsWith('a/') ?? true) || (patch.newFileName?.startsWith('b/') ?? true);
+  const oldName = stripPrefix(patch.oldFileName, 'a/', gitStyle);
+  const newName = stripPrefix(patch.newFileName, 'b/', gitStyle);
+  if (oldName === undefined && newName === undefined) {
+    throw patchError('a file in the patch has no --- / +++ header', 'patch');
+  }
+  if (
+    oldName !== undefined &&
+    newName !== undefined &&
+    oldName !== DEV_NULL &&
+    newName !== DEV_NULL &&
+    oldName !== newName
+  ) {
+    throw patchError(`renames are not supported (${oldName} → ${newName}); patch and delete separately`, newName);
+  }
+  const name = (newName === DEV_NULL || newName === undefined ? oldName : newName) as string;
+  return { oldName, newName, name };
+}
+
+interface PatchedFile {
+  readonly change: FileChange;
+  readonly file: FilePatchOutput['files'][number];
+  readonly diff: string;
+}
+
+/** One file's change, checked against the workspace; `seen` refuses a file patched twice. */
+async function patchFile(
+  sandbox: WorkspaceSandbox,
+  patch: StructuredPatch,
+  fuzzFactor: number,
+  seen: Set<string>,
+): Promise<PatchedFile> {
+  const { oldName, newName, name } = patchNames(patch);
+  if (oldName === DEV_NULL) {
+    const resolved = await sandbox.resolve(name, { access: 'write', followFinalSymlink: false });
+    if (resolved.exists) throw patchError(`${name} already exists; the patch creates it`, name);
+    const created = applyFilePatch('', patch, fuzzFactor, name);
+    const change = {
+      absolute: resolved.absolute,
+      relative: resolved.relative,
+      contents: Buffer.from(created, 'utf8'),
+      before: null,
+    };
+    if (seen.has(resolved.absolute)) throw patchError(`${name} appears twice in the patch`, name);
+    seen.add(resolved.absolute);
+    return {
+      change,
+      file: { path: resolved.relative, action: 'create' },
+      diff: unifiedDiff(DEV_NULL, `b/${resolved.relative}`, '', created),
+    };
+  }
+  const file = await readEditableFile(sandbox, name);
+  if (seen.has(file.resolved.absolute)) throw patchError(`${name} appears twice in the patch`, name);
+  seen.add(file.resolved.absolute);
+  const patched = applyFilePatch(file.text, patch, fuzzFactor, name);
+  const relative = file.resolved.relative;
+  if (newName === DEV_NULL) {
+    if (patched !== '') throw patchError(`${name} is not empty after the patch that deletes it`, name);
+    return {
+      change: { ...replacement(file, ''), contents: null },
+      file: { path: relative, action: 'delete' },
+      diff: unifiedDiff(`a/${relative}`, DEV_NULL, file.text, ''),
+    };
+  }
+  return {
+    change: replacement(file, patched),
+    file: { path: relative, action: 'modify' },
+    diff: unifiedDiff(`a/${relative}`, `b/${relative}`, file.text, patched),
+  };
+}
+
 /**
  * `file_patch`: applies a unified diff to the workspace — every file or none. Creates
  * (`--- /dev/null`) and deletes (`+++ /dev/null`) files too. Paths go through the sandbox.
@@ -72,78 +171,18 @@ export function filePatchTool(sandbox: WorkspaceSandbox) {
     effect: 'write',
     idempotent: false,
     async execute(input): Promise<FilePatchOutput> {
-      let patches: StructuredPatch[];
-      try {
-        patches = parsePatch(input.patch).filter((patch) => patch.hunks.length > 0 || patch.oldFileName);
-      } catch (error) {
-        throw new ToolError({
-          code: ErrorCodes.ARGUMENTS_INVALID,
-          message: `the patch does not parse: ${error instanceof Error ? error.message : error}`,
-          location: 'patch',
-        });
-      }
-      if (patches.length === 0 || patches.every((patch) => patch.hunks.length === 0)) {
-        throw new ToolError({
-          code: ErrorCodes.ARGUMENTS_INVALID,
-          message: 'the patch contains no hunks',
-          location: 'patch',
-        });
-      }
-      const fuzzFactor = input.fuzzFactor ?? 0;
-      const changes: FileChange[] = [];
-      const files: FilePatchOutput['files'] = [];
-      const diffs: string[] = [];
+      const patches = parsePatches(input.patch);
       const seen = new Set<string>();
-      for (const patch of patches) {
-        const gitStyle = (patch.oldFileName?.startsWith('a/') ?? true) || (patch.newFileName?.startsWith('b/') ?? true);
-        const oldName = stripPrefix(patch.oldFileName, 'a/', gitStyle);
-        const newName = stripPrefix(patch.newFileName, 'b/', gitStyle);
-        if (oldName === undefined && newName === undefined) {
-          throw patchError('a file in the patch has no --- / +++ header', 'patch');
-        }
-        if (
-          oldName !== undefined &&
-          newName !== undefined &&
-          oldName !== DEV_NULL &&
-          newName !== DEV_NULL &&
-          oldName !== newName
-        ) {
-          throw patchError(`renames are not supported (${oldName} → ${newName}); patch and delete separately`, newName);
-        }
-        const name = (newName === DEV_NULL || newName === undefined ? oldName : newName) as string;
-        if (oldName === DEV_NULL) {
-          const resolved = await sandbox.resolve(name, { access: 'write', followFinalSymlink: false });
-          if (resolved.exists) throw patchError(`${name} already exists; the patch creates it`, name);
-          const created = applyFilePatch('', patch, fuzzFactor, name);
-          changes.push({
-            absolute: resolved.absolute,
-            relative: resolved.relative,
-            contents: Buffer.from(created, 'utf8'),
-            before: null,
-          });
-          files.push({ path: resolved.relative, action: 'create' });
-          diffs.push(unifiedDiff(DEV_NULL, `b/${resolved.relative}`, '', created));
-          if (seen.has(resolved.absolute)) throw patchError(`${name} appears twice in the patch`, name);
-          seen.add(resolved.absolute);
-          continue;
-        }
-        const file = await readEditableFile(sandbox, name);
-        if (seen.has(file.resolved.absolute)) throw patchError(`${name} appears twice in the patch`, name);
-        seen.add(file.resolved.absolute);
-        const patched = applyFilePatch(file.text, patch, fuzzFactor, name);
-        if (newName === DEV_NULL) {
-          if (patched !== '') throw patchError(`${name} is not empty after the patch that deletes it`, name);
-          changes.push({ ...replacement(file, ''), contents: null });
-          files.push({ path: file.resolved.relative, action: 'delete' });
-          diffs.push(unifiedDiff(`a/${file.resolved.relative}`, DEV_NULL, file.text, ''));
-          continue;
-        }
-        changes.push(replacement(file, patched));
-        files.push({ path: file.resolved.relative, action: 'modify' });
-        diffs.push(unifiedDiff(`a/${file.resolved.relative}`, `b/${file.resolved.relative}`, file.text, patched));
-      }
+      const patched: PatchedFile[] = [];
+      // One file after the other: a file patched twice is refused before anything is written.
+      for (const patch of patches) patched.push(await patchFile(sandbox, patch, input.fuzzFactor ?? 0, seen));
+      const changes = patched.map((entry) => entry.change);
       if (!input.dryRun) await commitChanges(sandbox.fileSystem, changes, { createDirectories: true });
-      return { files, diff: diffs.join(''), dryRun: input.dryRun ?? false };
+      return {
+        files: patched.map((entry) => entry.file),
+        diff: patched.map((entry) => entry.diff).join(''),
+        dryRun: input.dryRun ?? false,
+      };
     },
   });
 }

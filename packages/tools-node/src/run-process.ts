@@ -99,6 +99,73 @@ export function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** Starts the program as the leader of a new process group (not on Windows, which has none). */
+function startProcess(options: RunProcessOptions): ChildProcess {
+  return spawn(options.file, options.args as string[], {
+    cwd: options.cwd,
+    env: options.env,
+    argv0: options.argv0,
+    detached: process.platform !== 'win32',
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+    shell: false,
+  });
+}
+
+function reportSpawn(child: ChildProcess, onSpawn: RunProcessOptions['onSpawn']): void {
+  if (child.pid === undefined) return;
+  try {
+    // A hook that fails must not leave the process unwatched: its error is the hook's to report.
+    Promise.resolve(onSpawn?.(child.pid)).catch(() => undefined);
+  } catch {
+    // Same as above, for a hook that throws synchronously.
+  }
+}
+
+/** Stops the process tree on timeout or abort: SIGTERM, then SIGKILL after the grace time. */
+function guardProcess(child: ChildProcess, options: RunProcessOptions) {
+  const state = { timedOut: false, aborted: false };
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    killTree(child, 'SIGTERM');
+    killTimer ??= setTimeout(() => killTree(child, 'SIGKILL'), options.killGraceMs);
+  };
+  const timer = setTimeout(() => {
+    state.timedOut = true;
+    stop();
+  }, options.timeoutMs);
+  const onAbort = () => {
+    state.aborted = true;
+    stop();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    state,
+    /** No more timeout nor abort; a SIGKILL already scheduled still comes. */
+    release(): void {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+    dispose(): void {
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Captures both output streams and writes the input, if any. */
+function connectStreams(child: ChildProcess, stdin: string | undefined, stdout: OutputCapture, stderr: OutputCapture) {
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  if (stdin !== undefined && child.stdin) {
+    // A program that exits without reading its input makes the write fail with EPIPE: not our error.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin);
+  }
+}
+
 /**
  * Runs a program without a shell as the leader of a new process group, so a timeout or an
  * abort stops it and everything it started (SIGTERM, then SIGKILL after the grace time).
@@ -110,65 +177,25 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     const started = performance.now();
     const stdout = new OutputCapture(options.maxOutputBytes);
     const stderr = new OutputCapture(options.maxOutputBytes);
-    let timedOut = false;
-    let aborted = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let child: ChildProcess;
     try {
-      child = spawn(options.file, options.args as string[], {
-        cwd: options.cwd,
-        env: options.env,
-        argv0: options.argv0,
-        detached: process.platform !== 'win32',
-        stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-        windowsHide: true,
-        shell: false,
-      });
+      child = startProcess(options);
     } catch (error) {
       reject(error);
       return;
     }
-    if (child.pid !== undefined) {
-      try {
-        // A hook that fails must not leave the process unwatched: its error is the hook's to report.
-        Promise.resolve(options.onSpawn?.(child.pid)).catch(() => undefined);
-      } catch {
-        // Same as above, for a hook that throws synchronously.
-      }
-    }
-    let killTimer: NodeJS.Timeout | undefined;
-    const stop = () => {
-      killTree(child, 'SIGTERM');
-      killTimer ??= setTimeout(() => killTree(child, 'SIGKILL'), options.killGraceMs);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    if (options.stdin !== undefined && child.stdin) {
-      // A program that exits without reading its input makes the write fail with EPIPE: not our error.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(options.stdin);
-    }
+    reportSpawn(child, options.onSpawn);
+    const guard = guardProcess(child, options);
+    connectStreams(child, options.stdin, stdout, stderr);
 
     let closeTimer: NodeJS.Timeout | undefined;
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
-      clearTimeout(killTimer);
+      guard.dispose();
       clearTimeout(closeTimer);
-      options.signal?.removeEventListener('abort', onAbort);
       resolve({
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
@@ -178,15 +205,14 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         stderrBytes: stderr.total,
         stdoutTruncated: stdout.truncated,
         stderrTruncated: stderr.truncated,
-        timedOut,
-        aborted,
+        timedOut: guard.state.timedOut,
+        aborted: guard.state.aborted,
         durationMs: performance.now() - started,
         pid: child.pid,
       });
     };
     child.once('error', (error) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      guard.release();
       if (child.pid === undefined) reject(error);
     });
     child.once('exit', (code, signal) => {
