@@ -77,13 +77,27 @@ function blankJsoncExtras(original: string): Blanked {
 }
 
 /**
+ * The JSONC parser recurses once per level: a text nested thousands of levels deep overflows the
+ * stack. Such a text is read as strict JSON (`JSON.parse` does not recurse), so a deep plan gets
+ * its typed "too deep" problem from validation instead of a RangeError here.
+ */
+function blankJsoncExtrasWithin(text: string): Blanked {
+  try {
+    return blankJsoncExtras(text);
+  } catch (error) {
+    if (error instanceof RangeError) return { json: text };
+    throw error;
+  }
+}
+
+/**
  * Parses the text of a JSON file a person wrote (a plan, a configuration) as JSONC: `//` and
  * `/* *\/` comments and trailing commas are allowed; everything else is read by `JSON.parse`, with
  * its meaning (an own `__proto__` key stays a key). Broken text throws E004 located at
  * `file:line:column`, naming what the parser expected there.
  */
 export function parseJsonFile(text: string, file: string): ParsedJsonFile {
-  const { json, error } = blankJsoncExtras(text);
+  const { json, error } = blankJsoncExtrasWithin(text);
   try {
     return { value: JSON.parse(json), json };
   } catch (thrown) {

@@ -68,3 +68,23 @@ describe('positionAt', () => {
     expect(positionAt('ab\ncd\n', 6)).toEqual({ line: 3, column: 1 });
   });
 });
+
+describe('text nested deeper than the parser can walk', () => {
+  const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  it('locates nothing instead of throwing a RangeError', () => {
+    const text = deep(100_000);
+    expect(JSON.parse(text)).toBeTypeOf('object');
+    expect(createJsonLocator(text)('/a/a')).toBeUndefined();
+    expect(findJsonSyntaxError(text)).toBeUndefined();
+    expect(describeJsonSyntaxError(`${text}x`, new SyntaxError('Unexpected token x'))).toMatchObject({
+      line: 1,
+      column: 1,
+      message: 'Unexpected token x',
+    });
+  });
+
+  it('still locates in a text it can walk', () => {
+    expect(createJsonLocator(deep(100))('/a/a')).toEqual({ line: 1, column: 7 });
+  });
+});

@@ -42,7 +42,7 @@ function describeParseError(error: ParseError): string {
  */
 export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   const errors: ParseError[] = [];
-  parseTree(text, errors, STRICT);
+  if (!parseWithin(() => parseTree(text, errors, STRICT))) return undefined;
   const first = errors[0];
   if (!first) return undefined;
   return { offset: first.offset, ...positionAt(text, first.offset), message: describeParseError(first) };
@@ -54,6 +54,20 @@ export function describeJsonSyntaxError(text: string, error: unknown): JsonSynta
   if (found) return found;
   // The parsers disagree (a lone surrogate, say): keep V8's message at the start of the text.
   return { offset: 0, line: 1, column: 1, message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * Runs a jsonc-parser walk, which recurses once per level: false when the text nests too deep for
+ * the stack (thousands of levels), so callers do without positions instead of throwing a RangeError.
+ */
+function parseWithin(parse: () => void): boolean {
+  try {
+    parse();
+    return true;
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
 }
 
 function decodePointer(pointer: string): string[] {
@@ -70,7 +84,10 @@ function decodePointer(pointer: string): string[] {
  * person would edit; a pointer that does not exist is located at its nearest existing ancestor.
  */
 export function createJsonLocator(text: string): (pointer: string) => TextPosition | undefined {
-  const root = parseTree(text, [], STRICT);
+  let root: Node | undefined;
+  parseWithin(() => {
+    root = parseTree(text, [], STRICT);
+  });
   return (pointer) => {
     if (!root) return undefined;
     const segments = decodePointer(pointer);
