@@ -4,6 +4,7 @@ import {
   executionRecord,
   foldRun,
   type RunEvent,
+  type RunStore,
   readAll,
   StepwiseError,
   summarizeRun,
@@ -125,6 +126,109 @@ function printGoalProgress(context: CommandContext, byStep: ReadonlyMap<string, 
   }
 }
 
+async function showExecution(context: CommandContext, store: RunStore, id: string, json: boolean): Promise<number> {
+  const record = await store.getExecution(id);
+  if (!record)
+    throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `execution ${id} is not in the journal`, { location: id });
+  if (json) print(context, JSON.stringify(record, null, 2));
+  else printExecution(context, record);
+  return ExitCodes.COMPLETED;
+}
+
+/** A run as `show` prints it: the fold, step timings, its steps in plan order and its execution records. */
+function runView(events: readonly RunEvent[]) {
+  const run = foldRun(events);
+  // A wait still open (the run is waiting) counts until now.
+  const timings = stepTimings(events, Date.now() - Date.parse((events[0] as RunEvent).at));
+  const records = [...run.executions.keys()]
+    .map((executionId) => executionRecord(run, executionId))
+    .filter((record): record is ExecutionRecord => record !== undefined);
+  const steps = (run.plan?.steps ?? []).map((step) => ({
+    stepId: step.id,
+    tool: step.tool,
+    status: run.steps.get(step.id)?.status ?? 'pending',
+    result: run.steps.get(step.id)?.result,
+    toolMs: timings.steps.get(step.id)?.toolMs,
+    waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
+  }));
+  return { run, timings, records, steps };
+}
+
+type RunView = ReturnType<typeof runView>;
+
+function printRunHeader(context: CommandContext, { run, timings }: RunView): void {
+  const { palette } = context;
+  print(context, `${palette.bold('Run')} ${run.runId}  ${statusColour(context, run.status)}  ${run.engine} engine`);
+  print(
+    context,
+    `  plan ${run.planId} (digest ${run.planDigest.slice(0, 12)}…)${run.goal ? `  goal: ${run.goal}` : ''}`,
+  );
+  print(
+    context,
+    `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatDuration(run.durationMs)})`}${timings.waitingMs > 0 ? `  ${formatDuration(timings.waitingMs)} waiting for a person` : ''}`,
+  );
+  if (run.authorization) print(context, `  approved by ${run.authorization.by} at ${run.authorization.at}`);
+  if (run.usage)
+    print(
+      context,
+      `  tokens ${run.usage.totalTokens} (${run.usage.promptTokens} prompt, ${run.usage.completionTokens} completion)`,
+    );
+}
+
+function printSteps(context: CommandContext, steps: RunView['steps']): void {
+  const { palette } = context;
+  print(context, palette.bold('Steps'));
+  const rows = steps.map((step) => {
+    const result = step.result;
+    return [
+      step.stepId,
+      palette.cyan(step.tool ?? 'agentic'),
+      statusColour(context, step.status),
+      result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}` : '',
+      step.toolMs === undefined ? '' : formatDuration(step.toolMs),
+      step.waitingMs > 0 ? palette.yellow(`waited ${formatDuration(step.waitingMs)}`) : '',
+      result?.error ? `${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : '',
+    ];
+  });
+  for (const line of alignColumns(rows, '  ')) print(context, line);
+}
+
+async function showRun(context: CommandContext, store: RunStore, id: string, json: boolean): Promise<number> {
+  const events = await readAll(store, id);
+  if (events.length === 0)
+    throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${id} is not in the journal`, { location: id });
+  const view = runView(events);
+  const { run, timings, records, steps } = view;
+  if (json) {
+    const history = historyOf(run, events);
+    print(
+      context,
+      JSON.stringify(
+        { run: { ...summarizeRun(run), waitingMs: timings.waitingMs }, steps, executions: records, ...history },
+        null,
+        2,
+      ),
+    );
+    return ExitCodes.COMPLETED;
+  }
+  const { palette } = context;
+  printRunHeader(context, view);
+  print(context);
+  printSteps(context, steps);
+  printGoalProgress(context, goalProgressByStep(events));
+  print(context);
+  printHistory(context, run, events);
+  print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
+  if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
+  for (const record of records) printExecutionSummary(context, record);
+  print(context);
+  print(
+    context,
+    palette.gray(`stepwise show <executionId> for one execution; stepwise report ${run.runId} for the HTML report`),
+  );
+  return ExitCodes.COMPLETED;
+}
+
 export const showCommand: CommandDefinition = {
   name: 'show',
   summary: 'show a run (steps and its audit trail) or one execution',
@@ -147,86 +251,10 @@ Examples:
     const id = positionals[0] as string;
     const { store } = await openCommandStore(context, values);
     try {
-      if (id.startsWith('ex_')) {
-        const record = await store.getExecution(id);
-        if (!record)
-          throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `execution ${id} is not in the journal`, { location: id });
-        if (values.json) print(context, JSON.stringify(record, null, 2));
-        else printExecution(context, record);
-        return ExitCodes.COMPLETED;
-      }
-      const events = await readAll(store, id);
-      if (events.length === 0)
-        throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${id} is not in the journal`, { location: id });
-      const run = foldRun(events);
-      // A wait still open (the run is waiting) counts until now.
-      const timings = stepTimings(events, Date.now() - Date.parse((events[0] as RunEvent).at));
-      const records = [...run.executions.keys()]
-        .map((executionId) => executionRecord(run, executionId))
-        .filter((record): record is ExecutionRecord => record !== undefined);
-      const steps = (run.plan?.steps ?? []).map((step) => ({
-        stepId: step.id,
-        tool: step.tool,
-        status: run.steps.get(step.id)?.status ?? 'pending',
-        result: run.steps.get(step.id)?.result,
-        toolMs: timings.steps.get(step.id)?.toolMs,
-        waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
-      }));
-      if (values.json) {
-        const history = historyOf(run, events);
-        print(
-          context,
-          JSON.stringify(
-            { run: { ...summarizeRun(run), waitingMs: timings.waitingMs }, steps, executions: records, ...history },
-            null,
-            2,
-          ),
-        );
-        return ExitCodes.COMPLETED;
-      }
-      const { palette } = context;
-      print(context, `${palette.bold('Run')} ${run.runId}  ${statusColour(context, run.status)}  ${run.engine} engine`);
-      print(
-        context,
-        `  plan ${run.planId} (digest ${run.planDigest.slice(0, 12)}…)${run.goal ? `  goal: ${run.goal}` : ''}`,
-      );
-      print(
-        context,
-        `  started ${run.createdAt}${run.finishedAt ? `  finished ${run.finishedAt}` : ''}${run.durationMs === undefined ? '' : `  (${formatDuration(run.durationMs)})`}${timings.waitingMs > 0 ? `  ${formatDuration(timings.waitingMs)} waiting for a person` : ''}`,
-      );
-      if (run.authorization) print(context, `  approved by ${run.authorization.by} at ${run.authorization.at}`);
-      if (run.usage)
-        print(
-          context,
-          `  tokens ${run.usage.totalTokens} (${run.usage.promptTokens} prompt, ${run.usage.completionTokens} completion)`,
-        );
-      print(context);
-      print(context, palette.bold('Steps'));
-      const rows = steps.map((step) => {
-        const result = step.result;
-        return [
-          step.stepId,
-          palette.cyan(step.tool ?? 'agentic'),
-          statusColour(context, step.status),
-          result ? `${result.attempt} attempt${result.attempt === 1 ? '' : 's'}` : '',
-          step.toolMs === undefined ? '' : formatDuration(step.toolMs),
-          step.waitingMs > 0 ? palette.yellow(`waited ${formatDuration(step.waitingMs)}`) : '',
-          result?.error ? `${palette.red(result.error.code)} ${compact(result.error.message, 100)}` : '',
-        ];
-      });
-      for (const line of alignColumns(rows, '  ')) print(context, line);
-      printGoalProgress(context, goalProgressByStep(events));
-      print(context);
-      printHistory(context, run, events);
-      print(context, `${palette.bold('Executions')} ${palette.gray('(audit trail, in order)')}`);
-      if (records.length === 0) print(context, palette.gray('  none: no tool was called'));
-      for (const record of records) printExecutionSummary(context, record);
-      print(context);
-      print(
-        context,
-        palette.gray(`stepwise show <executionId> for one execution; stepwise report ${run.runId} for the HTML report`),
-      );
-      return ExitCodes.COMPLETED;
+      const json = Boolean(values.json);
+      return id.startsWith('ex_')
+        ? await showExecution(context, store, id, json)
+        : await showRun(context, store, id, json);
     } finally {
       await store.close();
     }

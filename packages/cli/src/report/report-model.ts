@@ -8,7 +8,7 @@ import {
   type StepResult,
 } from '@stepwise/core';
 import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from '../run-history.js';
-import { stepTimings, type WaitSpan } from '../step-timing.js';
+import { type RunTimings, stepTimings, type WaitSpan } from '../step-timing.js';
 import { goalProgressByStep } from './report-goal-progress.js';
 
 /** One attempt of one step: one bar on the timeline. */
@@ -377,17 +377,12 @@ export function failingStepOf(steps: readonly StepDetail[], bars: readonly Execu
   return failed[0]?.id;
 }
 
-/** Builds the report's model from a run's journal (events in seq order). */
-export function buildReportModel(events: readonly RunEvent[]): ReportModel {
-  const run = foldRun(events);
-  const origin = events.length > 0 ? Date.parse((events[0] as RunEvent).at) : 0;
-  const last = events.length > 0 ? Date.parse((events[events.length - 1] as RunEvent).at) : 0;
-  const time = (at: string) => Date.parse(at) - origin;
-  const walk = walkJournal(events, time, run.status === 'running');
-
-  const planSteps = run.plan?.steps ?? [];
-  const dependencies = new Map(planSteps.map((step) => [step.id, step.dependsOn ?? []]));
-  const timings = stepTimings(events);
+/**
+ * The timeline's bars, each marked when its step is on the critical path (by tool time and retry
+ * delays), with the time it waited for a person.
+ */
+function timelineBars(run: FoldedRun, walk: JournalWalk, timings: RunTimings) {
+  const dependencies = new Map((run.plan?.steps ?? []).map((step) => [step.id, step.dependsOn ?? []]));
   const ran = new Set(walk.bars.map((bar) => bar.stepId));
   const weights = new Map<string, number>();
   for (const [stepId, timing] of timings.steps) {
@@ -409,10 +404,20 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
       ),
     }))
     .sort((a, b) => a.start - b.start || a.attempt - b.attempt);
+  return { path, onPath, bars };
+}
 
+/** Every planned step with its outcome, calls, approvals, retries, progress and timings. */
+function stepDetails(
+  run: FoldedRun,
+  events: readonly RunEvent[],
+  walk: JournalWalk,
+  timings: RunTimings,
+  onPath: ReadonlySet<string>,
+): StepDetail[] {
   const callsByStep = toolCallDetails(run);
   const goalProgress = goalProgressByStep(events);
-  const steps: StepDetail[] = planSteps.map((step) => {
+  return (run.plan?.steps ?? []).map((step) => {
     const state = run.steps.get(step.id);
     const extra = walk.perStep.get(step.id);
     return {
@@ -435,6 +440,18 @@ export function buildReportModel(events: readonly RunEvent[]): ReportModel {
       waitingMs: timings.steps.get(step.id)?.waitingMs ?? 0,
     };
   });
+}
+
+/** Builds the report's model from a run's journal (events in seq order). */
+export function buildReportModel(events: readonly RunEvent[]): ReportModel {
+  const run = foldRun(events);
+  const origin = events.length > 0 ? Date.parse((events[0] as RunEvent).at) : 0;
+  const last = events.length > 0 ? Date.parse((events[events.length - 1] as RunEvent).at) : 0;
+  const time = (at: string) => Date.parse(at) - origin;
+  const walk = walkJournal(events, time, run.status === 'running');
+  const timings = stepTimings(events);
+  const { path, onPath, bars } = timelineBars(run, walk, timings);
+  const steps = stepDetails(run, events, walk, timings, onPath);
 
   const { runId, planId, planDigest, engine, goal, status, createdAt, finishedAt, durationMs, usage } = run;
   return {
