@@ -152,6 +152,8 @@ describe.skipIf(process.platform === 'win32')('no orphaned processes', () => {
     expect(events.find((event) => event.type === 'run-resume')).toMatchObject({
       interrupted: [{ stepId: 'long', action: 'fail' }],
     });
+    // What resume killed is journaled (the command's group, led by its first pid), and nothing was left.
+    expect(events.find((event) => event.type === 'process-kill')).toMatchObject({ killed: [pids[0]], left: [] });
     // check.js ran as the next step and saw neither process.
     expect(JSON.parse(await readFile(path.join(workspace, 'check.json'), 'utf8'))).toEqual({ alive: [] });
     expect(pids.map(isAlive)).toEqual([false, false]);
