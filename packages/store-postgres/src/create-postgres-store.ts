@@ -7,6 +7,7 @@ import {
   type ExecutionRecord,
   emptyRun,
   executionRecord,
+  FoldChanges,
   type FoldedRun,
   type Lease,
   type RunEvent,
@@ -134,8 +135,9 @@ class PostgresRunStore implements PostgresStore {
           checkAppendLease(runId, row, lease);
           checkBatch(runId, row.last_seq, events);
           await this.#catchUp(trx, runId, fold, row.last_seq);
-          for (const event of events) applyEvent(fold, event);
-          await writeBatch(trx, fold, events, this.#threshold);
+          const changes = new FoldChanges();
+          for (const event of events) applyEvent(fold, event, changes);
+          await writeBatch(trx, fold, changes, events, this.#threshold);
         });
         return { fold, value: undefined };
       }),

@@ -141,4 +141,14 @@ export interface PostgresStoreDatabase {
   model_calls: ModelCallsTable;
   work_queue: WorkQueueTable;
   tool_slots: ToolSlotsTable;
+  store_metadata: StoreMetadataTable;
+}
+
+/**
+ * Facts about the schema as a whole, one row each. `journal_version`: the journal format the store
+ * writes (core's `JOURNAL_VERSION`); a release that reads only older formats refuses the schema (E504).
+ */
+export interface StoreMetadataTable {
+  name: string;
+  value: number;
 }

@@ -9,6 +9,7 @@ export type {
   PostgresStoreDatabase,
   RunsTable,
   StepsTable,
+  StoreMetadataTable,
   ToolSlotsTable,
   WorkQueueTable,
 } from './database-schema.js';

@@ -218,9 +218,27 @@ const solveViews = (schema: string): Migration => ({
   },
 });
 
+/**
+ * `store_metadata`: facts about the schema as a whole. `journal_version` is the journal format the
+ * store writes (core's `JOURNAL_VERSION`): a release that writes a newer one raises it in a migration
+ * of its own, and an older release then refuses the schema (E504). Journals written before the row
+ * existed are format 1.
+ */
+const storeMetadata = (schema: string): Migration => ({
+  async up(db: AnyDatabase) {
+    await sql`set local search_path to ${sql.id(schema)}`.execute(db);
+    await sql`create table store_metadata (name text primary key, value integer not null)`.execute(db);
+    await sql`insert into store_metadata (name, value) values ('journal_version', 1)`.execute(db);
+  },
+});
+
 /** Every migration of a store in `schema`, by name; names sort in the order they run. Forward-only: no `down`. */
 export function migrations(schema: string): Readonly<Record<string, Migration>> {
-  return { '0001_initial': initial(schema), '0002_solve_views': solveViews(schema) };
+  return {
+    '0001_initial': initial(schema),
+    '0002_solve_views': solveViews(schema),
+    '0003_store_metadata': storeMetadata(schema),
+  };
 }
 
 export function migrationProvider(schema: string): MigrationProvider {

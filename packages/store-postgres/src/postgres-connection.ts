@@ -1,4 +1,4 @@
-import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, JOURNAL_VERSION, StepwiseError } from '@stepwise/core';
 import { Kysely, Migrator, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { PostgresStoreDatabase } from './database-schema.js';
@@ -102,6 +102,26 @@ async function refuseNewerSchema(connection: PostgresConnection): Promise<void> 
       { location: connection.schema },
     );
   }
+  await refuseNewerJournals(connection);
+}
+
+/** A schema whose journals are in a format newer than this release's core folds: E504, untouched. */
+async function refuseNewerJournals(connection: PostgresConnection): Promise<void> {
+  const table = `${connection.schema}.store_metadata`;
+  const exists = await sql<{ found: string | null }>`select to_regclass(${table})::text as found`.execute(
+    connection.db,
+  );
+  if (!exists.rows[0]?.found) return;
+  const rows = await sql<{ value: number }>`select value from ${sql.table(table)} where name = 'journal_version'`.execute(
+    connection.db,
+  );
+  const version = rows.rows[0]?.value;
+  if (version === undefined || version <= JOURNAL_VERSION) return;
+  throw new StepwiseError(
+    ErrorCodes.STORE_SCHEMA_NEWER,
+    `schema "${connection.schema}" holds journals in format version ${version}, newer than this release reads (${JOURNAL_VERSION}); upgrade @stepwise/core and @stepwise/store-postgres`,
+    { location: connection.schema, details: { journalVersion: version, supportedJournalVersion: JOURNAL_VERSION } },
+  );
 }
 
 /** pg error codes and socket errors after which trying again later can succeed. */

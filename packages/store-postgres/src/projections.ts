@@ -1,14 +1,14 @@
 import {
-  type ApprovalDecisionEvent,
+  type ExecutionState,
   exitCodeOf,
+  type FoldChanges,
   type FoldedRun,
-  type ModelCallEvent,
   type RunEvent,
   summarizeRun,
 } from '@stepwise/core';
-import { type Compilable, type Kysely, sql } from 'kysely';
+import { type Compilable, type Insertable, type Kysely, sql } from 'kysely';
 import { type BlobRow, packEvent, sha256 } from './blob-fields.js';
-import type { PostgresStoreDatabase } from './database-schema.js';
+import type { ExecutionsTable, PostgresStoreDatabase } from './database-schema.js';
 
 type Transaction = Kysely<PostgresStoreDatabase>;
 
@@ -61,11 +61,13 @@ function insertEvents(
 
 /**
  * Writes a batch: its journal rows, and `runs`, `steps`, `executions`, `approvals` and `model_calls`
- * brought up to the fold. One statement (data-modifying CTEs): one round trip however many tables.
+ * brought up to core's fold, for what the batch changed (`changes`, filled by `applyEvent`). One
+ * statement (data-modifying CTEs): one round trip however many tables.
  */
 export async function writeBatch(
   trx: Transaction,
   fold: FoldedRun,
+  changes: FoldChanges,
   events: readonly RunEvent[],
   threshold: number,
 ): Promise<void> {
@@ -90,17 +92,15 @@ export async function writeBatch(
       summary: JSON.stringify(summary),
     })
     .where('id', '=', fold.runId);
-  const stepIds = new Set<string>();
-  const executionIds = new Set<string>();
-  for (const event of events) {
-    const record = event as unknown as { stepId?: unknown; executionId?: unknown };
-    if (typeof record.stepId === 'string') stepIds.add(record.stepId);
-    if (typeof record.executionId === 'string' && fold.executions.has(record.executionId)) {
-      executionIds.add(record.executionId);
-    }
+  const firstSeq = (events[0] as RunEvent).seq;
+  // A step that left and came back in the batch is written, not deleted: one statement cannot do both to a row.
+  const removed = [...changes.removedSteps].filter((stepId) => !changes.steps.has(stepId));
+  if (removed.length > 0) {
+    writes.push(trx.deleteFrom('steps').where('run_id', '=', fold.runId).where('step_id', 'in', removed));
   }
-  writes.push(upsertSteps(trx, fold, stepIds), upsertExecutions(trx, fold, executionIds, threshold, blobs));
-  writes.push(...insertDecisions(trx, fold.runId, events), insertBlobs(trx, blobs));
+  writes.push(upsertSteps(trx, fold, changes.steps));
+  writes.push(...upsertExecutions(trx, fold, changes.executions, firstSeq, threshold, blobs));
+  writes.push(...insertDecisions(trx, fold.runId, changes), insertBlobs(trx, blobs));
   const ctes = writes
     .filter((write): write is Compilable => write !== undefined)
     .map((write, index) => sql`${sql.id(`write_${index}`)} as (${write})`);
@@ -111,14 +111,13 @@ function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlySet<str
   const rows = [...stepIds].flatMap((stepId) => {
     const step = fold.steps.get(stepId);
     if (!step) return [];
-    const tool = fold.executions.get(step.executionId ?? '')?.tool ?? step.result?.tool;
     return [
       {
         run_id: fold.runId,
         step_id: stepId,
         status: step.status,
         attempt: step.attempt,
-        tool: orNull(tool),
+        tool: orNull(step.tool),
         execution_id: orNull(step.executionId),
         started_at: timeOrNull(step.startedAt),
         duration_ms: roundOrNull(step.result?.durationMs),
@@ -149,48 +148,76 @@ function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlySet<str
     );
 }
 
+type ExecutionRow = Insertable<ExecutionsTable>;
+
+function executionRow(fold: FoldedRun, execution: ExecutionState, threshold: number, blobs: BlobRow[]): ExecutionRow {
+  const args = jsonOrBlob(execution.args, threshold, blobs);
+  const output = jsonOrBlob(execution.output, threshold, blobs);
+  return {
+    execution_id: execution.executionId,
+    run_id: fold.runId,
+    step_id: execution.stepId,
+    attempt: execution.attempt,
+    turn: orNull(execution.turn),
+    tool: execution.tool,
+    effect: execution.effect,
+    idempotent: execution.idempotent,
+    args: args.json,
+    args_sha256: args.sha,
+    started_at: execution.startedAt,
+    finished_at: timeOrNull(execution.finishedAt),
+    status: execution.status,
+    duration_ms: roundOrNull(execution.durationMs),
+    exit_code: orNull(exitCodeOf(execution.output, execution.error)),
+    error_code: orNull(execution.error?.code),
+    error_message: orNull(execution.error?.message),
+    output: output.json,
+    output_sha256: output.sha,
+  };
+}
+
+/**
+ * The executions the batch changed. One the batch called is written whole, whichever run held its
+ * id before (the latest call owns it, as in every store); one called earlier gets its result, and
+ * only while this run still owns it.
+ */
 function upsertExecutions(
   trx: Transaction,
   fold: FoldedRun,
   executionIds: ReadonlySet<string>,
+  firstSeq: number,
   threshold: number,
   blobs: BlobRow[],
-): Compilable | undefined {
-  const rows = [...executionIds].flatMap((executionId) => {
+): Compilable[] {
+  const called: ExecutionRow[] = [];
+  const finished: ExecutionRow[] = [];
+  for (const executionId of executionIds) {
     const execution = fold.executions.get(executionId);
-    if (!execution) return [];
-    const args = jsonOrBlob(execution.args, threshold, blobs);
-    const output = jsonOrBlob(execution.output, threshold, blobs);
-    return [
-      {
-        execution_id: executionId,
-        run_id: fold.runId,
-        step_id: execution.stepId,
-        attempt: execution.attempt,
-        turn: orNull(execution.turn),
-        tool: execution.tool,
-        effect: execution.effect,
-        idempotent: execution.idempotent,
-        args: args.json,
-        args_sha256: args.sha,
-        started_at: execution.startedAt,
-        finished_at: timeOrNull(execution.finishedAt),
-        status: execution.status,
-        duration_ms: roundOrNull(execution.durationMs),
-        exit_code: orNull(exitCodeOf(execution.output, execution.error)),
-        error_code: orNull(execution.error?.code),
-        error_message: orNull(execution.error?.message),
-        output: output.json,
-        output_sha256: output.sha,
-      },
-    ];
-  });
-  if (rows.length === 0) return undefined;
+    if (!execution) continue;
+    (execution.callSeq >= firstSeq ? called : finished).push(executionRow(fold, execution, threshold, blobs));
+  }
+  const writes: Compilable[] = [];
+  if (called.length > 0) writes.push(insertCalled(trx, called));
+  if (finished.length > 0) writes.push(updateFinished(trx, fold.runId, finished));
+  return writes;
+}
+
+function insertCalled(trx: Transaction, rows: readonly ExecutionRow[]): Compilable {
   return trx
     .insertInto('executions')
     .values(rows)
     .onConflict((conflict) =>
       conflict.column('execution_id').doUpdateSet((update) => ({
+        run_id: update.ref('excluded.run_id'),
+        step_id: update.ref('excluded.step_id'),
+        attempt: update.ref('excluded.attempt'),
+        turn: update.ref('excluded.turn'),
+        tool: update.ref('excluded.tool'),
+        effect: update.ref('excluded.effect'),
+        idempotent: update.ref('excluded.idempotent'),
+        args: update.ref('excluded.args'),
+        args_sha256: update.ref('excluded.args_sha256'),
+        started_at: update.ref('excluded.started_at'),
         finished_at: update.ref('excluded.finished_at'),
         status: update.ref('excluded.status'),
         duration_ms: update.ref('excluded.duration_ms'),
@@ -203,38 +230,55 @@ function upsertExecutions(
     );
 }
 
-function insertDecisions(trx: Transaction, runId: string, events: readonly RunEvent[]): Compilable[] {
+function updateFinished(trx: Transaction, runId: string, rows: readonly ExecutionRow[]): Compilable {
+  return trx
+    .insertInto('executions')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict
+        .column('execution_id')
+        .doUpdateSet((update) => ({
+          finished_at: update.ref('excluded.finished_at'),
+          status: update.ref('excluded.status'),
+          duration_ms: update.ref('excluded.duration_ms'),
+          exit_code: update.ref('excluded.exit_code'),
+          error_code: update.ref('excluded.error_code'),
+          error_message: update.ref('excluded.error_message'),
+          output: update.ref('excluded.output'),
+          output_sha256: update.ref('excluded.output_sha256'),
+        }))
+        .where('executions.run_id', '=', runId),
+    );
+}
+
+function insertDecisions(trx: Transaction, runId: string, changes: FoldChanges): Compilable[] {
   const writes: Compilable[] = [];
-  const approvals = events
-    .filter((event): event is ApprovalDecisionEvent => event.type === 'approval-decision')
-    .map((event) => ({
-      run_id: runId,
-      seq: event.seq,
-      execution_id: event.executionId,
-      step_id: event.stepId,
-      tool: orNull(event.tool),
-      decision: event.decision,
-      source: event.source,
-      decided_by: orNull(event.by),
-      reason: orNull(event.reason),
-      at: event.at,
-    }));
+  const approvals = changes.approvals.map((event) => ({
+    run_id: runId,
+    seq: event.seq,
+    execution_id: event.executionId,
+    step_id: event.stepId,
+    tool: orNull(event.tool),
+    decision: event.decision,
+    source: event.source,
+    decided_by: orNull(event.by),
+    reason: orNull(event.reason),
+    at: event.at,
+  }));
   if (approvals.length > 0) writes.push(trx.insertInto('approvals').values(approvals));
-  const calls = events
-    .filter((event): event is ModelCallEvent => event.type === 'model-call')
-    .map((event) => ({
-      run_id: runId,
-      seq: event.seq,
-      step_id: event.stepId,
-      turn: event.turn,
-      model: event.model,
-      prompt_tokens: orNull(event.usage?.promptTokens),
-      completion_tokens: orNull(event.usage?.completionTokens),
-      total_tokens: orNull(event.usage?.totalTokens),
-      latency_ms: roundOrNull(event.latencyMs),
-      error_code: orNull(event.error?.code),
-      at: event.at,
-    }));
+  const calls = changes.modelCalls.map((event) => ({
+    run_id: runId,
+    seq: event.seq,
+    step_id: event.stepId,
+    turn: event.turn,
+    model: event.model,
+    prompt_tokens: orNull(event.usage?.promptTokens),
+    completion_tokens: orNull(event.usage?.completionTokens),
+    total_tokens: orNull(event.usage?.totalTokens),
+    latency_ms: roundOrNull(event.latencyMs),
+    error_code: orNull(event.error?.code),
+    at: event.at,
+  }));
   if (calls.length > 0) writes.push(trx.insertInto('model_calls').values(calls));
   return writes;
 }

@@ -246,6 +246,31 @@ describe.skipIf(!postgres)('store-postgres specifics', () => {
     expect(error?.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(error?.retryable).toBe(true);
   });
+
+  it('records the journal format it writes, refuses a schema holding newer journals (E504) and a newer run-start (E506)', async () => {
+    const store = open();
+    await store.ready;
+    expect(await query(url, `select name, value from ${store.schema}.store_metadata`)).toEqual([
+      { name: 'journal_version', value: 1 },
+    ]);
+    const future = { type: 'run-start', journalVersion: 2, planId: plan.id, planDigest: 'd', plan, engine: 'dag' };
+    const refused = await store
+      .append('run_future', [{ ...future, runId: 'run_future', seq: 1, at: at() } as RunEvent])
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown as StepwiseError,
+      );
+    expect(refused).toMatchObject({ code: ErrorCodes.JOURNAL_VERSION_UNSUPPORTED, location: 'run_future#1' });
+    expect(await store.getRun('run_future')).toBeUndefined();
+    await query(url, `update ${store.schema}.store_metadata set value = 2 where name = 'journal_version'`);
+    const newer = open({ schema: store.schema });
+    const error = await newer.ready.then(
+      () => undefined,
+      (thrown: unknown) => thrown as StepwiseError,
+    );
+    expect(error?.code).toBe(ErrorCodes.STORE_SCHEMA_NEWER);
+    expect(error?.message).toMatch(/journals in format version 2, newer than this release reads \(1\)/);
+  });
 });
 
 if (!postgres) {

@@ -1,0 +1,147 @@
+import type { FoldedRun, Lease, RunEvent, RunStore } from '@stepwise/core';
+import {
+  checkStoreAgainstFold,
+  type Draw,
+  firstDifference,
+  type GeneratedJournal,
+  randomJournals,
+} from '@stepwise/core/testing';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+
+const postgres = await testPostgres();
+// Each case is dozens of round trips to the server: 300 keep the test near a minute on a 2-core machine.
+const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 300);
+
+/** Appends through one store or the other (two processes on one schema); reads from the first. */
+function twoWriters(first: PostgresStore, second: PostgresStore, draw: Draw): RunStore {
+  return {
+    append: (runId: string, events: readonly RunEvent[], lease?: Lease) =>
+      (draw(0, 3) === 3 ? second : first).append(runId, events, lease),
+    read: (runId, afterSeq) => first.read(runId, afterSeq),
+    getRun: (runId) => first.getRun(runId),
+    listRuns: (filter) => first.listRuns(filter),
+    getExecution: (executionId) => first.getExecution(executionId),
+    acquireLease: (runId, owner, ttlMs) => first.acquireLease(runId, owner, ttlMs),
+    renewLease: (lease) => first.renewLease(lease),
+    releaseLease: (lease) => first.releaseLease(lease),
+    close: async () => undefined,
+  };
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+const round = (value: number | undefined) => (value === undefined ? null : Math.round(value));
+
+/** The `steps`, `approvals` and `model_calls` tables and the code agent's views, against the fold. */
+async function tableDifferences(store: PostgresStore, journal: GeneratedJournal, fold: FoldedRun): Promise<string[]> {
+  const { runId } = journal;
+  const steps = await store.db.selectFrom('steps').selectAll().where('run_id', '=', runId).orderBy('step_id').execute();
+  const expectedSteps = [...fold.steps.values()]
+    .sort((a, b) => (a.stepId < b.stepId ? -1 : 1))
+    .map((step) => ({
+      run_id: runId,
+      step_id: step.stepId,
+      status: step.status,
+      attempt: step.attempt,
+      tool: step.tool ?? null,
+      execution_id: step.executionId ?? null,
+      started_at: step.startedAt ? step.startedAt : null,
+      duration_ms: round(step.result?.durationMs),
+      tool_called: step.toolCalled,
+      idempotent: step.idempotent ?? null,
+      error_code: step.result?.error?.code ?? null,
+      error_message: step.result?.error?.message ?? null,
+    }));
+  const approvals = await store.db
+    .selectFrom('approvals')
+    .select(['execution_id', 'step_id', 'decision', 'source', 'decided_by', 'reason', 'at'])
+    .where('run_id', '=', runId)
+    .orderBy('seq')
+    .execute();
+  const modelCalls = await store.db
+    .selectFrom('model_calls')
+    .select(['seq', 'step_id', 'turn', 'model', 'total_tokens', 'latency_ms', 'error_code', 'at'])
+    .where('run_id', '=', runId)
+    .orderBy('seq')
+    .execute();
+  // The code agent's views are not in the typed schema: plain SQL.
+  const attempts = await sql<{ seq: number; status: string; rolled_back: boolean }>`
+    select seq, status, rolled_back from ${sql.table(`${store.schema}.attempts`)} where run_id = ${runId} order by seq`.execute(
+    store.db,
+  );
+  const checks: [string, unknown, unknown][] = [
+    ['steps', steps.map((row) => ({ ...row, started_at: iso(row.started_at) })), expectedSteps],
+    [
+      'approvals',
+      approvals.map((row) => ({ ...row, at: iso(row.at) })),
+      fold.approvals.map((approval) => ({
+        execution_id: approval.executionId,
+        step_id: approval.stepId,
+        decision: approval.decision,
+        source: approval.source,
+        decided_by: approval.by ?? null,
+        reason: approval.reason ?? null,
+        at: approval.at,
+      })),
+    ],
+    [
+      'model_calls',
+      modelCalls.map((row) => ({ ...row, at: iso(row.at) })),
+      fold.modelCalls.map((call) => ({
+        seq: call.seq,
+        step_id: call.stepId,
+        turn: call.turn,
+        model: call.model,
+        total_tokens: call.usage?.totalTokens ?? null,
+        latency_ms: round(call.latencyMs),
+        error_code: call.error?.code ?? null,
+        at: call.at,
+      })),
+    ],
+    [
+      'attempts',
+      attempts.rows,
+      journal.events.flatMap((event) =>
+        event.type === 'attempt-end' ? [{ seq: event.seq, status: event.status, rolled_back: event.rolledBack }] : [],
+      ),
+    ],
+  ];
+  return checks.flatMap(([table, actual, expected]) => {
+    const found = firstDifference(actual, expected);
+    return found ? [`${table} ${found}`] : [];
+  });
+}
+
+describe.skipIf(!postgres)("the Postgres store against core's fold", () => {
+  const url = postgres?.url as string;
+  const schema = `property_${process.pid}`;
+  // A fold cache of 2 runs makes appends fold runs again from the journal; the second store appends
+  // as another process would.
+  const first = createPostgresStore({ connectionString: url, schema, blobThresholdBytes: 64, foldCacheSize: 2 });
+  const second = createPostgresStore({ connectionString: url, schema, blobThresholdBytes: 64 });
+  afterAll(async () => {
+    await Promise.all([first.close(), second.close()]);
+    postgres?.server?.close();
+  });
+
+  it(`agrees on ${RUNS} random journals (STEPWISE_PROPERTY_RUNS): reads, summaries, lists, audit bundles, tables`, async () => {
+    await Promise.all([first.ready, second.ready]);
+    let count = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.gen(), async (g) => {
+        const draw: Draw = (min, max) => g(fc.integer, { min, max });
+        const planId = `plan_${count}`;
+        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId });
+        const problems = await checkStoreAgainstFold(twoWriters(first, second, draw), journals, draw, {
+          planId,
+          views: (journal, fold) => tableDifferences(first, journal, fold),
+        });
+        expect(problems).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  }, 900_000);
+});
