@@ -112,10 +112,8 @@ async function refuseNewerJournals(connection: PostgresConnection): Promise<void
     connection.db,
   );
   if (!exists.rows[0]?.found) return;
-  const rows = await sql<{ value: number }>`select value from ${sql.table(table)} where name = 'journal_version'`.execute(
-    connection.db,
-  );
-  const version = rows.rows[0]?.value;
+  const query = sql<{ value: number }>`select value from ${sql.table(table)} where name = 'journal_version'`;
+  const version = (await query.execute(connection.db)).rows[0]?.value;
   if (version === undefined || version <= JOURNAL_VERSION) return;
   throw new StepwiseError(
     ErrorCodes.STORE_SCHEMA_NEWER,
