@@ -52,11 +52,36 @@ export function secretForms(secret: string): string[] {
  * and `\r` as in text that holds JSON) anywhere — `fold`, MIME base64 wrapped at 64 or 76
  * columns, a secret printed over two lines — and percent-encoded bytes.
  */
-const DISGUISE = /\r|\n|\\r|\\n|%[0-9A-Fa-f]{2}/g;
 const HAS_DISGUISE = /[\r\n%]|\\[rn]/;
+const LINE_BREAKS = /[\r\n]|\\[rn]/g;
+const PERCENT_BYTE = /%[0-9A-Fa-f]{2}/g;
 
-function undisguise(piece: string): string {
-  return piece.startsWith('%') ? String.fromCharCode(Number.parseInt(piece.slice(1), 16)) : '';
+const decodeByte = (escape: string) => String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+
+/** `text` with `pattern`'s matches dropped (or decoded), and where each character of the result came from in `text`. */
+function mapped(text: string, pattern: RegExp, decode?: (match: string) => string) {
+  const out: string[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let last = 0;
+  const copy = (until: number) => {
+    out.push(text.slice(last, until));
+    for (; last < until; last++) {
+      starts.push(last);
+      ends.push(last + 1);
+    }
+  };
+  for (const match of text.matchAll(pattern)) {
+    copy(match.index);
+    if (decode) {
+      out.push(decode(match[0]));
+      starts.push(match.index);
+      ends.push(match.index + match[0].length);
+    }
+    last = match.index + match[0].length;
+  }
+  copy(text.length);
+  return { text: out.join(''), starts, ends };
 }
 
 /**
@@ -66,36 +91,23 @@ function undisguise(piece: string): string {
  */
 export function redactDisguised(text: string, pattern: RegExp, replacement: string): string {
   if (!HAS_DISGUISE.test(text)) return text;
-  const plain = text.replace(DISGUISE, undisguise);
+  // The quick test first, without positions (most multi-line text holds no secret).
+  const joinedText = text.replace(LINE_BREAKS, '');
+  const plainText = joinedText.includes('%') ? joinedText.replace(PERCENT_BYTE, decodeByte) : joinedText;
   pattern.lastIndex = 0;
-  if (plain === text || !pattern.test(plain)) return text;
-  // Where each character of `plain` starts and ends in `text`: built only when there is a match.
-  const starts = new Int32Array(plain.length);
-  const ends = new Int32Array(plain.length);
-  let at = 0;
-  let last = 0;
-  const copy = (until: number) => {
-    for (; last < until; last++, at++) {
-      starts[at] = last;
-      ends[at] = last + 1;
-    }
-  };
-  for (const piece of text.matchAll(DISGUISE)) {
-    copy(piece.index);
-    if (piece[0].startsWith('%')) {
-      starts[at] = piece.index;
-      ends[at++] = piece.index + 3;
-    }
-    last = piece.index + piece[0].length;
-  }
-  copy(text.length);
+  if (plainText === text || !pattern.test(plainText)) return text;
+  // Positions only now: line breaks out first, then bytes decoded (an escape split over lines counts).
+  const joined = mapped(text, LINE_BREAKS);
+  const plain = mapped(joined.text, PERCENT_BYTE, decodeByte);
+  const startOf = (at: number) => joined.starts[plain.starts[at] as number] as number;
+  const endOf = (at: number) => joined.ends[(plain.ends[at] as number) - 1] as number;
   let result = '';
   let from = 0;
   pattern.lastIndex = 0;
-  for (const match of plain.matchAll(pattern)) {
+  for (const match of plain.text.matchAll(pattern)) {
     if (match[0].length === 0) continue;
-    result += text.slice(from, starts[match.index]) + replacement;
-    from = ends[match.index + match[0].length - 1] as number;
+    result += text.slice(from, startOf(match.index)) + replacement;
+    from = endOf(match.index + match[0].length - 1);
   }
   return result + text.slice(from);
 }
