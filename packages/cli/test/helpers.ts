@@ -186,7 +186,7 @@ export async function inProcess(
       stderr += text;
     }),
     stdin: process.stdin,
-    env: { NO_COLOR: '1' },
+    env: { NO_COLOR: '1', STEPWISE_TRUSTED_PATHS: process.env.STEPWISE_TRUSTED_PATHS },
     cwd,
   });
   return { code, stdout, stderr };

@@ -286,13 +286,15 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   checkOptions(options);
   const agentic = await loadAgenticEngine('solve', 'solve');
   const model = options.model as ChatModel;
-  const sandbox = new WorkspaceSandbox({ root: options.workspace });
+  const protectedPaths = options.protectedPaths ? { protectedPaths: options.protectedPaths } : {};
+  // The checkpoints walk this sandbox too: protected files are never recorded nor restored.
+  const sandbox = new WorkspaceSandbox({ root: options.workspace, ...protectedPaths });
   const root = await sandbox.realRoot();
   const tools = new ToolRegistry(options.tools ?? []);
   await tools.use(
     nodeTools({
       workspace: root,
-      ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
+      ...protectedPaths,
       commands: { allow: [...(options.allowCommands ?? [options.validate[0] as string])] },
     }),
   );
