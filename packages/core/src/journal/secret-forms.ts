@@ -56,7 +56,7 @@ const HAS_DISGUISE = /[\r\n%]|\\[rn]/;
 const LINE_BREAKS = /[\r\n]|\\[rn]/g;
 const PERCENT_BYTE = /%[0-9A-Fa-f]{2}/g;
 
-const decodeByte = (escape: string) => String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+const decodeByte = (encoded: string) => String.fromCharCode(Number.parseInt(encoded.slice(1), 16));
 
 /** `text` with `pattern`'s matches dropped (or decoded), and where each character of the result came from in `text`. */
 function mapped(text: string, pattern: RegExp, decode?: (match: string) => string) {
