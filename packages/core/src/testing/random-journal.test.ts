@@ -9,33 +9,34 @@ import { type Draw, seededDraw } from './random-values.js';
 
 const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
 
-/** Every type a journal may hold; the generator must produce each (process-kill is journaled by resume alone). */
-const EVENT_TYPES: readonly RunEventType[] = [
-  'run-start',
-  'run-resume',
-  'run-continue',
-  'step-start',
-  'approval-request',
-  'approval-decision',
-  'approval-response',
-  'tool-call',
-  'tool-result',
-  'step-retry',
-  'recovery-decision',
-  'adjust-decision',
-  'progress-report',
-  'process-start',
-  'model-call',
-  'goal-progress',
-  'question-ask',
-  'limit-reach',
-  'step-end',
-  'plan-revise',
-  'attempt-end',
-  'validation-end',
-  'workspace-rollback',
-  'run-end',
-];
+/** Every type a journal may hold (an object, so a new event type that is not listed fails to compile). */
+const EVENT_TYPES = Object.keys({
+  'run-start': true,
+  'run-resume': true,
+  'run-continue': true,
+  'step-start': true,
+  'approval-request': true,
+  'approval-decision': true,
+  'approval-response': true,
+  'tool-call': true,
+  'tool-result': true,
+  'step-retry': true,
+  'recovery-decision': true,
+  'adjust-decision': true,
+  'progress-report': true,
+  'process-start': true,
+  'process-kill': true,
+  'model-call': true,
+  'goal-progress': true,
+  'question-ask': true,
+  'limit-reach': true,
+  'step-end': true,
+  'plan-revise': true,
+  'attempt-end': true,
+  'validation-end': true,
+  'workspace-rollback': true,
+  'run-end': true,
+} satisfies Record<RunEventType, true>);
 
 describe('randomJournals', () => {
   it('journals every event type, in journals that fold, with gap-free seqs and batches that cover them', () => {

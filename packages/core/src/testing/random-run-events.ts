@@ -44,6 +44,14 @@ export function revisePlan(simulation: JournalSimulation): void {
 /** The process died and another resumed the run: the steps in flight are rerun, failed or finished. */
 export function resumeRun(simulation: JournalSimulation): void {
   const inFlight = [...simulation.steps.values()].filter((step) => step.phase !== 'idle');
+  if (chance(simulation.draw, 20)) {
+    // What resume did with the process groups crashed calls had left.
+    simulation.emit({
+      type: 'process-kill',
+      killed: [simulation.draw(2, 60000)],
+      left: chance(simulation.draw, 50) ? [{ pid: 4242, processGroup: 4242, reason: 'not-leader' }] : [],
+    });
+  }
   simulation.emit({
     type: 'run-resume',
     owner: `host_${simulation.draw(0, 3)}`,
