@@ -133,6 +133,24 @@ describe('the journal format a database records', () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 
+  it('refuses (E502) a batch whose revision does not chain to the plan, as the fold does, writing nothing', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const events = jsonl('run_fixture_release').map((event) => ({ ...event, runId: 'run_chain' }) as RunEvent);
+    const revision = events.findIndex((event) => event.type === 'plan-revise');
+    await store.append('run_chain', events.slice(0, revision));
+    const broken = { ...events[revision], parentDigest: 'f'.repeat(64) } as RunEvent;
+    await expect(
+      store.append('run_chain', [broken, ...events.slice(revision + 1, revision + 3)]),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.JOURNAL_CONFLICT,
+      location: `run_chain#${revision + 1}`,
+    });
+    expect((await store.getRun('run_chain'))?.lastSeq).toBe(revision);
+    await store.append('run_chain', events.slice(revision));
+    expect(await store.getRun('run_chain')).toEqual(summarizeRun(foldRun(events)));
+    await store.close();
+  });
+
   it('refuses (E506) to append a run journaled in a newer format, writing nothing', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     const start = { ...jsonl('run_fixture_waiting')[0], runId: 'run_future', journalVersion: 2 } as RunEvent;
