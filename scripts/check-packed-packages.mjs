@@ -49,8 +49,11 @@ function report(ok, name, detail) {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${!ok && detail ? `: ${detail}` : ''}`);
 }
 
+// `stepwise trust` writes the user's trust store: the checks keep theirs in the scratch folder.
+const env = { ...process.env, XDG_CONFIG_HOME: path.join(scratch, 'config') };
+
 function spawn(command, args, folder, timeout = 120_000) {
-  const outcome = spawnSync(command, args, { cwd: folder, encoding: 'utf8', timeout });
+  const outcome = spawnSync(command, args, { cwd: folder, encoding: 'utf8', timeout, env });
   return { status: outcome.status, stdout: outcome.stdout ?? '', stderr: outcome.stderr ?? '', error: outcome.error };
 }
 
