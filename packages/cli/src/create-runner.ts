@@ -372,7 +372,7 @@ async function openStore(options: RunnerOptions, workspace: string): Promise<Run
 }
 
 /** The model key's variable and the key itself are redacted with `secretEnv`. */
-function runnerRedactor(options: RunnerOptions): Redactor {
+export function runnerRedactor(options: RunnerOptions): Redactor {
   if (options.redactor) return options.redactor;
   const secretEnv = [...(options.secretEnv ?? [])];
   const apiKeyEnv = (options.model as ModelEndpoint | undefined)?.apiKeyEnv;

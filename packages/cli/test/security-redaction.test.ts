@@ -160,9 +160,29 @@ describe('redaction across every output of the command line', () => {
           check(`${name}: run --engine ${engine} ${format.join(' ')}`, outcome.stdout + outcome.stderr);
         }
       }
+      for (const command of [
+        ['validate', file],
+        ['validate', file, '--json'],
+        ['validate', file, '--no-tools'],
+      ]) {
+        const outcome = await cli.stepwise(command, { env: ENV });
+        // --no-tools checks the structure only: an unknown tool passes it.
+        if (!command.includes('--no-tools')) expect(outcome.code, outcome.stdout + outcome.stderr).toBe(2);
+        check(`${name}: ${command.join(' ')}`, outcome.stdout + outcome.stderr);
+      }
+      const approved = await cli.stepwise(['approve', file, '--by', 'alice'], { env: ENV });
+      check(`${name}: approve`, approved.stdout + approved.stderr);
     },
     120_000,
   );
+
+  it('prints no secret when it approves a plan whose id holds one', async () => {
+    await cli.write('secret-id.json', { id: `plan-${SECRET}`, steps: [{ id: 'a', tool: 'leak_forms', args: {} }] });
+    const outcome = await cli.stepwise(['approve', 'secret-id.json', '--by', 'alice'], { env: ENV });
+    expect(outcome.code, outcome.stdout + outcome.stderr).toBe(0);
+    expect(outcome.stdout).toContain('approved plan plan-[REDACTED]');
+    check('approve a plan with a secret id', outcome.stdout + outcome.stderr);
+  }, 60_000);
 
   it.each([5_000, 100_000])(
     'refuses args nested %i levels deep with E202, not a stack overflow',
@@ -182,8 +202,9 @@ describe('redaction across every output of the command line', () => {
   );
 
   it('checked every output above against every form of the secret', () => {
-    // 1 run --json, 1 run, 5 show/runs, the report, the database files, 5 × 4 invalid plans, 2 deep plans.
-    expect(outputs.size).toBeGreaterThanOrEqual(1 + 1 + 5 + 1 + 1 + 20 + 2);
+    // 1 run --json, 1 run, 5 show/runs, the report, the database files, 5 × (4 runs, 3 validates,
+    // 1 approve) invalid plans, 1 approved plan, 2 deep plans.
+    expect(outputs.size).toBeGreaterThanOrEqual(1 + 1 + 5 + 1 + 1 + 40 + 1 + 2);
     console.info(`redaction corpus: ${outputs.size} outputs × ${FORMS.length} forms × 3 views, 0 leaks`);
   });
 });

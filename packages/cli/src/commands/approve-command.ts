@@ -6,7 +6,7 @@ import { type OptionSpecs, STORE_OPTIONS, UsageError } from '../command-argument
 import { ExitCodes } from '../exit-codes.js';
 import { formatPlanProblems } from '../format-plan-problems.js';
 import { readJsonFile } from '../read-plan-file.js';
-import { type CommandContext, openCommandStore, print } from './command-context.js';
+import { type CommandContext, commandRedactor, loadCommandConfig, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
 const options = {
@@ -66,11 +66,13 @@ Examples:
       throw new UsageError('stepwise approve: --by NAME is required (who approves the plan)');
     }
     let plan: Plan;
+    // What is printed is redacted as `stepwise run` would redact it; the approval file is the plan's own.
+    const redactor = commandRedactor(context, await loadCommandConfig(context, values.config as string | undefined));
     if (file.startsWith('run_') && !existsSync(path.resolve(context.io.cwd, file))) {
       plan = await journaledPlan(context, values, file);
     } else {
       const planFile = await readJsonFile(file, 'plan', context.io.cwd);
-      const validation = validatePlan(planFile.value);
+      const validation = validatePlan(planFile.value, { redactor });
       if (!validation.ok || !validation.plan) {
         for (const line of formatPlanProblems(planFile, validation.problems)) print(context, line);
         context.io.stderr.write(`${file}: not approved, the plan is invalid\n`);
@@ -83,7 +85,7 @@ Examples:
     await writeFile(path.resolve(context.io.cwd, out), `${JSON.stringify(authorization, null, 2)}\n`);
     print(
       context,
-      `${context.palette.green('✓')} approved plan ${authorization.planId} (digest ${authorization.planDigest.slice(0, 12)}…) by ${authorization.by} → ${out}`,
+      `${context.palette.green('✓')} approved plan ${redactor.redactText(authorization.planId)} (digest ${authorization.planDigest.slice(0, 12)}…) by ${authorization.by} → ${out}`,
     );
     return ExitCodes.COMPLETED;
   },

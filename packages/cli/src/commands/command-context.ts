@@ -1,5 +1,5 @@
-import { type RunStore, StepwiseError } from '@stepwise/core';
-import { isPostgresStoreConfig, openPostgresStore, openSqliteStore } from '../create-runner.js';
+import { type Redactor, type RunStore, StepwiseError } from '@stepwise/core';
+import { isPostgresStoreConfig, openPostgresStore, openSqliteStore, runnerRedactor } from '../create-runner.js';
 import { type LoadedConfig, loadConfig } from '../load-config.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandIo, createPalette, type Palette } from '../terminal.js';
@@ -30,6 +30,11 @@ export function loadCommandConfig(context: CommandContext, configFile: string | 
     ...(configFile ? { file: configFile } : {}),
     trust: { env: context.io.env, cwd: context.io.cwd },
   });
+}
+
+/** The redactor `stepwise run` would use with this configuration, for what a command prints itself. */
+export function commandRedactor(context: CommandContext, loaded: LoadedConfig): Redactor {
+  return runnerRedactor(runnerOptionsFromConfig(loaded, { cwd: context.io.cwd }));
 }
 
 /** Opens the journal the configuration and `--workspace`/`--db` point at, for read commands. */

@@ -1,11 +1,11 @@
 import { ErrorCodes, type PlanValidation, StepwiseError, validatePlan } from '@stepwise/core';
 import { choice, type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
-import { createRunner, type EngineName, type RunnerOptions } from '../create-runner.js';
+import { createRunner, type EngineName, type RunnerOptions, runnerRedactor } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatPlanProblems, locatePlanProblems } from '../format-plan-problems.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { type CommandContext, loadCommandConfig, print } from './command-context.js';
+import { type CommandContext, commandRedactor, loadCommandConfig, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
 const options = {
@@ -108,7 +108,10 @@ Examples:
       loaded.config.engine ??
       'dag';
     const { validation, notReady } = values['no-tools']
-      ? { validation: validatePlan(planFile.value, { engine }), notReady: undefined }
+      ? {
+          validation: validatePlan(planFile.value, { engine, redactor: commandRedactor(context, loaded) }),
+          notReady: undefined,
+        }
       : await validateAsRunWould(
           planFile.value,
           runnerOptionsFromConfig(loaded, {
