@@ -65,7 +65,11 @@ async function validateAsRunWould(
   const standIn = await createRunner({ ...toolOptions, engine: 'dag', store: 'memory' });
   try {
     const goalSteps = model === undefined ? {} : { goalSteps: true };
-    return { validation: validatePlan(plan, { tools: standIn.tools, engine: options.engine, ...goalSteps }), notReady };
+    const redactor = runnerRedactor(options);
+    return {
+      validation: validatePlan(plan, { tools: standIn.tools, engine: options.engine, redactor, ...goalSteps }),
+      notReady,
+    };
   } finally {
     await standIn.close();
   }
