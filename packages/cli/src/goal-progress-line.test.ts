@@ -1,6 +1,6 @@
 import type { GoalProgressEvent, Plan, RunEvent } from '@stepwise/core';
+import { goalProgressLine } from '@stepwise/dashboard/report';
 import { describe, expect, it } from 'vitest';
-import { goalProgressLine } from './goal-progress-line.js';
 import { LiveView } from './live-view.js';
 import { createPalette, stripAnsi } from './terminal.js';
 

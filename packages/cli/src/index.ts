@@ -1,4 +1,12 @@
 export {
+  buildReportModel,
+  type ExecutionBar,
+  generateReport,
+  type ReportModel,
+  renderReport,
+  type StepDetail,
+} from '@stepwise/dashboard/report';
+export {
   ApprovalsConfigSchema,
   CommandsConfigSchema,
   defineConfig,
@@ -42,9 +50,6 @@ export {
   registerPlugins,
 } from './load-plugins.js';
 export { type GraphFormat, planToDot, planToGraph, planToMermaid } from './plan-graph.js';
-export { generateReport } from './report/generate-report.js';
-export { renderReport } from './report/render-report.js';
-export { buildReportModel, type ExecutionBar, type ReportModel, type StepDetail } from './report/report-model.js';
 export {
   approvalPolicyFromConfig,
   type ConfigOverrides,

@@ -1,6 +1,5 @@
 import type { Plan, RunEvent, StepError } from '@stepwise/core';
-import { formatDuration } from './format-duration.js';
-import { goalProgressLine } from './goal-progress-line.js';
+import { formatDuration, goalProgressLine } from '@stepwise/dashboard/report';
 import { fitWidth, type Palette, padEnd, textWidth } from './terminal.js';
 
 // The escape sequences a frame is drawn with: automatic wrap at the right margin (DECAWM) off and

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { readAll } from '@stepwise/core';
+import { buildReportModel } from '@stepwise/dashboard/report';
 import { blocked, complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
-import { buildReportModel } from '../src/report/report-model.js';
 import { FIXTURES, inProcess } from './helpers.js';
 
 let directory: string;

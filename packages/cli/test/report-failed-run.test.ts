@@ -3,11 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll } from '@stepwise/core';
+import { buildReportModel, generateReport } from '@stepwise/dashboard/report';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { createRunner, type Runner } from '../src/create-runner.js';
-import { generateReport } from '../src/report/generate-report.js';
-import { buildReportModel } from '../src/report/report-model.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
 const CHAIN = Array.from({ length: 12 }, (_, index) => `chain-${index + 1}`);

@@ -4,12 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readAll } from '@stepwise/core';
+import { buildReportModel, generateReport } from '@stepwise/dashboard/report';
 import { analysis, complete, scriptedModel, toolCall } from '@stepwise/engine-agentic/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
-import { generateReport } from '../src/report/generate-report.js';
-import { buildReportModel } from '../src/report/report-model.js';
 import { ARTIFACTS, FIXTURES } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';

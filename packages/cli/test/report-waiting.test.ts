@@ -4,12 +4,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { type Plan, type RunEvent, readAll, respond } from '@stepwise/core';
+import { buildReportModel, generateReport } from '@stepwise/dashboard/report';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { createRunner } from '../src/create-runner.js';
 import { loadPluginModule } from '../src/load-plugins.js';
-import { generateReport } from '../src/report/generate-report.js';
-import { buildReportModel } from '../src/report/report-model.js';
 import { ARTIFACTS, FIXTURES, inProcess } from './helpers.js';
 
 /** How long the person takes to answer: long against the steps' own few milliseconds. */

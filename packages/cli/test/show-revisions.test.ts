@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
+import { generateReport } from '@stepwise/dashboard/report';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateReport } from '../src/report/generate-report.js';
 import { assertBuilt, runCli } from './helpers.js';
 
 const HOSTILE = '</script><img src=x onerror="window.__pwned=1">';

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { generateReport } from '@stepwise/dashboard/report';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
-import { generateReport } from '../report/generate-report.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 

@@ -11,11 +11,11 @@ import {
   serializeEvent,
   sleep,
 } from '@stepwise/core';
+import { formatDuration } from '@stepwise/dashboard/report';
 import { createTtyApprovalHandler } from '../approval-prompt.js';
 import { choice, type OptionSpecs, positiveInteger, STORE_OPTIONS } from '../command-arguments.js';
 import { createRunner, type EngineName, openSqliteStore, type Runner } from '../create-runner.js';
 import { ExitCodes, exitCodeForResult } from '../exit-codes.js';
-import { formatDuration } from '../format-duration.js';
 import { formatPlanProblems } from '../format-plan-problems.js';
 import { LiveView } from '../live-view.js';
 import { readJsonFile } from '../read-plan-file.js';

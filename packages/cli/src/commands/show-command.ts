@@ -9,11 +9,9 @@ import {
   StepwiseError,
   summarizeRun,
 } from '@stepwise/core';
+import { formatDuration, goalProgressByStep, stepTimings } from '@stepwise/dashboard/report';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
-import { formatDuration } from '../format-duration.js';
-import { goalProgressByStep } from '../report/report-goal-progress.js';
-import { stepTimings } from '../step-timing.js';
 import { alignColumns, fitWidth, padEnd } from '../terminal.js';
 import { type CommandContext, openCommandStore, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';

@@ -5,7 +5,7 @@ import {
   describeValidation,
   type RevisionEntry,
   revisionHistory,
-} from '../run-history.js';
+} from '@stepwise/dashboard/report';
 import { alignColumns } from '../terminal.js';
 import { type CommandContext, print } from './command-context.js';
 

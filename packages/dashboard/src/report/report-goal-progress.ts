@@ -1,5 +1,5 @@
 import type { RunEvent } from '@stepwise/core';
-import { goalProgressLine } from '../goal-progress-line.js';
+import { goalProgressLine } from './goal-progress-line.js';
 
 /** Each goal step's progress, one line per model turn, in journal order (attempts and resumes included). */
 export function goalProgressByStep(events: readonly RunEvent[]): Map<string, string[]> {

@@ -1,4 +1,4 @@
-import { formatDuration } from '../format-duration.js';
+import { formatDuration } from './format-duration.js';
 
 /**
  * The report's behaviour: select a step (click or keyboard on a node, a bar or a row) and show

@@ -7,9 +7,9 @@ import {
   type StepError,
   type StepResult,
 } from '@stepwise/core';
-import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from '../run-history.js';
-import { type RunTimings, stepTimings, type WaitSpan } from '../step-timing.js';
 import { goalProgressByStep } from './report-goal-progress.js';
+import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from './run-history.js';
+import { type RunTimings, stepTimings, type WaitSpan } from './step-timing.js';
 
 /** One attempt of one step: one bar on the timeline. */
 export interface ExecutionBar {

@@ -1,4 +1,4 @@
-import { formatDuration } from '../format-duration.js';
+import { formatDuration } from './format-duration.js';
 import { layoutDag } from './layout-dag.js';
 import { renderHistory } from './render-history.js';
 import type { ReportModel, StepDetail } from './report-model.js';

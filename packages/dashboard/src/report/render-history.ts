@@ -1,5 +1,5 @@
-import { type AttemptEntry, describeValidation, type RevisionEntry } from '../run-history.js';
 import { escapeHtml } from './render-report.js';
+import { type AttemptEntry, describeValidation, type RevisionEntry } from './run-history.js';
 
 function revisionTable(revisions: readonly RevisionEntry[]): string {
   const rows = revisions.map(
