@@ -1,4 +1,4 @@
-import { escapeHtml } from './render-report.js';
+import { escapeHtml } from './escape-html.js';
 import { type AttemptEntry, describeValidation, type RevisionEntry } from './run-history.js';
 
 function revisionTable(revisions: readonly RevisionEntry[]): string {

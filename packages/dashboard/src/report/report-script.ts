@@ -4,14 +4,24 @@ import { formatDuration } from './format-duration.js';
  * The report's behaviour: select a step (click or keyboard on a node, a bar or a row) and show
  * its details. Plain ES2017 with no template literals, so it can live in this string; every
  * value from the run is inserted with textContent, never as HTML.
+ *
+ * The live dashboard runs the same script and drives it through `window.stepwiseReport`:
+ * `update(data)` after it replaced the graph, timeline and table with newer ones (the selection,
+ * zoom and an unchanged details panel stay), `afterRender(hook)` to add to the details panel.
  */
 export const REPORT_SCRIPT = String.raw`
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('stepwise-data').textContent);
   var stepsById = {};
-  data.steps.forEach(function (step) { stepsById[step.id] = step; });
+  function index() {
+    stepsById = {};
+    data.steps.forEach(function (step) { stepsById[step.id] = step; });
+  }
+  index();
   var panel = document.getElementById('details');
+  var selectedId = null;
+  var renderHooks = [];
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -178,15 +188,21 @@ export const REPORT_SCRIPT = String.raw`
       });
       if (step.result.output === undefined && !(step.result.artifacts || []).length) panel.appendChild(el('p', 'empty', 'no output'));
     }
+    renderHooks.forEach(function (hook) { hook(step, panel); });
+  }
+
+  function markSelected(id) {
+    Array.prototype.forEach.call(document.querySelectorAll('.selected'), function (node) { node.classList.remove('selected'); });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-step-id]'), function (node) {
+      if (node.getAttribute('data-step-id') === id && node !== panel) node.classList.add('selected');
+    });
   }
 
   function select(id) {
     var step = stepsById[id];
     if (!step) return;
-    Array.prototype.forEach.call(document.querySelectorAll('.selected'), function (node) { node.classList.remove('selected'); });
-    Array.prototype.forEach.call(document.querySelectorAll('[data-step-id]'), function (node) {
-      if (node.getAttribute('data-step-id') === id && node !== panel) node.classList.add('selected');
-    });
+    selectedId = id;
+    markSelected(id);
     render(step);
     if (history.replaceState) history.replaceState(null, '', '#step=' + encodeURIComponent(id));
   }
@@ -201,20 +217,26 @@ export const REPORT_SCRIPT = String.raw`
     var target = event.target.closest ? event.target.closest('[data-step-id]') : null;
     if (target && target !== panel) { event.preventDefault(); select(target.getAttribute('data-step-id')); }
   });
-  var graph = document.querySelector('#graph-scroll svg');
-  var natural = graph ? { width: Number(graph.getAttribute('width')), height: Number(graph.getAttribute('height')) } : null;
   var zoom = 1;
+  // The graph's natural size is its viewBox: a live page replaces the graph, zoomed or not.
+  function naturalSize(graph) {
+    var box = graph ? (graph.getAttribute('viewBox') || '').split(' ') : [];
+    return box.length === 4 ? { width: Number(box[2]), height: Number(box[3]) } : null;
+  }
   function applyZoom(factor) {
+    var graph = document.querySelector('#graph-scroll svg');
+    var natural = naturalSize(graph);
     if (!graph || !natural) return;
     zoom = Math.min(4, Math.max(0.1, factor));
     graph.setAttribute('width', String(Math.round(natural.width * zoom)));
     graph.setAttribute('height', String(Math.round(natural.height * zoom)));
     graph.setAttribute('data-zoom', zoom.toFixed(2));
   }
-  Array.prototype.forEach.call(document.querySelectorAll('[data-zoom]'), function (button) {
-    if (button === graph) return;
+  Array.prototype.forEach.call(document.querySelectorAll('button[data-zoom]'), function (button) {
     button.addEventListener('click', function () {
       var action = button.getAttribute('data-zoom');
+      var graph = document.querySelector('#graph-scroll svg');
+      var natural = naturalSize(graph);
       var box = graph && graph.parentNode ? graph.parentNode.clientWidth : 0;
       if (action === 'in') applyZoom(zoom * 1.25);
       else if (action === 'out') applyZoom(zoom / 1.25);
@@ -227,5 +249,20 @@ export const REPORT_SCRIPT = String.raw`
   var initial = /^#step=(.+)$/.exec(location.hash);
   if (initial) select(decodeURIComponent(initial[1]));
   else if (data.failingStepId) select(data.failingStepId);
+
+  window.stepwiseReport = {
+    update: function (next) {
+      var before = selectedId ? JSON.stringify(stepsById[selectedId]) : null;
+      data = next;
+      index();
+      if (zoom !== 1) applyZoom(zoom);
+      if (!selectedId) return;
+      markSelected(selectedId);
+      if (stepsById[selectedId] && JSON.stringify(stepsById[selectedId]) !== before) render(stepsById[selectedId]);
+    },
+    afterRender: function (hook) { renderHooks.push(hook); },
+    select: select,
+    selected: function () { return selectedId; },
+  };
 })();
 `;

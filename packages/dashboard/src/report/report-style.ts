@@ -26,7 +26,8 @@ section h2, aside h2 { font-size: 15px; margin: 0 0 10px; }
 header .failure { margin: 0 0 8px; color: var(--failed); font-weight: 600; }
 header .failure .step-link { cursor: pointer; text-decoration: underline; }
 .legend { display: flex; flex-wrap: wrap; gap: 12px; font-size: 12px; color: var(--muted); margin-bottom: 8px; }
-.legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; background: var(--swatch); }
+.legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; background: var(--status, var(--pending)); }
+.legend .legend-critical { --status: var(--critical); }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; background: var(--muted); text-transform: lowercase; }
 .badge.status-completed, .badge.status-succeeded { background: var(--succeeded); }
 .badge.status-failed { background: var(--failed); }
