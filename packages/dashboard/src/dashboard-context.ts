@@ -1,0 +1,57 @@
+import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import type { DashboardAction, ResolvedOptions } from './dashboard-options.js';
+import { RequestGuard } from './http/request-guard.js';
+import { refused } from './http/responses.js';
+import { RunRegistry } from './runs/run-registry.js';
+import { buildRunView, type RunView } from './runs/run-view.js';
+
+/** Everything a route needs: the options, the guard, the runs of this process, and how to stop. */
+export class DashboardContext {
+  readonly options: ResolvedOptions;
+  readonly guard: RequestGuard;
+  readonly registry = new RunRegistry();
+  /** Aborts when the dashboard closes: every live stream ends. */
+  readonly closing = new AbortController();
+
+  constructor(options: ResolvedOptions) {
+    this.options = options;
+    this.guard = new RequestGuard(options);
+  }
+
+  /** Refuses (E002) what `authorize` does not allow. */
+  async authorize(request: Request, action: DashboardAction): Promise<void> {
+    const decide = this.options.authorize;
+    if (decide && (await decide(request, action)) !== true) {
+      throw refused(`not allowed: ${action.kind}${'runId' in action && action.runId ? ` on run ${action.runId}` : ''}`);
+    }
+  }
+
+  /** Who is behind a request, for the journal. */
+  async actor(request: Request): Promise<string> {
+    const who = this.options.actor ? await this.options.actor(request) : undefined;
+    return typeof who === 'string' && who.trim() !== '' ? who.trim() : 'dashboard';
+  }
+
+  /** A run's whole journal; E505 when the store has no such run. */
+  async journal(runId: string): Promise<RunEvent[]> {
+    const events = await readAll(this.options.store, runId);
+    if (events.length === 0) {
+      throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in the store`, { location: runId });
+    }
+    return events;
+  }
+
+  view(events: readonly RunEvent[]): RunView {
+    const runId = (events[0] as RunEvent).runId;
+    return buildRunView(events, {
+      readOnly: this.options.readOnly,
+      canContinue: this.options.resume !== undefined,
+      inProcess: this.registry.get(runId) !== undefined,
+    });
+  }
+
+  /** Untyped failures are logged here and answered as a bare 500. */
+  report(error: unknown): void {
+    if (!StepwiseError.isInstance(error)) console.error('@stepwise/dashboard:', error);
+  }
+}
