@@ -9,6 +9,7 @@ export {
   toStepError,
 } from './errors.js';
 export { applyPlanRevise, planReviseEvent, startedStepIds } from './journal/apply-plan-revise.js';
+export * from './journal/code-agent-events.js';
 export * from './journal/events.js';
 export { FoldChanges } from './journal/fold-changes.js';
 export {

@@ -4,6 +4,7 @@ import type { PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import type { Artifact, Effect } from '../tools/define-tool.js';
 import type { OrphanedProcesses, RecordedProcess } from '../tools/process-groups.js';
+import type { CodeAgentEvents } from './code-agent-events.js';
 
 /**
  * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
@@ -52,7 +53,8 @@ export interface RunResult {
   readonly revisions?: readonly PlanReviseEvent[];
 }
 
-interface EventBase {
+/** The fields every event has; an extension event's interface extends it (see `RunEventExtensions`). */
+export interface RunEventBase {
   readonly runId: string;
   /** 1, 2, 3… per run, without gaps. */
   readonly seq: number;
@@ -60,7 +62,7 @@ interface EventBase {
   readonly at: string;
 }
 
-export interface RunStartEvent extends EventBase {
+export interface RunStartEvent extends RunEventBase {
   readonly type: 'run-start';
   /**
    * The journal's format (`JOURNAL_VERSION` when it was written); absent in journals written before
@@ -77,7 +79,7 @@ export interface RunStartEvent extends EventBase {
   readonly options?: Record<string, unknown>;
 }
 
-export interface RunResumeEvent extends EventBase {
+export interface RunResumeEvent extends RunEventBase {
   readonly type: 'run-resume';
   readonly owner: string;
   /** Steps the fold found in flight, and what resume does with each. */
@@ -94,7 +96,7 @@ export interface RunResumeEvent extends EventBase {
  * are retried (a new attempt) or skipped (they end `skipped`, their dependents may run); steps that
  * ended only because of the stop (cancelled, or skipped behind a dependency) become pending again.
  */
-export interface RunContinueEvent extends EventBase {
+export interface RunContinueEvent extends RunEventBase {
   readonly type: 'run-continue';
   /** The run's status before it continued (`running`: a crashed run). */
   readonly from: RunStatus | 'running';
@@ -104,7 +106,7 @@ export interface RunContinueEvent extends EventBase {
   readonly reason?: string;
 }
 
-export interface StepStartEvent extends EventBase {
+export interface StepStartEvent extends RunEventBase {
   readonly type: 'step-start';
   readonly stepId: string;
   readonly tool: string | undefined;
@@ -112,7 +114,7 @@ export interface StepStartEvent extends EventBase {
   readonly executionId: string;
 }
 
-export interface ApprovalRequestEvent extends EventBase {
+export interface ApprovalRequestEvent extends RunEventBase {
   readonly type: 'approval-request';
   readonly stepId: string;
   readonly executionId: string;
@@ -122,7 +124,7 @@ export interface ApprovalRequestEvent extends EventBase {
   readonly reason: 'step' | 'policy';
 }
 
-export interface ApprovalDecisionEvent extends EventBase {
+export interface ApprovalDecisionEvent extends RunEventBase {
   readonly type: 'approval-decision';
   readonly stepId: string;
   readonly executionId: string;
@@ -138,7 +140,7 @@ export interface ApprovalDecisionEvent extends EventBase {
  * A person's answer to an approval request of a `waiting` run, journaled by `respond()` under the
  * run's lease. The resumed run applies it when the step runs again (`edit`: with these args).
  */
-export interface ApprovalResponseEvent extends EventBase {
+export interface ApprovalResponseEvent extends RunEventBase {
   readonly type: 'approval-response';
   readonly stepId: string;
   /** The request answered (its `executionId`, which is the request id). */
@@ -152,7 +154,7 @@ export interface ApprovalResponseEvent extends EventBase {
   readonly reason?: string;
 }
 
-export interface ToolCallEvent extends EventBase {
+export interface ToolCallEvent extends RunEventBase {
   readonly type: 'tool-call';
   readonly stepId: string;
   readonly executionId: string;
@@ -167,7 +169,7 @@ export interface ToolCallEvent extends EventBase {
   readonly toolCallId?: string;
 }
 
-export interface ToolResultEvent extends EventBase {
+export interface ToolResultEvent extends RunEventBase {
   readonly type: 'tool-result';
   readonly stepId: string;
   readonly executionId: string;
@@ -180,7 +182,7 @@ export interface ToolResultEvent extends EventBase {
   readonly durationMs: number;
 }
 
-export interface StepRetryEvent extends EventBase {
+export interface StepRetryEvent extends RunEventBase {
   readonly type: 'step-retry';
   readonly stepId: string;
   /** The attempt that failed. */
@@ -190,7 +192,7 @@ export interface StepRetryEvent extends EventBase {
   readonly error: StepError;
 }
 
-export interface RecoveryDecisionEvent extends EventBase {
+export interface RecoveryDecisionEvent extends RunEventBase {
   readonly type: 'recovery-decision';
   readonly stepId: string;
   readonly attempt: number;
@@ -210,7 +212,7 @@ export interface RecoveryDecisionEvent extends EventBase {
  * applied (the hook threw, its answer was not a decision, the revision was refused); the run then
  * went on unrevised.
  */
-export interface AdjustDecisionEvent extends EventBase {
+export interface AdjustDecisionEvent extends RunEventBase {
   readonly type: 'adjust-decision';
   readonly stepId: string;
   readonly attempt: number;
@@ -223,7 +225,7 @@ export interface AdjustDecisionEvent extends EventBase {
   readonly error?: StepError;
 }
 
-export interface ProgressReportEvent extends EventBase {
+export interface ProgressReportEvent extends RunEventBase {
   readonly type: 'progress-report';
   readonly stepId: string;
   readonly executionId: string;
@@ -232,7 +234,7 @@ export interface ProgressReportEvent extends EventBase {
 }
 
 /** A tool started a child process group (commands); resume kills it if it outlived its host. */
-export interface ProcessStartEvent extends EventBase, RecordedProcess {
+export interface ProcessStartEvent extends RunEventBase, RecordedProcess {
   readonly type: 'process-start';
   readonly stepId: string;
   readonly executionId: string;
@@ -243,11 +245,11 @@ export interface ProcessStartEvent extends EventBase, RecordedProcess {
  * groups it killed, and those it left alone because they could not be proven to be the recorded
  * ones (see `ProcessLeftReason`). Journaled before `run-resume`, only when there is either.
  */
-export interface ProcessKillEvent extends EventBase, OrphanedProcesses {
+export interface ProcessKillEvent extends RunEventBase, OrphanedProcesses {
   readonly type: 'process-kill';
 }
 
-export interface ModelCallEvent extends EventBase {
+export interface ModelCallEvent extends RunEventBase {
   readonly type: 'model-call';
   readonly stepId: string;
   /** The step attempt this turn belongs to. */
@@ -284,7 +286,7 @@ export interface CriterionStatus {
  * Where a goal step stands after one model turn, journaled every turn (the fold keeps the latest
  * per step): what the model decided and said, the goals it reported, the criteria met so far.
  */
-export interface GoalProgressEvent extends EventBase {
+export interface GoalProgressEvent extends RunEventBase {
   readonly type: 'goal-progress';
   readonly stepId: string;
   readonly attempt: number;
@@ -309,7 +311,7 @@ export interface GoalProgressEvent extends EventBase {
  * answer (`respond()` with `answer`) goes to the model as the next message when the run resumes,
  * and the same attempt continues.
  */
-export interface QuestionAskEvent extends EventBase {
+export interface QuestionAskEvent extends RunEventBase {
   readonly type: 'question-ask';
   readonly stepId: string;
   /** Answer it with this id (or with the step id). */
@@ -323,21 +325,21 @@ export interface QuestionAskEvent extends EventBase {
   readonly question: string;
 }
 
-export interface LimitReachEvent extends EventBase {
+export interface LimitReachEvent extends RunEventBase {
   readonly type: 'limit-reach';
   readonly stepId: string;
   readonly limit: 'turns' | 'tool-failures' | 'token-budget' | 'consecutive-tool-calls';
   readonly value: number;
 }
 
-export interface StepEndEvent extends EventBase {
+export interface StepEndEvent extends RunEventBase {
   readonly type: 'step-end';
   readonly stepId: string;
   readonly result: StepResult;
 }
 
 /** The plan of a running run was revised: from now on `plan` is the plan the run carries out. */
-export interface PlanReviseEvent extends EventBase {
+export interface PlanReviseEvent extends RunEventBase {
   readonly type: 'plan-revise';
   /** 1 for the first revision of the run's plan, then 2, 3… (the plan's own `revision`). */
   readonly revision: number;
@@ -354,68 +356,7 @@ export interface PlanReviseEvent extends EventBase {
   readonly authorization?: PlanAuthorization;
 }
 
-/** Files an implementation attempt of the code agent (`solve`) changed in the workspace. */
-export interface WorkspaceChangeList {
-  readonly created: readonly string[];
-  readonly modified: readonly string[];
-  readonly deleted: readonly string[];
-}
-
-/** A failing test named in a validation command's output. */
-export interface FailingTestRecord {
-  readonly name: string;
-  readonly file?: string;
-  /** The test's own lines of the output (trimmed). */
-  readonly output: string;
-}
-
-/**
- * One implementation attempt of a code-agent step (`solve`) ended: the child run that carried it
- * out and what it changed. The validation and any rollback are journaled just before it.
- */
-export interface AttemptEndEvent extends EventBase {
-  readonly type: 'attempt-end';
-  readonly stepId: string;
-  readonly attempt: number;
-  /** The child run that implemented the step. */
-  readonly implementationRunId: string;
-  /** The implementation step's own outcome (the validation decides whether the attempt stands). */
-  readonly status: 'succeeded' | 'failed';
-  readonly error?: string;
-  readonly changes: WorkspaceChangeList;
-  /** The attempt's changes were undone. */
-  readonly rolledBack: boolean;
-}
-
-/** The validation command ran after an implementation attempt (`solve`). */
-export interface ValidationEndEvent extends EventBase {
-  readonly type: 'validation-end';
-  readonly stepId: string;
-  readonly attempt: number;
-  /** The child run that journaled the command as a tool call. */
-  readonly validationRunId: string;
-  readonly command: readonly string[];
-  /** `null` when the command did not run to an exit (not found, timed out, killed). */
-  readonly exitCode: number | null;
-  readonly passed: boolean;
-  readonly failingTests: readonly FailingTestRecord[];
-  /** stdout then stderr, as captured (large outputs are stored once, by hash). */
-  readonly output: string;
-  readonly error?: string;
-}
-
-/** A failed attempt's changes were undone from the checkpoint taken before it (`solve`). */
-export interface WorkspaceRollbackEvent extends EventBase {
-  readonly type: 'workspace-rollback';
-  readonly stepId: string;
-  readonly attempt: number;
-  /** Files written back as they were (modified or deleted by the attempt). */
-  readonly restored: readonly string[];
-  /** Files the attempt created, deleted again. */
-  readonly removed: readonly string[];
-}
-
-export interface RunEndEvent extends EventBase {
+export interface RunEndEvent extends RunEventBase {
   readonly type: 'run-end';
   readonly status: RunStatus;
   readonly durationMs: number;
@@ -424,7 +365,21 @@ export interface RunEndEvent extends EventBase {
   readonly revision?: number;
 }
 
-export type RunEvent =
+/**
+ * Events other packages journal, by type. A package adds its own by augmenting this interface:
+ * `declare module '@stepwise/core' { interface RunEventExtensions { 'deploy-end': DeployEndEvent } }`,
+ * where `DeployEndEvent` extends `RunEventBase` with `type: 'deploy-end'`. Core journals, stores and
+ * reads them like its own events; the fold passes over them (the run's last seq and time move).
+ * A type must not be one of core's. The code agent's events are registered here until the code
+ * agent has its own package (see `CodeAgentEvents`).
+ */
+export interface RunEventExtensions extends CodeAgentEvents {}
+
+/** An event another package journals (see `RunEventExtensions`). */
+export type ExtensionEvent = RunEventExtensions[keyof RunEventExtensions];
+
+/** The events core defines, journals and folds. */
+export type CoreRunEvent =
   | RunStartEvent
   | RunResumeEvent
   | RunContinueEvent
@@ -446,10 +401,10 @@ export type RunEvent =
   | LimitReachEvent
   | StepEndEvent
   | PlanReviseEvent
-  | AttemptEndEvent
-  | ValidationEndEvent
-  | WorkspaceRollbackEvent
   | RunEndEvent;
+
+/** Every event a journal may hold: core's, and those other packages registered. */
+export type RunEvent = CoreRunEvent | ExtensionEvent;
 
 export type RunEventType = RunEvent['type'];
 

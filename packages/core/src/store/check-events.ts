@@ -9,9 +9,6 @@ const STEP_EVENTS = new Set([
   'step-retry',
   'model-call',
   'step-end',
-  'attempt-end',
-  'validation-end',
-  'workspace-rollback',
 ]);
 const EXECUTION_EVENTS = new Set(['tool-call', 'tool-result', 'approval-decision']);
 
@@ -50,7 +47,8 @@ export function checkEvents(
     if (typeof record.at !== 'string') throw badEvent(runId, index, seq, 'has no `at` time');
     if (options.datedTimes && Number.isNaN(Date.parse(record.at)))
       throw badEvent(runId, index, seq, 'has no valid `at` time');
-    if (STEP_EVENTS.has(type) && typeof record.stepId !== 'string') {
+    // Any event that names a step (extension events included) names it with a string.
+    if ((STEP_EVENTS.has(type) || 'stepId' in record) && typeof record.stepId !== 'string') {
       throw badEvent(runId, index, seq, `(${type}) has no stepId`);
     }
     if (EXECUTION_EVENTS.has(type) && typeof record.executionId !== 'string') {

@@ -1,0 +1,73 @@
+import type { RunEventBase } from './events.js';
+
+// The code agent's events (`solve` in @stepwise/cli). Core does not fold them: they are extension
+// events (see `RunEventExtensions`), kept in this file so they can move with the code agent to its
+// own package, which then registers them with `declare module '@stepwise/core'`.
+
+/** Files an implementation attempt of the code agent (`solve`) changed in the workspace. */
+export interface WorkspaceChangeList {
+  readonly created: readonly string[];
+  readonly modified: readonly string[];
+  readonly deleted: readonly string[];
+}
+
+/** A failing test named in a validation command's output. */
+export interface FailingTestRecord {
+  readonly name: string;
+  readonly file?: string;
+  /** The test's own lines of the output (trimmed). */
+  readonly output: string;
+}
+
+/**
+ * One implementation attempt of a code-agent step (`solve`) ended: the child run that carried it
+ * out and what it changed. The validation and any rollback are journaled just before it.
+ */
+export interface AttemptEndEvent extends RunEventBase {
+  readonly type: 'attempt-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The child run that implemented the step. */
+  readonly implementationRunId: string;
+  /** The implementation step's own outcome (the validation decides whether the attempt stands). */
+  readonly status: 'succeeded' | 'failed';
+  readonly error?: string;
+  readonly changes: WorkspaceChangeList;
+  /** The attempt's changes were undone. */
+  readonly rolledBack: boolean;
+}
+
+/** The validation command ran after an implementation attempt (`solve`). */
+export interface ValidationEndEvent extends RunEventBase {
+  readonly type: 'validation-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** The child run that journaled the command as a tool call. */
+  readonly validationRunId: string;
+  readonly command: readonly string[];
+  /** `null` when the command did not run to an exit (not found, timed out, killed). */
+  readonly exitCode: number | null;
+  readonly passed: boolean;
+  readonly failingTests: readonly FailingTestRecord[];
+  /** stdout then stderr, as captured (large outputs are stored once, by hash). */
+  readonly output: string;
+  readonly error?: string;
+}
+
+/** A failed attempt's changes were undone from the checkpoint taken before it (`solve`). */
+export interface WorkspaceRollbackEvent extends RunEventBase {
+  readonly type: 'workspace-rollback';
+  readonly stepId: string;
+  readonly attempt: number;
+  /** Files written back as they were (modified or deleted by the attempt). */
+  readonly restored: readonly string[];
+  /** Files the attempt created, deleted again. */
+  readonly removed: readonly string[];
+}
+
+/** The code agent's events, by type, for `RunEventExtensions`. */
+export interface CodeAgentEvents {
+  readonly 'attempt-end': AttemptEndEvent;
+  readonly 'validation-end': ValidationEndEvent;
+  readonly 'workspace-rollback': WorkspaceRollbackEvent;
+}
