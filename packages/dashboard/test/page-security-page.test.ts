@@ -55,7 +55,8 @@ describe.skipIf(!chromiumAvailable)('requests that must change nothing (SQLite)'
   it("a POST from another site's page is refused, though the browser sends the session cookie", async () => {
     const run = await harness.engine.run(plan).result;
     const before = await readAll(harness.store, run.runId);
-    const requestId = (before.find((event) => event.type === 'approval-request') as { executionId: string }).executionId;
+    const requestId = (before.find((event) => event.type === 'approval-request') as { executionId: string })
+      .executionId;
     const target = `${harness.server.url}api/runs/${run.runId}/actions`;
     attacker.removeAllListeners('request');
     attacker.on('request', (_request, response) => {

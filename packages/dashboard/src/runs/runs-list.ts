@@ -118,10 +118,11 @@ async function searchRuns(store: RunStore, filter: RunFilter, words: readonly st
   const found: RunSummary[] = [];
   let offset = 0;
   while (found.length < want && offset < limit) {
-    const chunk = await store.listRuns({ ...filter, limit: Math.min(SEARCH_CHUNK, limit - offset), offset });
+    const asked = Math.min(SEARCH_CHUNK, limit - offset);
+    const chunk = await store.listRuns({ ...filter, limit: asked, offset });
     found.push(...chunk.filter((run) => matches(run, words)));
     offset += chunk.length;
-    if (chunk.length < SEARCH_CHUNK) return { found, scanned: offset, limitReached: false };
+    if (chunk.length < asked) return { found, scanned: offset, limitReached: false };
   }
   return { found, scanned: offset, limitReached: found.length < want && offset >= limit };
 }
