@@ -11,6 +11,7 @@ import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
 import { solveCommand } from './commands/solve-command.js';
 import { trustCommand } from './commands/trust-command.js';
+import { uiCommand } from './commands/ui-command.js';
 import { validateCommand } from './commands/validate-command.js';
 import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
@@ -26,6 +27,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   runsCommand,
   showCommand,
   reportCommand,
+  uiCommand,
   graphCommand,
   workerCommand,
   solveCommand,

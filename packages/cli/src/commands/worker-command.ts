@@ -36,7 +36,7 @@ function parseToolLimits(value: string | boolean | undefined): Record<string, nu
 }
 
 /** Waits for SIGINT or SIGTERM. */
-function untilSignal(): Promise<string> {
+export function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       process.off('SIGINT', stop);
