@@ -1,6 +1,7 @@
 import {
   type ApprovalHandler,
   ErrorCodes,
+  type FoldedRun,
   foldRun,
   type PlanAuthorization,
   type RunHandle,
@@ -312,6 +313,58 @@ function withHandler(handler: ApprovalHandler | undefined): Pick<ConfigOverrides
   return handler ? { approvalHandler: handler } : {};
 }
 
+/**
+ * The result of a run that ended and that resume leaves as it is: nothing named to retry or skip,
+ * and not cancelled or waiting (those continue as they are). `undefined` when resume goes on.
+ */
+function endedForGood(folded: FoldedRun, continuation: ReturnType<typeof continuationFlags>): RunResult | undefined {
+  const continues =
+    continuation.retry.length > 0 ||
+    continuation.skip.length > 0 ||
+    folded.status === 'cancelled' ||
+    folded.status === 'waiting';
+  return continues ? undefined : resultFromFold(folded);
+}
+
+/** `--authorization F` as resume's option: the approval read from its file. */
+async function authorizationOption(
+  context: CommandContext,
+  values: Values,
+): Promise<{ authorization?: PlanAuthorization }> {
+  if (typeof values.authorization !== 'string') return {};
+  const { value } = await readJsonFile(values.authorization, 'authorization', context.io.cwd);
+  return { authorization: value as PlanAuthorization };
+}
+
+/**
+ * Runs `attempt` again, a second apart, while another process holds the run's lease (or one that
+ * died, until its lease expires), up to `deadline`; says so once.
+ */
+async function whileLeased(
+  context: CommandContext,
+  attempt: () => Promise<number>,
+  wait: { runId: string; deadline: number; signal: AbortSignal; onRetry: () => void },
+): Promise<number> {
+  let warned = false;
+  while (true) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const leased = StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;
+      if (!leased || Date.now() > wait.deadline || wait.signal.aborted) throw error;
+      if (!warned) {
+        printError(
+          context,
+          `stepwise: ${wait.runId} is held by another process (or by one that died, until its lease expires); waiting…`,
+        );
+        warned = true;
+      }
+      wait.onRetry();
+      await sleep(1_000);
+    }
+  }
+}
+
 export const resumeCommand: CommandDefinition = {
   name: 'resume',
   summary: 'continue a run whose process died, or a failed, cancelled or waiting run',
@@ -368,20 +421,9 @@ Examples:
         });
       }
       const continuation = continuationFlags(values);
-      const authorization =
-        typeof values.authorization === 'string'
-          ? {
-              authorization: (await readJsonFile(values.authorization, 'authorization', context.io.cwd))
-                .value as PlanAuthorization,
-            }
-          : {};
-      const ended = resultFromFold(folded);
-      const continues =
-        continuation.retry.length > 0 ||
-        continuation.skip.length > 0 ||
-        folded.status === 'cancelled' ||
-        folded.status === 'waiting';
-      if (ended && !continues) {
+      const authorization = await authorizationOption(context, values);
+      const ended = endedForGood(folded, continuation);
+      if (ended) {
         printError(
           context,
           `stepwise: run ${runId} already ended (${ended.status}); name its failed steps with --retry STEP or --skip STEP to continue it, or start a new run with stepwise run.`,
@@ -410,11 +452,10 @@ Examples:
       runner = await createRunner({ ...options, store });
       const active = runner;
       if (!shown.json) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
-      const deadline = Date.now() + (loaded.config.leaseTtlMs ?? 30_000) + 3_000;
-      let warned = false;
-      while (true) {
-        try {
-          return await follow(context, {
+      return await whileLeased(
+        context,
+        () =>
+          follow(context, {
             runner: active,
             database: options.database,
             shown,
@@ -422,21 +463,16 @@ Examples:
             controller,
             afterSeq: folded.lastSeq,
             start: () => active.resume(runId, { signal: controller.signal, ...continuation, ...authorization }),
-          });
-        } catch (error) {
-          const leased = StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;
-          if (!leased || Date.now() > deadline || controller.signal.aborted) throw error;
-          if (!warned) {
-            printError(
-              context,
-              `stepwise: ${runId} is held by another process (or by one that died, until its lease expires); waiting…`,
-            );
-            warned = true;
-          }
-          if (view) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
-          await sleep(1_000);
-        }
-      }
+          }),
+        {
+          runId,
+          deadline: Date.now() + (loaded.config.leaseTtlMs ?? 30_000) + 3_000,
+          signal: controller.signal,
+          onRetry: () => {
+            if (view) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
+          },
+        },
+      );
     } finally {
       if (runner) await runner.close();
       else await store.close();
