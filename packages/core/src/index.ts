@@ -75,6 +75,7 @@ export {
   type ToolCallRequest,
 } from './kernel/invoke-step.js';
 export { type JournaledAnswers, waitingError } from './kernel/pause-approval.js';
+export { cancelledError } from './kernel/tool-execution.js';
 export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './plan/backoff.js';
 export { closestName, didYouMean } from './plan/did-you-mean.js';
 export {
@@ -211,7 +212,6 @@ export { type RestoredStep, type ResumeState, restoreSteps } from './scheduler/r
 export { RunScheduler, type RunSchedulerInit } from './scheduler/run-scheduler.js';
 export {
   blocksDependents,
-  cancelledError,
   dependencyError,
   describeOutcome,
   isWaiting,

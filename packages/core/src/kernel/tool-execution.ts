@@ -20,6 +20,11 @@ export const neverAborted: AbortSignal = new AbortController().signal;
 
 const noopLog: ToolLogger = () => undefined;
 
+/**
+ * The error of a step that ended `cancelled` (E307): the kernel's when the run's signal aborts a
+ * call, the scheduler's when a stopped run ends the steps that never ran. `reason` is the abort
+ * reason (an Error's message, a string, else "run cancelled").
+ */
 export function cancelledError(stepId: string, reason: unknown): StepError {
   const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'run cancelled';
   return {

@@ -1,10 +1,10 @@
 import { ErrorCodes, type StepError, toStepError } from '../errors.js';
 import type { StepResult } from '../journal/events.js';
+import { cancelledError } from '../kernel/tool-execution.js';
 import { type AdjustDecision, normalizeAdjustDecision } from './policies/adjust-hook.js';
 import { commitRevision, type PreparedRevision, prepareRevision } from './revise-run.js';
 import type { RunScheduler } from './run-scheduler.js';
 import { type Slot, StepBoard } from './step-board.js';
-import { cancelledError } from './step-outcome.js';
 
 /** What came of asking the adjust hook. */
 export type AdjustOutcome = 'continue' | 'revised' | 'stopped';

@@ -1,6 +1,7 @@
 import type { StepResult } from '../journal/events.js';
+import { cancelledError } from '../kernel/tool-execution.js';
 import type { Slot, StepBoard } from './step-board.js';
-import { blocksDependents, cancelledError, dependencyError, describeOutcome } from './step-outcome.js';
+import { blocksDependents, dependencyError, describeOutcome } from './step-outcome.js';
 
 /**
  * When a session stops, every step that never ended gets its `step-end`, in topological order:

@@ -44,7 +44,3 @@ export function describeOutcome(result: StepResult): string {
 export function dependencyError(stepId: string, message: string, details: Record<string, unknown>): StepError {
   return { code: ErrorCodes.DEPENDENCY_FAILED, message, retryable: false, location: stepId, details };
 }
-
-export function cancelledError(stepId: string, reason: string): StepError {
-  return { code: ErrorCodes.STEP_CANCELLED, message: `cancelled: ${reason}`, retryable: false, location: stepId };
-}
