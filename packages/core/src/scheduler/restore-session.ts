@@ -1,19 +1,36 @@
 import type { StepResult } from '../journal/events.js';
+import type { FoldedRun } from '../journal/fold-run.js';
+import type { RunJournal } from '../journal/journal.js';
 import { endStep } from '../kernel/invoke-step.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { interruptedError } from '../run/run-session.js';
+import type { EnginePolicy } from './engine-policy.js';
+import { type FailurePolicy, stopsRun } from './failure-policy.js';
 import type { RestoredStep } from './resume-state.js';
-import type { RunScheduler } from './run-scheduler.js';
-import type { Slot } from './step-board.js';
+import type { RunLoop } from './run-loop.js';
+import type { SessionControl } from './session-control.js';
+import type { Slot, StepBoard } from './step-board.js';
 import { letsDependentsRun } from './step-outcome.js';
+
+/** What restoring a session needs: its board, journal and state, the loop, and the failure policy. */
+export interface RestoreScope {
+  readonly board: StepBoard;
+  readonly journal: RunJournal;
+  readonly control: SessionControl;
+  readonly policy: Pick<EnginePolicy, 'stopOn'>;
+  readonly loop: Pick<RunLoop, 'release' | 'enqueue' | 'advance'>;
+  readonly failures: Pick<FailurePolicy, 'recover' | 'skip'>;
+  /** The journal as folded at resume: the executions of steps a crash left in flight. */
+  readonly resumed: FoldedRun | undefined;
+}
 
 /**
  * Puts a resumed session where the journal left it: ended steps keep their results, a stop the
  * previous session had begun carries on, and steps a crash left in flight are re-run, continued,
  * finished from their journaled tool result, or failed as interrupted (E309).
  */
-export function restoreSession(scheduler: RunScheduler, restored: ReadonlyMap<string, RestoredStep>): void {
-  const { board } = scheduler;
+export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): void {
+  const { board, control, journal, loop } = scope;
   const actions: [Slot, RestoredStep][] = [];
   for (const slot of board.slots) {
     const state = restored.get(slot.step.id);
@@ -34,34 +51,36 @@ export function restoreSession(scheduler: RunScheduler, restored: ReadonlyMap<st
     if (!slot.result || !letsDependentsRun(slot.result)) continue;
     for (const dependent of board.graph.dependents[slot.index] ?? []) board.slot(dependent).remaining--;
   }
-  carryOnStop(scheduler, restored);
-  if (scheduler.stopped) return;
+  carryOnStop(scope, restored);
+  if (control.stopped) return;
   for (const slot of board.slots) {
     if (slot.result && !letsDependentsRun(slot.result) && board.skipDependents(slot)) {
-      scheduler.track(board.journal.flush());
+      control.track(journal.flush());
     }
   }
-  for (const [slot, state] of actions) if (!slot.result) continueStep(scheduler, slot, state);
-  for (const slot of board.slots) if (slot.status === 'pending') scheduler.release(slot);
+  for (const [slot, state] of actions) if (!slot.result) continueStep(scope, slot, state);
+  for (const slot of board.slots) if (slot.status === 'pending') loop.release(slot);
 }
 
 /** A stop the previous session had begun (a cancel, a failure that stops the run, an abort) carries on. */
-function carryOnStop(scheduler: RunScheduler, restored: ReadonlyMap<string, RestoredStep>): void {
-  for (const slot of scheduler.board.slots) {
+function carryOnStop(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): void {
+  const { board, control, policy } = scope;
+  for (const slot of board.slots) {
     const state = restored.get(slot.step.id);
     if (!slot.result || !state) continue;
     if (slot.result.status === 'waiting') {
       // A crash after a step began waiting: the run still waits for the answer.
-      if (scheduler.stopsRun(slot, slot.result)) scheduler.stop('waiting', `step "${slot.step.id}" waits for a person`);
-    } else if (state.aborted || (slot.result.status !== 'cancelled' && scheduler.stopsRun(slot, slot.result))) {
-      scheduler.stop('failed', `step "${slot.step.id}" ${slot.result.status} before the resume`);
+      if (stopsRun(policy, slot, slot.result)) control.stop('waiting', `step "${slot.step.id}" waits for a person`);
+    } else if (state.aborted || (slot.result.status !== 'cancelled' && stopsRun(policy, slot, slot.result))) {
+      control.stop('failed', `step "${slot.step.id}" ${slot.result.status} before the resume`);
     } else if (slot.result.status === 'cancelled') {
-      scheduler.stop('cancelled', 'the run was being cancelled when it stopped');
+      control.stop('cancelled', 'the run was being cancelled when it stopped');
     }
   }
 }
 
-function continueStep(scheduler: RunScheduler, slot: Slot, state: RestoredStep): void {
+function continueStep(scope: RestoreScope, slot: Slot, state: RestoredStep): void {
+  const { loop, control, failures } = scope;
   switch (state.action) {
     case 'retry':
       // Steps inserted before this retry (a recovery `insert`) must succeed first.
@@ -69,23 +88,23 @@ function continueStep(scheduler: RunScheduler, slot: Slot, state: RestoredStep):
         slot.status = 'blocked';
         break;
       }
-      scheduler.enqueue(slot, state.attempt + 1);
+      loop.enqueue(slot, state.attempt + 1);
       break;
     case 'rerun':
       if (state.continueAttempt) {
         slot.resumeAttempt = true;
-        scheduler.enqueue(slot, state.attempt);
+        loop.enqueue(slot, state.attempt);
       } else {
-        scheduler.enqueue(slot, state.attempt + 1);
+        loop.enqueue(slot, state.attempt + 1);
       }
       break;
     case 'finish':
     case 'fail':
-      scheduler.track(endInterrupted(scheduler, slot, state));
+      control.track(endInterrupted(scope, slot, state));
       break;
     case 'skip':
       slot.status = 'recovering';
-      scheduler.track(scheduler.skipByDecision(slot, state.failure as StepResult, state.reason, state.by));
+      control.track(failures.skip(slot, state.failure as StepResult, state.reason, state.by));
       break;
     default:
       break;
@@ -93,10 +112,11 @@ function continueStep(scheduler: RunScheduler, slot: Slot, state: RestoredStep):
 }
 
 /** Journals the end of a step a crash left in flight: its recorded tool result, or E309. */
-async function endInterrupted(scheduler: RunScheduler, slot: Slot, state: RestoredStep): Promise<void> {
+async function endInterrupted(scope: RestoreScope, slot: Slot, state: RestoredStep): Promise<void> {
+  const { journal } = scope;
   slot.status = 'running';
-  const executionId = state.executionId ?? deriveExecutionId(scheduler.runId, slot.step.id, state.attempt);
-  const execution = scheduler.resumed?.executions.get(executionId);
+  const executionId = state.executionId ?? deriveExecutionId(journal.runId, slot.step.id, state.attempt);
+  const execution = scope.resumed?.executions.get(executionId);
   const toolResult = state.action === 'finish' ? state.toolResult : undefined;
   const outcome =
     toolResult && (toolResult.status === 'succeeded' || toolResult.status === 'failed')
@@ -111,8 +131,8 @@ async function endInterrupted(scheduler: RunScheduler, slot: Slot, state: Restor
   const started = performance.now() - (toolResult ? (execution?.durationMs ?? 0) : 0);
   const startedAt = state.startedAt ?? new Date().toISOString();
   const result = await endStep(slot.step, state.attempt, executionId, startedAt, started, outcome, {
-    journal: scheduler.journal,
+    journal,
   });
-  if (result.status === 'succeeded') scheduler.complete(slot, result);
-  else await scheduler.recover(slot, result);
+  if (result.status === 'succeeded') scope.loop.advance(slot, result);
+  else await scope.failures.recover(slot, result);
 }

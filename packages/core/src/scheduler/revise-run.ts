@@ -1,10 +1,14 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import { planReviseEvent } from '../journal/apply-plan-revise.js';
 import type { PlanReviseEvent } from '../journal/events.js';
+import type { RunJournal } from '../journal/journal.js';
 import { verifyAuthorization } from '../plan/plan-digest.js';
 import { type PlanRevision, replaceRemainingSteps, revisePlan } from '../plan/plan-revision.js';
-import type { RevisionRequest } from './engine-policy.js';
-import type { RunScheduler } from './run-scheduler.js';
+import type { ToolCatalog } from '../tools/tool-registry.js';
+import { buildDependencyGraph } from './dependency-graph.js';
+import type { EnginePolicy, RevisionRequest } from './engine-policy.js';
+import type { RunLoop } from './run-loop.js';
+import type { SessionControl } from './session-control.js';
 import { type Slot, StepBoard } from './step-board.js';
 
 /** A revision checked against the live run, not yet journaled. */
@@ -28,48 +32,139 @@ function checkRequest(request: RevisionRequest): void {
   });
 }
 
-/**
- * Builds the next revision of the run's current plan: started steps may not be touched (E005), the
- * result is validated under the engine's rules and tools (E001), and an authorization given with
- * it must be for the revised digest (E002 / E003). Pure: nothing is journaled or changed.
- */
-export function prepareRevision(scheduler: RunScheduler, request: RevisionRequest, reopened?: Slot): PreparedRevision {
-  checkRequest(request);
-  const { board, policy } = scheduler;
-  const started = board.slots
-    .filter((slot) => slot !== reopened && StepBoard.started(slot))
-    .map((slot) => slot.step.id);
-  const options = {
-    started,
-    tools: scheduler.registry,
-    engine: policy.validation,
-    goalSteps: policy.goalSteps !== undefined,
-    ...(scheduler.planDigest ? { parentDigest: scheduler.planDigest } : {}),
-  };
-  const revision = request.remaining
-    ? replaceRemainingSteps(board.plan, request.remaining, options)
-    : revisePlan(board.plan, request.edits ?? [], options);
-  if (request.authorization) verifyAuthorization(revision.plan, request.authorization);
-  return { revision, request, reopened };
+/** What revisions need: the session's board, journal and state, the policy's rules, and the loop. */
+export interface RevisionParts {
+  readonly board: StepBoard;
+  readonly journal: RunJournal;
+  readonly control: SessionControl;
+  readonly policy: Pick<EnginePolicy, 'validation' | 'goalSteps' | 'revisionApproval'>;
+  readonly tools: ToolCatalog;
+  /** `release` queues the revision's fresh steps; `exclusive` keeps steps from starting while a revision is written. */
+  readonly loop: Pick<RunLoop, 'release' | 'exclusive'>;
+}
+
+/** What a decision that revises the plan (the adjust hook's `revise`, the recovery hook's `insert`) works with. */
+export interface RevisionScope {
+  readonly journal: RunJournal;
+  readonly revisions: Pick<RunRevisions, 'prepare' | 'commit'>;
+  readonly loop: Pick<RunLoop, 'exclusive'>;
 }
 
 /**
- * Journals `plan-revise` (durable before anything runs on the new plan), moves the board and the
- * graph to it, and applies the policy's approval rule: without an approval of the new digest a
- * strict run holds (ends `waiting`) or fails.
+ * The session's plan revisions: a revision is prepared (checked against the live run, nothing
+ * written), committed (`plan-revise` journaled), and adopted (the board and the graph move to it).
  */
-export async function commitRevision(scheduler: RunScheduler, prepared: PreparedRevision): Promise<PlanRevision> {
-  const { revision, request, reopened } = prepared;
-  const event = planReviseEvent(revision, request.by ?? 'host', request.reason);
-  const recorded = await scheduler.journal.record(
-    request.authorization ? { ...event, authorization: request.authorization } : event,
-  );
-  scheduler.adopt(revision, recorded as PlanReviseEvent, reopened);
-  const rule = scheduler.policy.revisionApproval;
-  if (rule && !request.authorization) {
-    const reason = `revision ${revision.revision} of the plan (digest ${revision.digest.slice(0, 12)}…) is not approved`;
-    if (rule === 'wait') scheduler.hold(reason);
-    else scheduler.stop('failed', reason);
+export class RunRevisions {
+  readonly #parts: RevisionParts;
+  /** Revisions of this session, oldest first; `#digest` is the latest's. */
+  readonly #events: PlanReviseEvent[] = [];
+  #digest: string | undefined;
+
+  constructor(parts: RevisionParts) {
+    this.#parts = parts;
   }
-  return revision;
+
+  /** The digest of this session's latest revision (`undefined`: none yet). */
+  get digest(): string | undefined {
+    return this.#digest;
+  }
+
+  /** The digest of the plan the run is on now: the latest revision's, else the one the run was journaled under. */
+  get planDigest(): string | undefined {
+    return this.#digest ?? this.#parts.journal.planDigest;
+  }
+
+  /** This session's `plan-revise` events, oldest first. */
+  get events(): readonly PlanReviseEvent[] {
+    return this.#events;
+  }
+
+  /**
+   * A revision asked by the host (the run handle's `revise`). Waits until the session has begun,
+   * so the steps a resume restored count as started; rejects (E004) once the run has ended.
+   */
+  async revise(request: RevisionRequest): Promise<PlanRevision> {
+    const { control, journal, loop } = this.#parts;
+    await control.begun;
+    if (control.ended || control.stopped) {
+      throw new StepwiseError(
+        ErrorCodes.INPUT_INVALID,
+        `run ${journal.runId} has ${control.ended ? 'ended' : 'stopped'}: only a running run can be revised`,
+        { location: journal.runId },
+      );
+    }
+    control.beginWork();
+    try {
+      return await loop.exclusive(async () => {
+        if (control.stopped) {
+          throw new StepwiseError(
+            ErrorCodes.INPUT_INVALID,
+            `run ${journal.runId} stopped before the revision applied`,
+            { location: journal.runId },
+          );
+        }
+        return this.commit(this.prepare(request));
+      });
+    } finally {
+      control.endWork();
+    }
+  }
+
+  /**
+   * Builds the next revision of the run's current plan: started steps may not be touched (E005), the
+   * result is validated under the engine's rules and tools (E001), and an authorization given with
+   * it must be for the revised digest (E002 / E003). Pure: nothing is journaled or changed.
+   */
+  prepare(request: RevisionRequest, reopened?: Slot): PreparedRevision {
+    checkRequest(request);
+    const { board, policy, tools } = this.#parts;
+    const started = board.slots
+      .filter((slot) => slot !== reopened && StepBoard.started(slot))
+      .map((slot) => slot.step.id);
+    const planDigest = this.planDigest;
+    const options = {
+      started,
+      tools,
+      engine: policy.validation,
+      goalSteps: policy.goalSteps !== undefined,
+      ...(planDigest ? { parentDigest: planDigest } : {}),
+    };
+    const revision = request.remaining
+      ? replaceRemainingSteps(board.plan, request.remaining, options)
+      : revisePlan(board.plan, request.edits ?? [], options);
+    if (request.authorization) verifyAuthorization(revision.plan, request.authorization);
+    return { revision, request, reopened };
+  }
+
+  /**
+   * Journals `plan-revise` (durable before anything runs on the new plan), adopts it, and applies
+   * the policy's approval rule: without an approval of the new digest a strict run holds (ends
+   * `waiting`) or fails.
+   */
+  async commit(prepared: PreparedRevision): Promise<PlanRevision> {
+    const { journal, control, policy } = this.#parts;
+    const { revision, request, reopened } = prepared;
+    const event = planReviseEvent(revision, request.by ?? 'host', request.reason);
+    const recorded = await journal.record(
+      request.authorization ? { ...event, authorization: request.authorization } : event,
+    );
+    this.#adopt(revision, recorded as PlanReviseEvent, reopened);
+    const rule = policy.revisionApproval;
+    if (rule && !request.authorization) {
+      const reason = `revision ${revision.revision} of the plan (digest ${revision.digest.slice(0, 12)}…) is not approved`;
+      if (rule === 'wait') control.hold(reason);
+      else control.stop('failed', reason);
+    }
+    return revision;
+  }
+
+  /** Moves the session to a journaled revision: new board and graph; fresh steps released, or skipped behind a blocker. */
+  #adopt(revision: PlanRevision, event: PlanReviseEvent, reopened: Slot | undefined): void {
+    const { board, journal, control, loop } = this.#parts;
+    const { release, blockers } = board.revise(revision.plan, buildDependencyGraph(revision.plan), reopened);
+    this.#digest = revision.digest;
+    this.#events.push(event);
+    for (const blocker of blockers) if (board.skipDependents(blocker)) control.track(journal.flush());
+    for (const slot of release) loop.release(slot);
+  }
 }

@@ -65,8 +65,9 @@ export class SessionOpener {
     policy: EnginePolicy,
     startedAt: number,
     hooks?: SessionHooks,
-    answers?: JournaledAnswers,
+    resumed?: { readonly run: FoldedRun; readonly answers: JournaledAnswers },
   ) {
+    const answers = resumed?.answers;
     return new RunScheduler({
       plan,
       graph: buildDependencyGraph(plan),
@@ -76,6 +77,7 @@ export class SessionOpener {
       startedAt,
       ...(hooks?.observer ? { observer: hooks.observer } : {}),
       ...(this.#setup.options.retainOutputs ? { retainOutputs: this.#setup.options.retainOutputs } : {}),
+      ...(resumed ? { resumed: resumed.run } : {}),
     });
   }
 
@@ -121,7 +123,7 @@ export class SessionOpener {
     const steps = withEditedArgs(state.steps, answers);
     const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
     const startedAt = Date.parse(run.createdAt) || Date.now();
-    const live = this.#scheduler(plan, journal, runPolicy, startedAt, hooks, answers);
+    const live = this.#scheduler(plan, journal, runPolicy, startedAt, hooks, { run, answers });
     const owner = journal.lease?.owner ?? this.#setup.options.owner ?? 'unknown';
     return {
       scheduler: live,
@@ -138,7 +140,7 @@ export class SessionOpener {
           throw error;
         }
         hooks?.onOpened?.({ kind: 'resumed', plan, ended: stepResults(plan, run) });
-        return live.execute(steps, run);
+        return live.execute(steps);
       },
     };
   }

@@ -136,8 +136,8 @@ export class StepBoard {
     return index === undefined ? undefined : this.slots[index];
   }
 
-  /** Records a final result; returns the dependents it made ready (`undefined` when it blocks them). */
-  settle(slot: Slot, result: StepResult): Slot[] | undefined {
+  /** The step ended with this final result; returns the dependents it made ready (`undefined` when it blocks them). */
+  end(slot: Slot, result: StepResult): Slot[] | undefined {
     slot.result = result;
     slot.status = result.status;
     this.done++;
