@@ -1,8 +1,9 @@
-import { ErrorCodes, type StepError, toStepError } from '../errors.js';
+import { ErrorCodes, toStepError } from '../errors.js';
 import type { StepResult } from '../journal/events.js';
+import type { RunJournal } from '../journal/journal.js';
 import { cancelledError } from '../kernel/tool-execution.js';
 import { type AdjustDecision, type AdjustHook, normalizeAdjustDecision } from './policies/adjust-hook.js';
-import type { PreparedRevision, RevisionScope } from './revise-run.js';
+import type { RunRevisions } from './revise-run.js';
 import type { SessionControl } from './session-control.js';
 import { type Slot, StepBoard } from './step-board.js';
 import type { Warn } from './step-observer.js';
@@ -11,8 +12,10 @@ import type { Warn } from './step-observer.js';
 export type AdjustOutcome = 'continue' | 'revised' | 'stopped';
 
 /** What asking the adjust hook needs: the hook, the session's board and state, and the revisions. */
-export interface AdjustScope extends RevisionScope {
+export interface AdjustScope {
   readonly hook: AdjustHook;
+  readonly journal: RunJournal;
+  readonly revisions: Pick<RunRevisions, 'reviseByDecision'>;
   readonly board: Pick<StepBoard, 'plan' | 'outputs' | 'slots'>;
   readonly control: SessionControl;
   readonly warn: Warn;
@@ -33,9 +36,9 @@ async function ask(scope: AdjustScope, slot: Slot, result: StepResult): Promise<
 
 /**
  * Asks the policy's adjust hook about a step that ended (before its dependents are released) and
- * journals the decision as `adjust-decision`. A revision is prepared and committed under the
- * loop's exclusive section; a hook that throws or answers badly, and a revision that is
- * refused (E001, E005), are journaled with their error and the run goes on unrevised.
+ * journals the decision as `adjust-decision`, followed by the revision it asks for; a hook that
+ * throws or answers badly, and a revision that is refused (E001, E005), are journaled with their
+ * error and the run goes on unrevised.
  */
 export async function adjustAfterStep(scope: AdjustScope, slot: Slot, result: StepResult): Promise<AdjustOutcome> {
   const { journal, control, revisions } = scope;
@@ -78,28 +81,9 @@ export async function adjustAfterStep(scope: AdjustScope, slot: Slot, result: St
     );
     return 'stopped';
   }
-  return scope.loop.exclusive(async () => {
-    let prepared: PreparedRevision | undefined;
-    let error: StepError | undefined;
-    try {
-      prepared = revisions.prepare({ edits: decision.edits, by: 'adjust', ...reason });
-    } catch (thrown) {
-      error = toStepError(thrown);
-    }
-    // Emitted, not flushed: it goes to the store in one append with the plan-revise below, so a
-    // crash cannot keep the decision and lose the revision it made.
-    journal.emit({
-      ...base,
-      decision: 'revise',
-      edits: decision.edits,
-      ...reason,
-      ...(error ? { error } : {}),
-    });
-    if (!prepared) {
-      await journal.flush();
-      return 'continue';
-    }
-    await revisions.commit(prepared);
-    return 'revised';
-  });
+  const revised = await revisions.reviseByDecision(
+    { ...base, decision: 'revise', edits: decision.edits, ...reason },
+    { edits: decision.edits, by: 'adjust', ...reason },
+  );
+  return revised ? 'revised' : 'continue';
 }

@@ -5,8 +5,9 @@ import { DEFAULT_RETRY, isRetryable } from '../plan/backoff.js';
 import { type AdjustScope, adjustAfterStep } from './adjust-run.js';
 import { type AttemptGate, retrySettings } from './attempt-gate.js';
 import type { EnginePolicy, RecoveryDecision } from './engine-policy.js';
-import { type InsertScope, insertSteps } from './insert-steps.js';
+import { insertSteps } from './insert-steps.js';
 import { normalizeDecision } from './policies/recovery-decision.js';
+import type { RunRevisions } from './revise-run.js';
 import type { RunLoop } from './run-loop.js';
 import type { SessionControl } from './session-control.js';
 import type { Slot, StepBoard } from './step-board.js';
@@ -31,7 +32,7 @@ export interface FailurePolicyParts {
   readonly gate: Pick<AttemptGate, 'retryLater'>;
   readonly loop: Pick<RunLoop, 'enqueue' | 'advance'>;
   /** Revises the plan for the recovery hook's `insert`. */
-  readonly insert: InsertScope;
+  readonly revisions: Pick<RunRevisions, 'reviseByDecision'>;
   /** Present when the policy has an adjust hook. */
   readonly adjust: AdjustScope | undefined;
   readonly warn: Warn;
@@ -174,7 +175,7 @@ export class FailurePolicy {
     result: StepResult,
     decision: Extract<RecoveryDecision, { action: 'insert' }>,
   ): Promise<void> {
-    const applied = await insertSteps(this.#parts.insert, slot, result, decision);
+    const applied = await insertSteps(this.#parts.revisions, slot, result, decision);
     if (!applied || this.#parts.control.stopped) {
       await this.conclude(slot, result, `step "${slot.step.id}" failed`);
     } else if (decision.afterwards === 'skip') {

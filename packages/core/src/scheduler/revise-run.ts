@@ -1,6 +1,6 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
 import { planReviseEvent } from '../journal/apply-plan-revise.js';
-import type { PlanReviseEvent } from '../journal/events.js';
+import type { PlanReviseEvent, RunEventInput } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
 import { verifyAuthorization } from '../plan/plan-digest.js';
 import { type PlanRevision, replaceRemainingSteps, revisePlan } from '../plan/plan-revision.js';
@@ -43,12 +43,8 @@ export interface RevisionParts {
   readonly loop: Pick<RunLoop, 'release' | 'exclusive'>;
 }
 
-/** What a decision that revises the plan (the adjust hook's `revise`, the recovery hook's `insert`) works with. */
-export interface RevisionScope {
-  readonly journal: RunJournal;
-  readonly revisions: Pick<RunRevisions, 'prepare' | 'commit'>;
-  readonly loop: Pick<RunLoop, 'exclusive'>;
-}
+/** A hook's decision that asks for a revision, as it is journaled (without the refusal's error). */
+export type RevisingDecision = Extract<RunEventInput, { type: 'adjust-decision' | 'recovery-decision' }>;
 
 /**
  * The session's plan revisions: a revision is prepared (checked against the live run, nothing
@@ -134,6 +130,33 @@ export class RunRevisions {
       : revisePlan(board.plan, request.edits ?? [], options);
     if (request.authorization) verifyAuthorization(revision.plan, request.authorization);
     return { revision, request, reopened };
+  }
+
+  /**
+   * A hook's decision that revises the plan (the adjust hook's `revise`, the recovery hook's
+   * `insert`), in an exclusive section: the revision is prepared, the decision journaled (with
+   * the error when the revision was refused), then the revision committed. The decision is
+   * emitted, not flushed: it goes to the store in one append with the `plan-revise`, so a crash
+   * cannot keep the decision and lose the revision it made. Returns whether the revision applied.
+   */
+  reviseByDecision(decision: RevisingDecision, request: RevisionRequest, reopened?: Slot): Promise<boolean> {
+    const { journal, loop } = this.#parts;
+    return loop.exclusive(async () => {
+      let prepared: PreparedRevision | undefined;
+      let error: StepError | undefined;
+      try {
+        prepared = this.prepare(request, reopened);
+      } catch (thrown) {
+        error = toStepError(thrown);
+      }
+      journal.emit(error ? { ...decision, error } : decision);
+      if (!prepared) {
+        await journal.flush();
+        return false;
+      }
+      await this.commit(prepared);
+      return true;
+    });
   }
 
   /**

@@ -101,11 +101,10 @@ export class RunScheduler {
     const loop = new RunLoop({ board, journal, control, observer, policy, tools, run });
     const revisions = new RunRevisions({ board, journal, control, policy, tools, loop });
     const adjust: AdjustScope | undefined = policy.adjust
-      ? { hook: policy.adjust, board, journal, control, revisions, loop, warn }
+      ? { hook: policy.adjust, board, journal, control, revisions, warn }
       : undefined;
     const gate = new AttemptGate({ board, journal, control, observer, policy, loop });
-    const insert = { journal, revisions, loop };
-    const failures = new FailurePolicy({ policy, board, journal, control, gate, loop, insert, adjust, warn });
+    const failures = new FailurePolicy({ policy, board, journal, control, gate, loop, revisions, adjust, warn });
     const runner: AttemptRunner = new AttemptRunner({
       board,
       kernel,
