@@ -34,6 +34,8 @@ export class JournalWriter {
   readonly #selectRun: Database.Statement<[string], RunRow>;
   readonly #insertRun: Database.Statement<[string]>;
   readonly #insertEvent: Database.Statement;
+  /** Filled by each batch's events, cleared before the next. */
+  readonly #changes = new FoldChanges();
 
   constructor(sqlite: Database.Database, blobs: BlobWriter, read: ReadEvents, foldCacheSize: number) {
     this.#blobs = blobs;
@@ -60,7 +62,8 @@ export class JournalWriter {
     const runKey = row ? row.key : Number(this.#insertRun.run(runId).lastInsertRowid);
     const fold = this.#folds.take(runId, lastSeq);
     const before = runFields(fold);
-    const changes = new FoldChanges();
+    const changes = this.#changes;
+    changes.clear();
     for (const event of events) {
       const encoded = encodeEvent(runId, event, this.#blobs);
       this.#insertEvent.run(

@@ -47,11 +47,11 @@ function planIndex(plan: Plan | undefined): ReadonlyMap<string, PlanEntry> | und
   return index;
 }
 
-const STEP_COLUMNS = [
+/** The columns a step's own events change (see `updateStepState`). */
+const STATE_COLUMNS = [
   'status',
   'attempt',
   'tool',
-  'description',
   'execution_id',
   'started_at',
   'ended_at',
@@ -61,8 +61,9 @@ const STEP_COLUMNS = [
   'output',
   'output_sha256',
   'error',
-  'usage',
 ] as const;
+
+const STEP_COLUMNS = [...STATE_COLUMNS, 'description', 'usage'] as const;
 
 type ProjectionStatements = ReturnType<typeof prepareStatements>;
 
@@ -77,8 +78,9 @@ function prepareStatements(sqlite: Database.Database) {
       'update runs set status = ?, finished_at = ?, duration_ms = ?, usage = ? where key = ?',
     ),
     deleteStep: sqlite.prepare('delete from steps where run_key = ? and step_id = ?'),
-    updateStep: sqlite.prepare(
-      `update steps set ${STEP_COLUMNS.map((column) => `${column} = ?`).join(', ')} where run_key = ? and step_id = ?`,
+    // What a step's events change; its description (the plan's) and usage (model calls) change rarely.
+    updateStepState: sqlite.prepare(
+      `update steps set ${STATE_COLUMNS.map((column) => `${column} = ?`).join(', ')} where run_key = ? and step_id = ?`,
     ),
     // `first_seq` and `plan_index` say where the fold met the step (listSteps' order): set once.
     upsertStep: sqlite.prepare(
@@ -197,45 +199,82 @@ export class ProjectionWriter {
       }
     }
     const firstSeq = (events[0] as RunEvent).seq;
+    // Every column when the plan (descriptions) changed, or a model call (usage) of the step was journaled.
+    const planChanged = run.plan !== before.plan;
+    const modelCalls =
+      changes.modelCalls.length === 0 ? undefined : new Set(changes.modelCalls.map((call) => call.stepId));
     for (const stepId of written) {
       const createdAt = changes.createdSteps.get(stepId);
       // A planned step's place is its index in the plan that added it (run-start or a revision).
       const creator = createdAt === undefined ? undefined : (events[createdAt - firstSeq] as { plan?: Plan });
-      this.#writeStep(runKey, run, stepId, createdAt, planIndex(creator?.plan)?.get(stepId)?.index, plan);
+      const place = { createdAt, index: planIndex(creator?.plan)?.get(stepId)?.index };
+      this.#writeStep(runKey, run, stepId, place, planChanged || modelCalls?.has(stepId) === true);
     }
   }
 
+  /**
+   * One step's row. A step the run had before the batch has its row: an update of the columns its
+   * events change finds it; `full` (the plan or the step's usage changed): every column is written.
+   */
   #writeStep(
     runKey: number,
     run: FoldedRun,
     stepId: string,
-    createdAt: number | undefined,
-    index: number | undefined,
-    plan: ReadonlyMap<string, PlanEntry> | undefined,
+    place: { readonly createdAt: number | undefined; readonly index: number | undefined },
+    full: boolean,
   ): void {
     const step = run.steps.get(stepId);
     if (!step) return;
     const result = step.result;
     const output = this.#blobs.json(result?.output);
-    const values = [
+    const tool = scalar(step.tool);
+    const executionId = scalar(step.executionId);
+    const startedAt = encodeOptionalTime(scalar(step.startedAt));
+    const endedAt = step.endedAt === undefined ? null : encodeTime(step.endedAt);
+    const durationMs = scalar(result?.durationMs);
+    const toolCalled = step.toolCalled ? 1 : 0;
+    const idempotent = scalar(step.idempotent);
+    const error = json(result?.error);
+    const statements = this.#statements;
+    if (place.createdAt === undefined && !full) {
+      const updated = statements.updateStepState.run(
+        step.status,
+        step.attempt,
+        tool,
+        executionId,
+        startedAt,
+        endedAt,
+        durationMs,
+        toolCalled,
+        idempotent,
+        output.text,
+        output.sha256,
+        error,
+        runKey,
+        stepId,
+      ).changes;
+      if (updated > 0) return;
+    }
+    statements.upsertStep.run(
+      runKey,
+      stepId,
+      place.createdAt ?? run.lastSeq,
+      place.index ?? null,
       step.status,
       step.attempt,
-      scalar(step.tool),
-      scalar(plan?.get(stepId)?.step.description),
-      scalar(step.executionId),
-      encodeOptionalTime(scalar(step.startedAt)),
-      step.endedAt === undefined ? null : encodeTime(step.endedAt),
-      scalar(result?.durationMs),
-      step.toolCalled ? 1 : 0,
-      scalar(step.idempotent),
+      tool,
+      executionId,
+      startedAt,
+      endedAt,
+      durationMs,
+      toolCalled,
+      idempotent,
       output.text,
       output.sha256,
-      json(result?.error),
+      error,
+      scalar(planIndex(run.plan)?.get(stepId)?.step.description),
       json(step.usage),
-    ];
-    // A step the run had before the batch has its row: an update (cheaper than an upsert) finds it.
-    if (createdAt === undefined && this.#statements.updateStep.run(...values, runKey, stepId).changes > 0) return;
-    this.#statements.upsertStep.run(runKey, stepId, createdAt ?? run.lastSeq, index ?? null, ...values);
+    );
   }
 
   #writeExecutions(runKey: number, run: FoldedRun, changes: FoldChanges, firstSeq: number): void {

@@ -29,6 +29,17 @@ export class FoldChanges {
     if (created) this.createdSteps.set(stepId, this.seq);
   }
 
+  /** Forgets everything, for the next batch (a store may keep one instance). */
+  clear(): void {
+    this.seq = 0;
+    this.steps.clear();
+    this.createdSteps.clear();
+    this.removedSteps.clear();
+    this.executions.clear();
+    this.approvals.length = 0;
+    this.modelCalls.length = 0;
+  }
+
   removeStep(stepId: string): void {
     this.steps.delete(stepId);
     this.createdSteps.delete(stepId);

@@ -146,7 +146,11 @@ export function emptyRun(runId: string): FoldedRun {
 function trackProcesses(run: FoldedRun, event: RunEvent): void {
   if (event.type === 'process-start') {
     run.processes.set(event.executionId, [...(run.processes.get(event.executionId) ?? []), event]);
-  } else if (event.type === 'tool-result') {
+    return;
+  }
+  // Most runs start no process group: nothing to forget.
+  if (run.processes.size === 0) return;
+  if (event.type === 'tool-result') {
     // The tool waited for its processes (and killed what they left): nothing of this call is alive.
     run.processes.delete(event.executionId);
   } else if (event.type === 'step-end') {
