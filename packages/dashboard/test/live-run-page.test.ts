@@ -1,38 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { ARTIFACTS, eventually, type Harness, startHarness } from './dashboard-harness.js';
-
-const ELSEWHERE = fileURLToPath(new URL('./fixtures/run-elsewhere.mjs', import.meta.url));
-
-/** Starts a run in a child process; resolves with its id once it has started, and with its end. */
-function runElsewhere(database: string, steps: number, stepMs: number) {
-  const child = spawn(process.execPath, [ELSEWHERE, database, String(steps), String(stepMs)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const messages: Record<string, string>[] = [];
-  let notify: (() => void) | undefined;
-  lines.on('line', (line) => {
-    messages.push(JSON.parse(line));
-    notify?.();
-  });
-  const next = (key: string) =>
-    new Promise<string>((resolve, reject) => {
-      const look = () => {
-        const found = messages.find((message) => key in message);
-        if (found) resolve(found[key] as string);
-      };
-      notify = look;
-      look();
-      child.once('exit', (code) => reject(new Error(`the run's process exited (${code}) before printing ${key}`)));
-    });
-  return { runId: next('runId'), status: () => next('status'), child };
-}
+import { runElsewhere } from './page-helpers.js';
 
 describe.skipIf(!chromiumAvailable)('a run written by another process, on the live page (SQLite)', () => {
   let harness: Harness;

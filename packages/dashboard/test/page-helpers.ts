@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { foldRun, type RunEvent, type RunStore, readAll } from '@stepwise/core';
 import type { Page } from 'playwright-core';
 import type { Harness } from './dashboard-harness.js';
@@ -36,4 +39,31 @@ export async function shapeOf(store: RunStore, runId: string): Promise<string[]>
 export async function stepStatuses(store: RunStore, runId: string): Promise<Record<string, string>> {
   const run = foldRun(await readAll(store, runId));
   return Object.fromEntries([...run.steps].map(([stepId, step]) => [stepId, step.status]));
+}
+
+const ELSEWHERE = fileURLToPath(new URL('./fixtures/run-elsewhere.mjs', import.meta.url));
+
+/** Starts a run in a child process (a SQLite file or a postgres:// URL); resolves with its id once it has started, and with its end. */
+export function runElsewhere(database: string, steps: number, stepMs: number, schema = 'stepwise') {
+  const child = spawn(process.execPath, [ELSEWHERE, database, String(steps), String(stepMs), schema], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const messages: Record<string, string>[] = [];
+  let notify: (() => void) | undefined;
+  lines.on('line', (line) => {
+    messages.push(JSON.parse(line));
+    notify?.();
+  });
+  const next = (key: string) =>
+    new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const found = messages.find((message) => key in message);
+        if (found) resolve(found[key] as string);
+      };
+      notify = look;
+      look();
+      child.once('exit', (code) => reject(new Error(`the run's process exited (${code}) before printing ${key}`)));
+    });
+  return { runId: next('runId'), status: () => next('status'), child };
 }
