@@ -1,3 +1,5 @@
+import { ELEMENT_FUNCTION } from '../report/element-function.js';
+
 /**
  * The live run page's behaviour, beside the report's script (which draws the step details): a
  * Server-Sent Events stream (`api/runs/<id>/events`) brings each new journal event and, after each
@@ -25,12 +27,7 @@ export const RUN_SCRIPT = `
   var handlers = {};
   var shownActions = null;
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  ${ELEMENT_FUNCTION}
   function button(text, className, onClick) {
     var node = el('button', className, text);
     node.type = 'button';

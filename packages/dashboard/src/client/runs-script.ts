@@ -1,3 +1,4 @@
+import { ELEMENT_FUNCTION } from '../report/element-function.js';
 import { formatDuration } from '../report/format-duration.js';
 
 /**
@@ -18,12 +19,7 @@ export const RUNS_SCRIPT = `
   var ms = ${formatDuration.toString()};
   var stream = null;
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  ${ELEMENT_FUNCTION}
   function when(iso) {
     var date = new Date(iso);
     return isNaN(date.getTime()) ? iso : date.toLocaleString();

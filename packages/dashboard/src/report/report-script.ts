@@ -1,3 +1,4 @@
+import { ELEMENT_FUNCTION } from './element-function.js';
 import { formatDuration } from './format-duration.js';
 
 /**
@@ -23,12 +24,7 @@ export const REPORT_SCRIPT = String.raw`
   var selectedId = null;
   var renderHooks = [];
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  ${ELEMENT_FUNCTION}
   function json(value) {
     if (value === undefined) return '';
     if (typeof value === 'string') return value;
