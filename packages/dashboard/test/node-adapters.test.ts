@@ -95,6 +95,30 @@ describe('nodeHandler', () => {
     await dashboard.close();
   });
 
+  it('stops reading the store once the browser hangs up on a live stream', async () => {
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name === 'read') {
+          return (...args: Parameters<MemoryStore['read']>) => {
+            reads++;
+            return target.read(...args);
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const dashboard = createDashboard({ store: counted, pollIntervalMs: 10 });
+    const url = await listen(createServer(nodeHandler(dashboard)));
+    await readStream(`${url}/api/runs/${runId}/events?after=1`, 'event: view');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = reads;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // At 10 ms a turn, a stream still going would have read about 30 more times.
+    expect(reads - after).toBeLessThanOrEqual(1);
+  });
+
   it('is a Connect/Express middleware: its paths under the mount point, the rest to next', async () => {
     const dashboard = createDashboard({ store, basePath: '/ops/stepwise' });
     const url = await listen(
