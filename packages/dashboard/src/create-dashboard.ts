@@ -2,7 +2,7 @@ import type { RunHandle } from '@stepwise/core';
 import { DashboardContext } from './dashboard-context.js';
 import { type DashboardOptions, resolveOptions } from './dashboard-options.js';
 import { asset, postAction, runEvents, runJson, runPage, runsJson, runsPage, runsStream } from './dashboard-routes.js';
-import { errorResponse, notFound, redirectResponse } from './http/responses.js';
+import { errorPageResponse, errorResponse, notFound, redirectResponse } from './http/responses.js';
 
 /** A mounted dashboard: a Fetch API handler plus what a host needs around it. */
 export interface Dashboard {
@@ -73,7 +73,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         return await route(context, request, url, path);
       } catch (error) {
         context.report(error);
-        return errorResponse(error);
+        // A page (not the API, not a stream) is answered as a page.
+        const path = new URL(request.url).pathname.slice(basePath.length);
+        return path.startsWith('/api/') ? errorResponse(error) : errorPageResponse(error, basePath);
       }
     },
     track: (handle) => context.registry.track(handle),

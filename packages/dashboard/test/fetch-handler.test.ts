@@ -136,10 +136,15 @@ describe('a run', () => {
     expect(page).not.toContain(SECRET);
   });
 
-  it('that is not in the store is E505 (404)', async () => {
+  it('that is not in the store is E505 (404), as JSON for the API and as a page for a link', async () => {
     const response = await get(dashboard(), '/api/runs/run_missing');
     expect(response.status).toBe(404);
     expect((await json(response)).error.code).toBe(ErrorCodes.RUN_NOT_FOUND);
+    const page = await get(dashboard({ basePath: '/ops' }), '/ops/runs/run_<missing>');
+    expect([page.status, page.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
+    const html = await page.text();
+    expect(html).toContain('E505 run run_&lt;missing&gt; is not in the store');
+    expect(html).toContain('<a href="/ops/">All runs</a>');
   });
 
   it('streams the journal events after `after`, then the page drawn again', async () => {

@@ -1,4 +1,5 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { escapeHtml } from '../report/escape-html.js';
 import { contentSecurityPolicy } from './request-guard.js';
 
 /** Headers every response carries: nothing is cached, sniffed, framed or referred. */
@@ -66,6 +67,21 @@ export function errorResponse(error: unknown): Response {
     { error: { code: 'internal', message: 'the dashboard failed to answer; see the server log' } },
     500,
   );
+}
+
+/** The same error as a small page, for a person who followed a link (a run that is not in the store). */
+export async function errorPageResponse(error: unknown, basePath: string): Promise<Response> {
+  const json = errorResponse(error);
+  const { error: body } = (await json.json()) as { error: { code: string; message: string } };
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Stepwise · ${escapeHtml(body.code)}</title></head><body><p>${escapeHtml(`${body.code} ${body.message}`)}</p><p><a href="${escapeHtml(`${basePath}/`)}">All runs</a></p></body></html>`;
+  return new Response(html, {
+    status: json.status,
+    headers: {
+      ...BASE_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': "default-src 'none'",
+    },
+  });
 }
 
 export function notFound(): Response {
