@@ -4,8 +4,8 @@
 import { ErrorCodes } from '../src/errors.js';
 import { PlanSchema } from '../src/plan/plan-schema.js';
 import { findReferences, type Reference } from '../src/plan/references.js';
-import { compileSchema } from '../src/tools/schema.js';
 import type { PlanProblem, PlanValidation, ProblemKind, ValidatePlanOptions } from '../src/plan/validate-plan.js';
+import { compileSchema } from '../src/tools/schema.js';
 
 interface StepShape {
   readonly index: number;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createTestTools } from '../src/testing/fixtures.js';
 import { validatePlan } from '../src/plan/validate-plan.js';
+import { createTestTools } from '../src/testing/fixtures.js';
 import { validatePlanBefore } from './validate-plan-before.js';
 
 const { registry } = createTestTools();

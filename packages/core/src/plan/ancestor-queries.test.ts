@@ -1,89 +1,137 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import {
+  ancestryGraph,
+  type Dependencies,
+  gridDependencies,
+  interleavedDependencies,
+  randomDependencies,
+  reaches,
+} from '../../test/ancestry-graphs.js';
 import { seededRandom } from '../testing/fixtures.js';
-import { answerAncestorQueries } from './ancestor-queries.js';
-import { topologicalOrder } from './dependency-index.js';
+import { type AncestryWork, answerAncestorQueries, type SearchLimits } from './ancestor-queries.js';
 
-/** Random DAG whose steps depend on up to `fanIn` of the `window` steps before them (shuffled slots). */
-function randomGraph(size: number, seed: number, window: number, fanIn: number) {
+/** Default limits (stage 2 settles nearly all), none (stage 3 only), and tiny (both, budget runs out). */
+const limitSettings: Record<string, SearchLimits | undefined> = {
+  default: undefined,
+  'bitsets only': { edgesPerSearch: 0, edgesPerItem: 0 },
+  tiny: { edgesPerSearch: 3, edgesPerItem: 1 },
+};
+
+function randomQueries(size: number, count: number, seed: number): { sources: number[]; targets: number[] } {
   const random = seededRandom(seed);
-  // Slots are a permutation of creation order, so topological order and slot order differ.
-  const slotOf = Array.from({ length: size }, (_, index) => index).sort(() => random() - 0.5);
-  const dependencies: number[][] = Array.from({ length: size }, () => []);
-  for (let created = 1; created < size; created++) {
-    const count = Math.floor(random() * (fanIn + 1));
-    const own = new Set<number>();
-    for (let k = 0; k < count; k++) {
-      own.add(slotOf[Math.max(0, created - 1 - Math.floor(random() * window))] as number);
-    }
-    dependencies[slotOf[created] as number] = [...own];
+  const sources: number[] = [];
+  const targets: number[] = [];
+  for (let k = 0; k < count; k++) {
+    sources.push(Math.floor(random() * size));
+    targets.push(Math.floor(random() * size));
   }
-  const sorted = topologicalOrder(dependencies);
-  if (!sorted.order) throw new Error('not acyclic');
-  return { ...sorted, order: sorted.order, dependencies };
+  return { sources, targets };
 }
 
-/** The obvious answer: search backwards from the source (marks in a typed array, so large graphs stay quick). */
-function reaches(dependencies: readonly (readonly number[])[], source: number, target: number): boolean {
-  const seen = new Uint8Array(dependencies.length);
-  const stack = [...(dependencies[source] ?? [])];
-  while (stack.length > 0) {
-    const current = stack.pop() as number;
-    if (current === target) return true;
-    if (seen[current] === 1) continue;
-    seen[current] = 1;
-    for (const next of dependencies[current] ?? []) stack.push(next);
-  }
-  return false;
+function expectOracle(dependencies: Dependencies, sources: number[], targets: number[], limits?: SearchLimits) {
+  const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 };
+  const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, limits, work);
+  let positives = 0;
+  sources.forEach((source, query) => {
+    const expected = reaches(dependencies, source, targets[query] as number);
+    if (expected) positives++;
+    expect(answers[query] === 1, `query ${query}: ${targets[query]} → ${source}`).toBe(expected);
+  });
+  return { positives, work };
+}
+
+/** A reference to a random ancestor of each step, `hops` dependency links back. */
+function ancestorQueries(dependencies: Dependencies, hops: number, seed: number) {
+  const random = seededRandom(seed);
+  const sources: number[] = [];
+  const targets: number[] = [];
+  dependencies.forEach((_, source) => {
+    let target = source;
+    for (let hop = 0; hop < hops && (dependencies[target] as number[]).length > 0; hop++) {
+      const own = dependencies[target] as number[];
+      target = own[Math.floor(random() * own.length)] as number;
+    }
+    if (target !== source) {
+      sources.push(source);
+      targets.push(target);
+    }
+  });
+  return { sources, targets };
 }
 
 describe('answerAncestorQueries', () => {
-  it('agrees with a backward search on random DAGs and random pairs', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 120 }),
-        fc.integer({ min: 1, max: 1_000_000 }),
-        fc.integer({ min: 1, max: 30 }),
-        fc.integer({ min: 0, max: 4 }),
-        (size, seed, window, fanIn) => {
-          const graph = randomGraph(size, seed, window, fanIn);
-          const random = seededRandom(seed + 1);
-          const sources: number[] = [];
-          const targets: number[] = [];
-          for (let k = 0; k < 3 * size; k++) {
-            sources.push(Math.floor(random() * size));
-            targets.push(Math.floor(random() * size));
-          }
-          const answers = answerAncestorQueries(graph, sources, targets);
-          sources.forEach((source, query) => {
-            expect(answers[query] === 1).toBe(reaches(graph.dependencies, source, targets[query] as number));
-          });
-        },
-      ),
-      { numRuns: 300 },
-    );
-  }, 180_000);
+  for (const [setting, limits] of Object.entries(limitSettings)) {
+    it(`agrees with a backward search on random DAGs and random pairs (${setting} limits)`, () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 120 }),
+          fc.integer({ min: 1, max: 1_000_000 }),
+          fc.integer({ min: 1, max: 30 }),
+          fc.integer({ min: 0, max: 4 }),
+          (size, seed, window, fanIn) => {
+            const dependencies = randomDependencies(size, seed, window, fanIn);
+            const { sources, targets } = randomQueries(size, 3 * size, seed + 1);
+            expectOracle(dependencies, sources, targets, limits);
+          },
+        ),
+        { numRuns: 200 },
+      );
+    }, 180_000);
+
+    it(`agrees with a backward search on grids and interleaved chains (${setting} limits)`, () => {
+      for (const dependencies of [
+        gridDependencies(17, 23),
+        interleavedDependencies(600, 7, 3),
+        interleavedDependencies(500, 1, 4),
+      ]) {
+        const { sources, targets } = randomQueries(dependencies.length, 2000, dependencies.length);
+        const { positives } = expectOracle(dependencies, sources, targets, limits);
+        expect(positives).toBeGreaterThan(100);
+      }
+    }, 180_000);
+  }
 
   it('answers more distinct targets than one bitset pass holds (several passes, windows)', () => {
-    const size = 6000;
-    const graph = randomGraph(size, 99, 40, 3);
-    const random = seededRandom(5);
-    const sources: number[] = [];
-    const targets: number[] = [];
-    for (let k = 0; k < 8000; k++) {
-      const source = Math.floor(random() * size);
-      sources.push(source);
-      // Mostly near the source in creation terms (both answers occur), across the whole plan.
-      targets.push(Math.floor(random() * size));
-    }
-    const answers = answerAncestorQueries(graph, sources, targets);
-    let positives = 0;
-    sources.forEach((source, query) => {
-      const expected = reaches(graph.dependencies, source, targets[query] as number);
-      if (expected) positives++;
-      expect(answers[query] === 1).toBe(expected);
-    });
+    const dependencies = randomDependencies(6000, 99, 40, 3);
+    const { sources, targets } = randomQueries(6000, 8000, 5);
+    const { positives, work } = expectOracle(dependencies, sources, targets, limitSettings['bitsets only']);
+    expect(work.searched).toBe(0);
+    expect(work.leftToBitsets).toBeGreaterThan(2048);
     expect(positives).toBeGreaterThan(100);
     expect(positives).toBeLessThan(sources.length - 100);
   }, 180_000);
+
+  it('stops searching when the budget is spent and leaves the rest to the bitsets', () => {
+    const dependencies = gridDependencies(60, 60);
+    const { sources, targets } = randomQueries(dependencies.length, 3000, 8);
+    const { work } = expectOracle(dependencies, sources, targets, { edgesPerSearch: 50, edgesPerItem: 1 });
+    expect(work.leftToBitsets).toBeGreaterThan(0);
+    // The budget: one edge per step, edge and query, plus the one search that overran it.
+    expect(work.searchedEdges).toBeLessThanOrEqual(3600 + 7080 + 3000 + 50);
+  });
+
+  // The shapes that were quadratic with a spanning forest and bitsets: every reference is settled
+  // by the labels or a short search, and the work per reference does not grow with the plan.
+  for (const [shape, build] of [
+    ['references many hops back in a random DAG', (size: number) => randomDependencies(size, 7, size, 3)],
+    ['references far back along interleaved chains', (size: number) => interleavedDependencies(size, 16, 9)],
+  ] as const) {
+    it(`settles ${shape} with a bounded search`, () => {
+      const perReference: number[] = [];
+      for (const size of [5000, 20_000]) {
+        const dependencies = build(size);
+        const hops = shape.includes('interleaved') ? size / 32 : 6;
+        // Ancestors by construction: every answer must be 1.
+        const { sources, targets } = ancestorQueries(dependencies, hops, size);
+        const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 };
+        const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, undefined, work);
+        expect(answers.indexOf(0)).toBe(-1);
+        expect(work.leftToBitsets).toBe(0);
+        perReference.push(work.searchedEdges / sources.length);
+      }
+      expect(perReference[1]).toBeLessThan(32);
+      expect(perReference[1]).toBeLessThan(2 * (perReference[0] as number) + 1);
+    }, 120_000);
+  }
 });

@@ -1,34 +1,93 @@
-import type { TopologicalOrder } from './dependency-index.js';
+import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
+import type { AncestryGraph } from './dependency-index.js';
+import { propagateBitsets } from './propagate-bitsets.js';
+import { reachabilityLabels } from './reachability-labels.js';
 
-/** An acyclic dependency graph with its topological order (see `topologicalOrder`). */
-export interface AncestryGraph extends TopologicalOrder {
-  readonly order: readonly number[];
-  readonly dependencies: readonly (readonly number[])[];
+/** How much the searches of stage 2 may look at (tests lower it to reach stage 3). */
+export interface SearchLimits {
+  /** Dependency edges one search may look at before its query is left to the bitsets. */
+  readonly edgesPerSearch: number;
+  /** Edges all searches together may look at, per step, edge and query of the graph. */
+  readonly edgesPerItem: number;
 }
 
-/** Targets answered per pass of the bitset propagation: 64 words of 32 bits per step. */
-const WORDS_PER_PASS = 64;
+/** What the stages did (tests and the benchmark read it). */
+export interface AncestryWork {
+  /** Queries settled by labels or a search (stage 2). */
+  searched: number;
+  /** Dependency edges the searches looked at. */
+  searchedEdges: number;
+  /** Queries left to the bitsets (stage 3). */
+  leftToBitsets: number;
+}
+
+const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 16 };
 
 /**
  * For each query q, is `targets[q]` a (transitive) dependency of `sources[q]`? Answers 1 or 0.
  *
- * Cost, with N steps, E edges and R queries: O(N + E + R) for every query that is a direct
- * dependency, that fails the topological-position test, or whose target is an ancestor along
- * one depth-first spanning forest (chains, trees, fan-out/fan-in, references to a shared
- * setup step — the plans people and models write). The queries left over are answered
- * together by propagating bitsets along the topological order, 2,048 targets per pass: each
- * pass walks only the window from its first target to its last source, so the total is
- * O((N + E) · ⌈T / 32⌉) word operations at worst, T being the number of distinct targets left
- * over. Exact reachability for arbitrary pairs has no known linear algorithm; this keeps the
- * common shapes linear and the rest 32× (and by windowing, usually far more) below one search
- * per query.
+ * In three stages, each taking only what the one before left:
+ * 1. the topological-position test and the direct dependencies: O(N + E + R) for N steps, E edges
+ *    and R queries (chains, fan-out/fan-in, references to a dependency);
+ * 2. labels built in O(N + E) (see `reachabilityLabels`: four depth-first forests and a path
+ *    cover) that settle a query at once when they can, and otherwise a breadth-first search back
+ *    from the source that enters only steps the labels leave possible and stops at the first one
+ *    they say the target surely reaches. One search looks at no more than `edgesPerSearch` edges
+ *    (1,024), all of them together at most `edgesPerItem` (16) × (N + E + R): this stage is linear;
+ * 3. the queries a search gave up on are answered together by propagating bitsets along the
+ *    topological order (`propagateBitsets`): O((N + E) · ⌈T / 32⌉) for T distinct targets left.
+ *
+ * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 3 stays for
+ * graphs the labels do not capture (a wide grid with references across it is one); on the shapes
+ * plans have — chains, trees, fan-out, random graphs, interleaved chains, references many hops
+ * back — stage 2 settles every query within a few dozen edges and stage 3 gets little or nothing.
  */
 export function answerAncestorQueries(
   graph: AncestryGraph,
   sources: readonly number[],
   targets: readonly number[],
+  limits: SearchLimits = DEFAULT_LIMITS,
+  work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 },
 ): Uint8Array {
   const answers = new Uint8Array(sources.length);
+  const undecided = answerDirectly(graph, sources, targets, answers);
+  if (undecided.length === 0) return answers;
+
+  const search = new AncestorSearch(reachabilityLabels(graph));
+  let budget = limits.edgesPerItem * (graph.order.length + graph.dependents.length + sources.length);
+  const leftOver: number[] = [];
+  for (const query of undecided) {
+    if (budget <= 0) {
+      leftOver.push(query);
+      continue;
+    }
+    const source = sources[query] as number;
+    const answer = search.settle(source, targets[query] as number, Math.min(limits.edgesPerSearch, budget));
+    budget -= search.edges;
+    work.searchedEdges += search.edges;
+    if (answer === UNSETTLED) {
+      leftOver.push(query);
+    } else {
+      answers[query] = answer;
+      work.searched++;
+    }
+  }
+  work.leftToBitsets = leftOver.length;
+  if (leftOver.length > 0) propagateBitsets(graph, sources, targets, leftOver, answers);
+  return answers;
+}
+
+/**
+ * Stage 1: a target at or after the source in the order is no ancestor (answer 0); a direct
+ * dependency is (1). Returns the queries left undecided. Queries come grouped by source, so the
+ * source's dependencies are marked once per group.
+ */
+function answerDirectly(
+  graph: AncestryGraph,
+  sources: readonly number[],
+  targets: readonly number[],
+  answers: Uint8Array,
+): number[] {
   const { position, dependencies } = graph;
   const undecided: number[] = [];
   // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source`.
@@ -45,118 +104,5 @@ export function answerAncestorQueries(
     if (marked[target] === source + 1) answers[query] = 1;
     else undecided.push(query);
   }
-  if (undecided.length === 0) return answers;
-
-  const forest = spanningForest(graph);
-  const leftOver: number[] = [];
-  for (const query of undecided) {
-    const source = sources[query] as number;
-    const target = targets[query] as number;
-    const entered = forest.enter[source] as number;
-    if ((forest.enter[target] as number) <= entered && entered <= (forest.last[target] as number)) {
-      answers[query] = 1;
-    } else {
-      leftOver.push(query);
-    }
-  }
-  if (leftOver.length > 0) propagateBitsets(graph, sources, targets, leftOver, answers);
-  return answers;
-}
-
-/**
- * Depth-first forest over dependents, rooted at the steps without dependencies in topological
- * order: `enter` numbers the steps in visiting order and `last` is the highest number inside each
- * step's subtree, so a tree ancestor's range contains its descendants' numbers. O(N + E).
- */
-function spanningForest(graph: AncestryGraph): { enter: Int32Array; last: Int32Array } {
-  const count = graph.position.length;
-  const enter = new Int32Array(count).fill(-1);
-  const last = new Int32Array(count);
-  const stackSlot = new Int32Array(count);
-  const stackNext = new Int32Array(count);
-  let counter = 0;
-  for (const root of graph.order) {
-    if ((enter[root] as number) >= 0) continue;
-    let depth = 0;
-    stackSlot[0] = root;
-    stackNext[0] = graph.dependentsStart[root] as number;
-    enter[root] = counter++;
-    while (depth >= 0) {
-      const slot = stackSlot[depth] as number;
-      const end = graph.dependentsStart[slot + 1] as number;
-      let next = stackNext[depth] as number;
-      while (next < end && (enter[graph.dependents[next] as number] as number) >= 0) next++;
-      if (next < end) {
-        stackNext[depth] = next + 1;
-        const child = graph.dependents[next] as number;
-        enter[child] = counter++;
-        depth++;
-        stackSlot[depth] = child;
-        stackNext[depth] = graph.dependentsStart[child] as number;
-      } else {
-        last[slot] = counter - 1;
-        depth--;
-      }
-    }
-  }
-  return { enter, last };
-}
-
-/**
- * Answers `queries` by pushing one bit per distinct target down the topological order (a step's
- * bits are the OR of its dependencies' bits), in passes of WORDS_PER_PASS × 32 targets sorted by
- * position. A pass allocates and walks only positions from its first target to its last source.
- */
-function propagateBitsets(
-  graph: AncestryGraph,
-  sources: readonly number[],
-  targets: readonly number[],
-  queries: readonly number[],
-  answers: Uint8Array,
-): void {
-  const { order, position, dependencies } = graph;
-  const bitOf = new Int32Array(position.length).fill(-1);
-  const distinct: number[] = [];
-  for (const query of queries) {
-    const target = targets[query] as number;
-    if (bitOf[target] === -1) {
-      bitOf[target] = 0;
-      distinct.push(target);
-    }
-  }
-  distinct.sort((a, b) => (position[a] as number) - (position[b] as number));
-  distinct.forEach((target, bit) => {
-    bitOf[target] = bit;
-  });
-  const perPass = WORDS_PER_PASS * 32;
-  const passes: number[][] = Array.from({ length: Math.ceil(distinct.length / perPass) }, () => []);
-  for (const query of queries)
-    (passes[Math.floor((bitOf[targets[query] as number] as number) / perPass)] as number[]).push(query);
-
-  passes.forEach((passQueries, pass) => {
-    const firstBit = pass * perPass;
-    const words = Math.ceil(Math.min(perPass, distinct.length - firstBit) / 32);
-    const low = position[distinct[firstBit] as number] as number;
-    let high = low;
-    for (const query of passQueries) high = Math.max(high, position[sources[query] as number] as number);
-    const bits = new Int32Array((high - low + 1) * words);
-    for (let at = low; at <= high; at++) {
-      const slot = order[at] as number;
-      const row = (at - low) * words;
-      for (const dependency of dependencies[slot] as readonly number[]) {
-        const from = (position[dependency] as number) - low;
-        if (from < 0) continue;
-        for (let word = 0, fromRow = from * words; word < words; word++) {
-          bits[row + word] = (bits[row + word] as number) | (bits[fromRow + word] as number);
-        }
-      }
-      const bit = (bitOf[slot] as number) - firstBit;
-      if (bit >= 0 && bit < perPass) bits[row + (bit >>> 5)] = (bits[row + (bit >>> 5)] as number) | (1 << (bit & 31));
-    }
-    for (const query of passQueries) {
-      const bit = (bitOf[targets[query] as number] as number) - firstBit;
-      const row = ((position[sources[query] as number] as number) - low) * words;
-      answers[query] = ((bits[row + (bit >>> 5)] as number) >>> (bit & 31)) & 1;
-    }
-  });
+  return undecided;
 }

@@ -30,6 +30,12 @@ export interface TopologicalOrder {
   readonly dependentsStart: Int32Array;
 }
 
+/** An acyclic dependency graph with its topological order (see `topologicalOrder`). */
+export interface AncestryGraph extends TopologicalOrder {
+  readonly order: readonly number[];
+  readonly dependencies: readonly (readonly number[])[];
+}
+
 /** Shared by every step without dependencies; never written to. */
 const NO_SLOTS: number[] = [];
 

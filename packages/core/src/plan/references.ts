@@ -64,26 +64,37 @@ function asStringReference(value: unknown): { stepId: string; pointer: string } 
     : { stepId: value.slice(1, slash), pointer: value.slice(slash) };
 }
 
-/** Every reference inside `args`, with its location. Allocates nothing when there are none. */
-export function findReferences(args: unknown): Reference[] {
-  const found: Reference[] = [];
+/** Called for each reference in document order; `segments` is the live path to it (copy to keep). */
+export type ReferenceVisitor = (
+  stepId: string,
+  pointer: string,
+  form: Reference['form'],
+  segments: readonly (string | number)[],
+) => void;
+
+/**
+ * Calls `visit` for every reference inside `args`, in document order, without building paths:
+ * validation looks only at the step a reference names, and builds a path for the rare reference it
+ * reports (a path per reference costs one string as long as the reference's depth).
+ */
+export function walkReferences(args: unknown, visit: ReferenceVisitor): void {
   const segments: (string | number)[] = [];
-  const visit = (value: unknown): void => {
+  const walk = (value: unknown): void => {
     if (typeof value === 'string') {
       const ref = asStringReference(value);
-      if (ref) found.push({ stepId: ref.stepId, pointer: ref.pointer, path: toJsonPath(segments), form: 'string' });
+      if (ref) visit(ref.stepId, ref.pointer, 'string', segments);
       return;
     }
     if (typeof value !== 'object' || value === null) return;
     const objectRef = asObjectReference(value);
     if (objectRef) {
-      found.push({ stepId: objectRef.stepId, pointer: objectRef.pointer, path: toJsonPath(segments), form: 'object' });
+      visit(objectRef.stepId, objectRef.pointer, 'object', segments);
       return;
     }
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
         segments.push(index);
-        visit(value[index]);
+        walk(value[index]);
         segments.pop();
       }
       return;
@@ -91,11 +102,19 @@ export function findReferences(args: unknown): Reference[] {
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       segments.push(key);
-      visit((value as Record<string, unknown>)[key]);
+      walk((value as Record<string, unknown>)[key]);
       segments.pop();
     }
   };
-  visit(args);
+  walk(args);
+}
+
+/** Every reference inside `args`, with its location as a JSON path. */
+export function findReferences(args: unknown): Reference[] {
+  const found: Reference[] = [];
+  walkReferences(args, (stepId, pointer, form, segments) => {
+    found.push({ stepId, pointer, path: toJsonPath(segments), form });
+  });
   return found;
 }
 

@@ -1,7 +1,6 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { type ErrorCode, ErrorCodes, StepwiseError } from '../errors.js';
 import { compileSchema } from '../tools/schema.js';
 import type { ToolCatalog } from '../tools/tool-registry.js';
-import { answerAncestorQueries } from './ancestor-queries.js';
 import { reportCycles } from './dependency-cycles.js';
 import {
   collectSteps,
@@ -16,7 +15,8 @@ import { describeJsonSyntaxError } from './json-error-location.js';
 import { MAX_NESTING_DEPTH, tooDeepMessage, tooDeepPath } from './nesting-depth.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { isPlainValidPlan } from './plan-shape-check.js';
-import { findReferences, type Reference, toJsonPath } from './references.js';
+import { judgeReferences, reportReferenceProblems } from './reference-checks.js';
+import { findReferences, toJsonPath } from './references.js';
 import { schemaIssueProblems } from './schema-issue-problems.js';
 
 export type ProblemKind =
@@ -90,9 +90,9 @@ function toolNames(tools: ToolCatalog): string[] {
 
 /**
  * Checks a plan and returns every problem found, never throwing for bad input. Steps are
- * numbered and the graph kept in index arrays, so every check is linear in the plan's size
- * except the reference check on references to steps that are neither direct dependencies nor
- * ancestors along a spanning forest; `answerAncestorQueries` states that bound.
+ * numbered and the graph kept in index arrays, so every check is linear in the plan's size; the
+ * one exception, references to ancestors no label or bounded search settles, is stated with its
+ * bound at `answerAncestorQueries`.
  */
 export function validatePlan(input: unknown, options: ValidatePlanOptions = {}): PlanValidation {
   const problems: PlanProblem[] = [];
@@ -142,13 +142,8 @@ function addTooDeep(segments: readonly (string | number)[], add: AddProblem): vo
   );
 }
 
-/** Does a reference need the ancestry answer? Only on permissive engines, in acyclic plans, to a known step. */
-function asksAncestry(engine: string, target: number | undefined, acyclic: boolean): target is number {
-  return engine !== 'sequential' && target !== undefined && acyclic;
-}
-
 /**
- * Tool, reference and argument checks, step by step in plan order. References are found first and
+ * Tool, reference and argument checks, step by step in plan order. References are judged first,
  * their ancestry answered in one batch; the problems keep the order one pass per step gives them.
  */
 function checkSteps(
@@ -158,52 +153,16 @@ function checkSteps(
   options: ValidatePlanOptions,
   add: AddProblem,
 ): void {
-  const { steps, slotById } = index;
   const { tools } = options;
+  const verdicts = judgeReferences(index, sorted, engine);
   const acyclic = sorted.order !== undefined;
-  const referencesOf: Reference[][] = [];
-  const sources: number[] = [];
-  const targets: number[] = [];
-  for (let slot = 0; slot < steps.length; slot++) {
-    const args = (steps[slot] as StepShape).args;
-    const references = isObject(args) ? findReferences(args) : NO_REFERENCES;
-    // Most steps reference nothing: one shared empty list instead of one per step.
-    referencesOf.push(references.length === 0 ? NO_REFERENCES : references);
-    for (const reference of references) {
-      const target = slotById.get(reference.stepId);
-      if (!asksAncestry(engine, target, acyclic)) continue;
-      sources.push(slot);
-      targets.push(target);
-    }
-  }
-  const answers =
-    sources.length > 0 && sorted.order
-      ? answerAncestorQueries({ ...sorted, order: sorted.order, dependencies: index.dependencies }, sources, targets)
-      : new Uint8Array(0);
-
-  let query = 0;
-  for (let slot = 0; slot < steps.length; slot++) {
-    const step = steps[slot] as StepShape;
+  for (let slot = 0; slot < index.steps.length; slot++) {
+    const step = index.steps[slot] as StepShape;
     checkTool(step, options.goalSteps ?? engine === 'agentic', tools, add);
-    const references = referencesOf[slot] as Reference[];
-    for (const reference of references) {
-      const target = slotById.get(reference.stepId);
-      if (!asksAncestry(engine, target, acyclic)) {
-        checkReferenceTarget(reference, target, `/steps/${step.index}/args${reference.path}`, engine, add);
-      } else if (answers[query++] === 0) {
-        add(
-          ErrorCodes.PLAN_INVALID,
-          'reference-not-dependency',
-          `/steps/${step.index}/args${reference.path}`,
-          `step "${step.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
-        );
-      }
-    }
-    checkArgs(step, references, tools, add);
+    reportReferenceProblems(index, slot, verdicts, engine, acyclic, add);
+    checkArgs(step, tools, add);
   }
 }
-
-const NO_REFERENCES: Reference[] = [];
 
 // Paths are built only for a problem: most steps have none, and a 100,000-step plan would make
 // hundreds of thousands of strings for nothing.
@@ -222,50 +181,13 @@ function checkTool(step: StepShape, goalSteps: boolean, tools: ToolCatalog | und
   }
 }
 
-/** The reference problems that need no ancestry: forbidden (strict engine) and unknown step. */
-function checkReferenceTarget(
-  reference: Reference,
-  target: number | undefined,
-  path: string,
-  engine: string,
-  add: AddProblem,
-): void {
-  if (engine === 'sequential') {
-    // Strict passes arguments as written; a "$word" that names no step is just text.
-    if (reference.form === 'object' || target !== undefined) {
-      add(
-        ErrorCodes.PLAN_INVALID,
-        'reference-forbidden',
-        path,
-        `the sequential engine passes arguments exactly as written; remove the reference to "${reference.stepId}"`,
-      );
-    }
-    return;
-  }
-  // A known step in a cyclic plan: the cycle is reported already, and ancestry is not defined there.
-  if (target !== undefined) return;
-  add(
-    ErrorCodes.PLAN_INVALID,
-    'reference-unknown-step',
-    path,
-    reference.form === 'string'
-      ? `"$${reference.stepId}" references no step; write "$$${reference.stepId}" for a literal dollar`
-      : `reference to unknown step "${reference.stepId}"`,
-  );
-}
-
-function checkArgs(
-  step: StepShape,
-  references: readonly Reference[],
-  tools: ToolCatalog | undefined,
-  add: AddProblem,
-): void {
+function checkArgs(step: StepShape, tools: ToolCatalog | undefined, add: AddProblem): void {
   const tool = typeof step.tool === 'string' ? tools?.get(step.tool) : undefined;
   if (!tool || (step.args !== undefined && !isObject(step.args))) return;
   const result = compileSchema(tool.input).validate(step.args ?? {});
   if (result instanceof Promise || result.ok) return;
   // A reference stands for a value only known at run time: its location is not checked.
-  const resolvedLater = references.map((reference) => reference.path);
+  const resolvedLater = findReferences(step.args).map((reference) => reference.path);
   for (const issue of result.issues) {
     if (resolvedLater.some((path) => issue.path === path || issue.path.startsWith(`${path}/`))) continue;
     add(
@@ -304,7 +226,9 @@ export function parsePlan(text: string, options: ValidatePlanOptions = {}): Plan
 export function planInvalidError(problems: readonly PlanProblem[]): StepwiseError {
   const codes = new Set(problems.map((problem) => problem.code));
   const code =
-    codes.size === 1 && !codes.has(ErrorCodes.PLAN_INVALID) ? (problems[0]?.code as string) : ErrorCodes.PLAN_INVALID;
+    codes.size === 1 && !codes.has(ErrorCodes.PLAN_INVALID)
+      ? (problems[0]?.code as ErrorCode)
+      : ErrorCodes.PLAN_INVALID;
   const head = problems
     .slice(0, 5)
     .map((problem) => `${problem.path}: ${problem.message}`)
