@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { nodeHandler } from './adapters/node-handler.js';
 import { createDashboard, type Dashboard } from './create-dashboard.js';
 import type { DashboardOptions } from './dashboard-options.js';
@@ -45,7 +46,19 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
     handler(request, response);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      void dashboard.close();
+      reject(
+        new StepwiseError(
+          ErrorCodes.CONFIG_INVALID,
+          `cannot serve the dashboard on ${hostname}:${port}: ${error.code ?? error.message}`,
+          {
+            location: error.code === 'EADDRINUSE' || error.code === 'EACCES' ? '/port' : '/hostname',
+            cause: error,
+          },
+        ),
+      );
+    });
     server.listen(port, hostname, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse, request as send } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { MemoryStore } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +193,21 @@ describe('serveDashboard', () => {
           .end();
       });
       expect(rebound).toBe(421);
+    } finally {
+      await served.close();
+    }
+  });
+
+  it('refuses a port in use with E601 naming the port', async () => {
+    const served = await serveDashboard({ store });
+    try {
+      const port = Number(new URL(served.url).port);
+      const taken = await serveDashboard({ store, port }).catch((error: unknown) => error);
+      expect(StepwiseError.isInstance(taken) && [taken.code, taken.location]).toEqual([
+        ErrorCodes.CONFIG_INVALID,
+        '/port',
+      ]);
+      expect((taken as Error).message).toContain('EADDRINUSE');
     } finally {
       await served.close();
     }
