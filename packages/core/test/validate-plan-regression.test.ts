@@ -50,6 +50,78 @@ const acyclicArbitrary = fc.integer({ min: 1, max: 40 }).chain((size) =>
     })),
 );
 
+/** One reference of a larger plan: to an ancestor `hops` links back, to any earlier step, or to no step. */
+const referenceShape = fc.record({
+  to: fc.constantFrom('ancestor', 'earlier', 'unknown'),
+  hops: fc.integer({ min: 1, max: 8 }),
+  pick: fc.nat(),
+  form: fc.constantFrom('object', 'string'),
+  // How deep inside the args the reference sits, under objects and arrays.
+  depth: fc.nat({ max: 5 }),
+});
+
+/** Wraps `value` `depth` levels deep, alternating objects and arrays (keys that need escaping included). */
+function nest(value: unknown, depth: number): unknown {
+  let nested = value;
+  for (let level = 0; level < depth; level++) nested = level % 2 === 0 ? { [`k/${level}~`]: nested } : [0, nested];
+  return nested;
+}
+
+/**
+ * Acyclic plans of up to 150 steps, dependencies within a window of recent steps, references in
+ * both forms at any depth: enough steps and hops that the labels, the bounded searches and (on
+ * some) the bitsets all answer, compared with the previous implementation's walk.
+ */
+const largerAcyclicArbitrary = fc.integer({ min: 2, max: 150 }).chain((size) =>
+  fc
+    .record({
+      window: fc.constantFrom(2, 8, 40, 150),
+      steps: fc.array(
+        fc.record({
+          dependencies: fc.array(fc.nat(), { maxLength: 3 }),
+          references: fc.array(referenceShape, { maxLength: 3 }),
+        }),
+        { minLength: size, maxLength: size },
+      ),
+    })
+    .map(({ window, steps }) => {
+      const dependencies = steps.map(({ dependencies: picks }, index) =>
+        index === 0 ? [] : [...new Set(picks.map((pick) => index - 1 - (pick % Math.min(window, index))))],
+      );
+      return {
+        id: 'p',
+        steps: steps.map(({ references }, index) => ({
+          id: `s${index}`,
+          tool: 'echo',
+          ...(index > 0 ? { dependsOn: (dependencies[index] as number[]).map((slot) => `s${slot}`) } : {}),
+          args: {
+            value: references.map((reference, position) => {
+              const target = referenceTarget(reference, index, dependencies);
+              const value = reference.form === 'object' ? { $ref: target, pointer: '/value/0' } : `$${target}/value/0`;
+              return nest(value, (reference.depth + position) % 6);
+            }),
+          },
+        })),
+      };
+    }),
+);
+
+function referenceTarget(
+  reference: { to: string; hops: number; pick: number },
+  index: number,
+  dependencies: readonly (readonly number[])[],
+): string {
+  if (reference.to === 'unknown') return `ghost${reference.pick % 3}`;
+  if (reference.to === 'earlier') return `s${reference.pick % Math.max(1, index)}`;
+  let target = index;
+  for (let hop = 0, pick = reference.pick; hop < reference.hops; hop++, pick = Math.floor(pick / 3)) {
+    const own = dependencies[target] as readonly number[];
+    if (own.length === 0) break;
+    target = own[pick % own.length] as number;
+  }
+  return `s${target}`;
+}
+
 describe('validatePlan reports what the previous implementation reported', () => {
   it('on random, often broken plans, for every engine', () => {
     fc.assert(
@@ -73,6 +145,16 @@ describe('validatePlan reports what the previous implementation reported', () =>
         expect(now).toEqual(validatePlanBefore(input, { engine, tools: registry }));
       }),
       { numRuns: 500 },
+    );
+  }, 120_000);
+
+  it('on larger acyclic plans with references many hops back, at any depth, in both forms', () => {
+    fc.assert(
+      fc.property(largerAcyclicArbitrary, fc.constantFrom('dag', 'sequential'), (input, engine) => {
+        const now = validatePlan(input, { engine, tools: registry });
+        expect(now).toEqual(validatePlanBefore(input, { engine, tools: registry }));
+      }),
+      { numRuns: 300 },
     );
   }, 120_000);
 });
