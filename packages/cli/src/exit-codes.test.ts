@@ -1,11 +1,11 @@
-import { ErrorCodes, type StepResult, StepwiseError } from '@stepwise/core';
+import { type ErrorCode, ErrorCodes, type StepResult, StepwiseError } from '@stepwise/core';
 import { describe, expect, it } from 'vitest';
 import { ExitCodes, exitCodeForError, exitCodeForResult } from './exit-codes.js';
 
 function step(
   stepId: string,
   status: StepResult['status'],
-  code?: string,
+  code?: ErrorCode,
   startedAt = '2026-01-01T00:00:00.000Z',
 ): StepResult {
   return {

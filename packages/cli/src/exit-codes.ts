@@ -1,6 +1,6 @@
 import { ErrorCodes, type RunResult, type StepResult, StepwiseError } from '@stepwise/core';
 
-/** Process exit codes of `stepwise` (the executor seed's table, plus 2 for invalid input). */
+/** Process exit codes of `stepwise`: 0 done, 1 general, 2 invalid input, 3x a step failed and why. */
 export const ExitCodes = {
   /** Every step completed. */
   COMPLETED: 0,
@@ -69,7 +69,7 @@ function decisiveFailure(steps: readonly StepResult[]): StepResult | undefined {
 /**
  * The exit code for a finished run: 0 when it completed; for a failed or partial run the code
  * of its first failing step (31–34 for the specific causes, else 30); 1 when it was cancelled
- * or paused without a failing step.
+ * without a failing step.
  */
 export function exitCodeForResult(result: Pick<RunResult, 'status' | 'steps'>): ExitCode {
   if (result.status === 'completed') return ExitCodes.COMPLETED;

@@ -1,6 +1,8 @@
 /**
- * Stable error codes. Numbers come from the seed specification (E001–E304);
- * the rest extend the same scheme so a host can switch on `error.code` forever.
+ * Stable error codes, `E` and three digits, grouped by family: E0xx the plan and its input, E1xx
+ * preconditions, E2xx the call (tool, arguments, references), E3xx the tool and the step, E4xx
+ * approvals, the sandbox, the model loop and the planner, E5xx the store, E6xx configuration. A code never changes
+ * meaning, so a host can switch on `error.code` across releases.
  */
 export const ErrorCodes = {
   /** The plan failed validation; `details.problems` lists every problem. */
@@ -91,11 +93,29 @@ export const ErrorCodes = {
   PLUGIN_INVALID: 'E602',
 } as const;
 
+/** A code core defines: one of the values of `ErrorCodes`. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/**
+ * A code a tool defines for a failure of its own (`new ToolError({ code: 'E350', … })`): `E` and
+ * digits like core's codes, so a step's `retry.on` can name it. Take a number `ErrorCodes` does not
+ * use, in the family that fits (E3xx: the tool failed). Every code an error carries is an
+ * `ErrorCode | CustomErrorCode`; compare it with members of `ErrorCodes` to narrow it.
+ */
+export type CustomErrorCode = `E${number}`;
+
+/** Core's store codes (E5xx): the store refused the journal, or cannot serve the run. */
+export type StoreErrorCode = Extract<ErrorCode, `E5${string}`>;
+
+/** Derived from `ErrorCodes`, so a store code added there is a store code here too. */
+const STORE_ERROR_CODES: ReadonlySet<string> = new Set<string>(
+  Object.values(ErrorCodes).filter((code) => code.startsWith('E5')),
+);
 
 /** What went wrong with a step, as it is journaled and returned. */
 export interface StepError {
-  readonly code: string;
+  /** One of `ErrorCodes`, or a tool's own code (see `CustomErrorCode`). */
+  readonly code: ErrorCode | CustomErrorCode;
   readonly message: string;
   /** A retryable error is transient: the same call may succeed later. */
   readonly retryable: boolean;
@@ -118,13 +138,13 @@ export interface StepwiseErrorOptions {
  * rather than the prototype, so it works when a host ends up with two copies of core.
  */
 export class StepwiseError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode | CustomErrorCode;
   readonly retryable: boolean;
   readonly location: string | undefined;
   readonly details: Record<string, unknown> | undefined;
   readonly [marker] = true;
 
-  constructor(code: string, message: string, options: StepwiseErrorOptions = {}) {
+  constructor(code: ErrorCode | CustomErrorCode, message: string, options: StepwiseErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'StepwiseError';
     this.code = code;
@@ -142,9 +162,12 @@ export class StepwiseError extends Error {
   }
 }
 
-/** Thrown by tools. `retryable` marks transient failures that engines may retry. */
+/**
+ * Thrown by tools. `code` defaults to E300; a tool may use its own (see `CustomErrorCode`).
+ * `retryable` marks transient failures that engines may retry.
+ */
 export class ToolError extends StepwiseError {
-  constructor(options: { code?: string; message: string } & StepwiseErrorOptions) {
+  constructor(options: { code?: ErrorCode | CustomErrorCode; message: string } & StepwiseErrorOptions) {
     super(options.code ?? ErrorCodes.TOOL_FAILED, options.message, options);
     this.name = 'ToolError';
   }
@@ -162,7 +185,10 @@ export class SandboxViolation extends StepwiseError {
 }
 
 /** Turns anything thrown into a StepError. Non-Stepwise errors are not retryable. */
-export function toStepError(error: unknown, fallbackCode: string = ErrorCodes.TOOL_FAILED): StepError {
+export function toStepError(
+  error: unknown,
+  fallbackCode: ErrorCode | CustomErrorCode = ErrorCodes.TOOL_FAILED,
+): StepError {
   if (StepwiseError.isInstance(error)) {
     return {
       code: error.code,
@@ -174,4 +200,20 @@ export function toStepError(error: unknown, fallbackCode: string = ErrorCodes.TO
   }
   if (error instanceof Error) return { code: fallbackCode, message: error.message, retryable: false };
   return { code: fallbackCode, message: String(error), retryable: false };
+}
+
+/**
+ * True for an error of the store (E5xx: a refused append, a lost lease, an unavailable database, an
+ * unknown run): nothing more of the run can be journaled, so a caller that would record a failure
+ * lets it propagate instead.
+ */
+export function isStoreError(error: unknown): error is StepwiseError & { readonly code: StoreErrorCode } {
+  return StepwiseError.isInstance(error) && STORE_ERROR_CODES.has(error.code);
+}
+
+/** True when another owner holds the run, or this lease's fencing token is stale (E501): wait or give up, never write. */
+export function isLeaseConflict(
+  error: unknown,
+): error is StepwiseError & { readonly code: typeof ErrorCodes.LEASE_CONFLICT } {
+  return StepwiseError.isInstance(error) && error.code === ErrorCodes.LEASE_CONFLICT;
 }

@@ -1,10 +1,14 @@
 export {
+  type CustomErrorCode,
   type ErrorCode,
   ErrorCodes,
+  isLeaseConflict,
+  isStoreError,
   SandboxViolation,
   type StepError,
   StepwiseError,
   type StepwiseErrorOptions,
+  type StoreErrorCode,
   ToolError,
   toStepError,
 } from './errors.js';
@@ -75,6 +79,7 @@ export {
   type ToolCallRequest,
 } from './kernel/invoke-step.js';
 export { type JournaledAnswers, waitingError } from './kernel/pause-approval.js';
+export { signalWithTimeout, type TimedSignal } from './kernel/signal-with-timeout.js';
 export { cancelledError } from './kernel/tool-execution.js';
 export { backoffDelay, DEFAULT_RETRY, isRetryable, sleep } from './plan/backoff.js';
 export { closestName, didYouMean } from './plan/did-you-mean.js';

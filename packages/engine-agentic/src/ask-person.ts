@@ -1,5 +1,5 @@
 import { deriveExecutionId, ErrorCodes, type QuestionAskEvent } from '@stepwise/core';
-import { type GoalStepSession, StepEnd, stepError } from './goal-step-session.js';
+import { type GoalStepSession, type Outcome, stepError } from './goal-step-session.js';
 import { personAnswerNote } from './step-prompt.js';
 
 type Cause = QuestionAskEvent['cause'];
@@ -24,7 +24,7 @@ export function deliverAnswer(session: GoalStepSession, cause: Cause): boolean {
  * What ends the step when the loop cannot go on by itself: `failure`, or, when the policy asks a
  * person for this cause, a journaled question and the step ending `waiting` (E410).
  */
-export function askOrFail(session: GoalStepSession, cause: Cause, question: string, failure: StepEnd): StepEnd {
+export function askOrFail(session: GoalStepSession, cause: Cause, question: string, failure: Outcome): Outcome {
   const { ask } = session.context.settings;
   if (!(cause === 'blocked' ? ask.blocked : ask.limits)) return failure;
   const { kernel, attempt, step } = session.context;
@@ -39,11 +39,11 @@ export function askOrFail(session: GoalStepSession, cause: Cause, question: stri
     cause,
     question,
   });
-  return new StepEnd({
+  return {
     status: 'waiting',
     error: stepError(ErrorCodes.APPROVAL_WAITING, `the step waits for a person's answer: ${question}`, step.id, {
       requestId,
       cause,
     }),
-  });
+  };
 }

@@ -1,11 +1,12 @@
-import { type GoalStepSession, StepEnd, stepError } from './goal-step-session.js';
+import { type GoalStepSession, type Outcome, stepError } from './goal-step-session.js';
 import { stepMessage } from './step-prompt.js';
 
 /**
  * Opens a fresh step's conversation: the system prompt, then the plan, the step and its inputs.
- * The step's preconditions are checked first; when one fails the step ends before the model is asked.
+ * The step's preconditions are checked first: the failure of one is returned as the step's end,
+ * before the model is asked.
  */
-export async function openConversation(session: GoalStepSession): Promise<void> {
+export async function openConversation(session: GoalStepSession): Promise<Outcome | undefined> {
   const { plan, step, dependencies, settings, kernel } = session.context;
   if (step.preconditions?.length) {
     const checked = await kernel.registry.preconditions.check(step.preconditions, {
@@ -15,14 +16,14 @@ export async function openConversation(session: GoalStepSession): Promise<void> 
       signal: session.signal,
     });
     if (!checked.ok) {
-      throw new StepEnd({
+      return {
         status: 'failed',
         error: stepError(
           checked.code,
           `precondition ${step.preconditions[checked.index]?.kind} failed: ${checked.message}`,
           `${step.id}/preconditions/${checked.index}`,
         ),
-      });
+      };
     }
   }
   session.push({ role: 'system', content: settings.systemPrompt });
@@ -36,4 +37,5 @@ export async function openConversation(session: GoalStepSession): Promise<void> 
       { estimator: settings.estimator, maxDependencyTokens: settings.limits.maxToolResultTokens },
     ),
   });
+  return undefined;
 }

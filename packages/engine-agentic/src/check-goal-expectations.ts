@@ -7,12 +7,12 @@ import {
   expectationProblems,
   unavailableCommandTool,
 } from './expectations.js';
-import { type GoalStepSession, StepEnd } from './goal-step-session.js';
+import type { GoalStepSession, Outcome } from './goal-step-session.js';
 import { invokeGoalTool } from './invoke-goal-tool.js';
 import { describeExpectation } from './step-prompt.js';
 
-/** Ends the step before the model is asked when its `expect` list cannot be checked. */
-export function rejectInvalidExpectations(session: GoalStepSession): void {
+/** The step's end, before the model is asked, when its `expect` list cannot be checked; else undefined. */
+export function rejectInvalidExpectations(session: GoalStepSession): Outcome | undefined {
   const { step, settings, stepIndex } = session.context;
   const at = `/steps/${stepIndex}/expect`;
   const problems = expectationProblems(step.expect ?? [], settings.expectations, at);
@@ -23,10 +23,9 @@ export function rejectInvalidExpectations(session: GoalStepSession): void {
       name: tool,
       registered,
     });
-    if (unavailable) throw new StepEnd({ status: 'failed', error: toStepError(unavailable) });
-    return;
+    return unavailable ? { status: 'failed', error: toStepError(unavailable) } : undefined;
   }
-  throw new StepEnd({
+  return {
     status: 'failed',
     error: {
       code: ErrorCodes.PLAN_INVALID,
@@ -35,7 +34,7 @@ export function rejectInvalidExpectations(session: GoalStepSession): void {
       location: problems[0]?.path as string,
       details: { problems },
     },
-  });
+  };
 }
 
 /** `command_succeeds` and custom checkers' commands: only through the registered command tool and the kernel. */

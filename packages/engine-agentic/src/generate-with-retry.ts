@@ -1,8 +1,8 @@
-import { backoffDelay, ErrorCodes, StepwiseError, sleep } from '@stepwise/core';
+import { backoffDelay, ErrorCodes, StepwiseError, signalWithTimeout, sleep } from '@stepwise/core';
 import type { ChatModel, ChatRequest, ChatResponse } from './chat-model.js';
 import { ModelError, toModelError } from './model-error.js';
 
-/** Backoff for transient model errors. The seed's policy: 3 retries, 1 s, 2 s, 4 s, with jitter. */
+/** Backoff for transient model errors. The defaults: 3 retries, 1 s, 2 s, 4 s, with jitter. */
 export interface ModelRetryOptions {
   /** Retries after the first call. Default 3 (so at most 4 calls). */
   readonly retries?: number;
@@ -50,36 +50,31 @@ async function generateOnce(
   signal: AbortSignal,
   timeoutMs: number | undefined,
 ): Promise<ChatResponse> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  let timedOut = false;
-  // setTimeout rather than AbortSignal.timeout so fake timers in tests control it.
-  const timer =
-    timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          controller.abort(new ModelError(`the model did not answer within ${timeoutMs} ms`, { retryable: true }));
-        }, timeoutMs);
+  const guard = signalWithTimeout(
+    signal,
+    timeoutMs,
+    () => new ModelError(`the model did not answer within ${timeoutMs} ms`, { retryable: true }),
+  );
+  const callSignal = guard.signal;
+  let rejectWithReason: (() => void) | undefined;
   try {
     // A model that ignores its signal must not hold the step: the abort settles the race.
     const aborted = new Promise<never>((_, reject) => {
-      const rejectWithReason = () => reject(controller.signal.reason);
-      if (controller.signal.aborted) rejectWithReason();
-      else controller.signal.addEventListener('abort', rejectWithReason, { once: true });
+      rejectWithReason = () => reject(callSignal.reason);
+      if (callSignal.aborted) rejectWithReason();
+      else callSignal.addEventListener('abort', rejectWithReason, { once: true });
     });
     aborted.catch(() => undefined);
-    return await Promise.race([model.generate({ ...request, signal: controller.signal }), aborted]);
+    return await Promise.race([model.generate({ ...request, signal: callSignal }), aborted]);
   } catch (error) {
-    if (timedOut && !signal.aborted) {
+    if (guard.timedOut && !signal.aborted) {
       throw new ModelError(`the model did not answer within ${timeoutMs} ms`, { retryable: true, cause: error });
     }
     throw error;
   } finally {
-    if (timer) clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
+    // Without a timeout `callSignal` is the step's own signal, which outlives this call.
+    if (rejectWithReason) callSignal.removeEventListener('abort', rejectWithReason);
+    guard.dispose();
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type Step,
   type StepResult,
   StepwiseError,
+  signalWithTimeout,
 } from '@stepwise/core';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
@@ -220,23 +221,14 @@ async function withStepTimeout(
   work: (signal: AbortSignal) => Promise<StepResult>,
 ): Promise<StepResult> {
   const { step } = request;
-  const signal = request.kernel.signal ?? new AbortController().signal;
-  if (step.timeoutMs === undefined) return work(signal);
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal.reason);
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new StepwiseError(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`),
-      ),
+  const guard = signalWithTimeout(
+    request.kernel.signal ?? new AbortController().signal,
     step.timeoutMs,
+    () => new StepwiseError(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`),
   );
   try {
-    return await work(controller.signal);
+    return await work(guard.signal);
   } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
+    guard.dispose();
   }
 }

@@ -3,6 +3,7 @@ import {
   type Artifact,
   type CriterionStatus,
   deriveExecutionId,
+  ErrorCodes,
   endStep,
   type QuestionRecord,
   type StepError,
@@ -12,16 +13,16 @@ import {
 } from '@stepwise/core';
 import type { GoalProgress } from './built-in-tools.js';
 import type { ChatMessage } from './chat-model.js';
+import { isTimeoutReason } from './generate-with-retry.js';
 import type { GoalStepContext } from './goal-step-context.js';
 import { describeExpectation } from './step-prompt.js';
 import { type StepToolset, stepToolset } from './step-toolset.js';
 
+/**
+ * How a goal step ends. Each phase of the loop returns one to end the step, or `undefined` to let
+ * the loop go on; `runGoalStep` journals the first one returned.
+ */
 export type Outcome = Pick<ToolCallOutcome, 'status' | 'output' | 'error'>;
-
-/** Thrown by any phase to end the step with `outcome`. */
-export class StepEnd {
-  constructor(readonly outcome: Outcome) {}
-}
 
 /** Loop counters, journaled with every model call so a resumed step continues with the same state. */
 export interface LoopState {
@@ -36,7 +37,7 @@ export function render(value: unknown): string {
 }
 
 export function stepError(
-  code: string,
+  code: StepError['code'],
   message: string,
   location: string,
   details?: Record<string, unknown>,
@@ -118,13 +119,25 @@ export class GoalStepSession {
     return deriveExecutionId(kernel.runId, step.id, attempt, `t${turn}.c${index}`);
   }
 
-  failure(code: string, message: string, details?: Record<string, unknown>): StepEnd {
-    return new StepEnd({ status: 'failed', error: stepError(code, message, this.stepId, details) });
+  failure(code: StepError['code'], message: string, details?: Record<string, unknown>): Outcome {
+    return { status: 'failed', error: stepError(code, message, this.stepId, details) };
   }
 
-  limitReached(limit: 'turns' | 'tool-failures' | 'token-budget', value: number, end: StepEnd): StepEnd {
+  /** Journals the limit the step reached (`limit-reach`) and hands back `end`, the outcome it leads to. */
+  limitReached(limit: 'turns' | 'tool-failures' | 'token-budget', value: number, end: Outcome): Outcome {
     this.context.kernel.journal.emit({ type: 'limit-reach', stepId: this.stepId, limit, value });
     return end;
+  }
+
+  /** How the step ends once its signal aborted: failed (E306) when its own timeout fired, else cancelled (E307). */
+  stopped(): Outcome {
+    const { step } = this.context;
+    const { reason } = this.signal;
+    if (isTimeoutReason(reason)) {
+      return this.failure(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`);
+    }
+    const message = reason instanceof Error ? reason.message : String(reason ?? 'run cancelled');
+    return { status: 'cancelled', error: stepError(ErrorCodes.STEP_CANCELLED, `cancelled: ${message}`, step.id) };
   }
 
   finish(outcome: Outcome): Promise<StepResult> {

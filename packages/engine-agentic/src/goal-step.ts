@@ -1,13 +1,12 @@
-import { ErrorCodes, type StepResult, StepwiseError, toStepError } from '@stepwise/core';
+import { ErrorCodes, isStoreError, type StepResult, StepwiseError, toStepError } from '@stepwise/core';
 import { openConversation } from './build-goal-prompt.js';
 import { assistantMessage, callGoalModel } from './call-goal-model.js';
 import type { ChatResponse } from './chat-model.js';
 import { rejectInvalidExpectations } from './check-goal-expectations.js';
 import { checkTurnLimits, decideNextTurn } from './decide-next-turn.js';
 import { dispatchToolCalls } from './dispatch-tool-calls.js';
-import { isTimeoutReason } from './generate-with-retry.js';
 import type { GoalStepContext } from './goal-step-context.js';
-import { GoalStepSession, type Outcome, StepEnd, stepError } from './goal-step-session.js';
+import { GoalStepSession, type Outcome } from './goal-step-session.js';
 import { ModelError } from './model-error.js';
 import { recordGoalProgress } from './record-goal-progress.js';
 import { rebuildConversation } from './replay-goal-step.js';
@@ -20,33 +19,43 @@ export type {
   StepReplay,
 } from './goal-step-context.js';
 
-/** One turn after the model answered: run its calls, journal the progress, decide what comes next. */
-async function takeTurn(session: GoalStepSession, response: ChatResponse): Promise<void> {
+/**
+ * One turn after the model answered: run its calls, journal the progress, decide what comes next.
+ * Returns the step's end, or undefined when the loop goes on.
+ */
+async function takeTurn(session: GoalStepSession, response: ChatResponse): Promise<Outcome | undefined> {
   const calls = await dispatchToolCalls(session, response.toolCalls);
   recordGoalProgress(session, response, calls);
-  decideNextTurn(session, response, calls);
+  return decideNextTurn(session, response, calls);
 }
 
-/** How a step ends when something other than `StepEnd` stopped the loop. */
+/** The loop itself: turn after turn until a phase returns the step's end. */
+async function runTurns(session: GoalStepSession): Promise<Outcome> {
+  const invalid = rejectInvalidExpectations(session);
+  if (invalid) return invalid;
+  const replayed = session.context.replay?.modelCalls ?? [];
+  let end =
+    replayed.length === 0
+      ? await openConversation(session)
+      : await takeTurn(session, rebuildConversation(session, replayed));
+  while (end === undefined) {
+    end = checkTurnLimits(session);
+    if (end) break;
+    session.turn++;
+    const response = await callGoalModel(session);
+    session.conversation.push(assistantMessage(response));
+    end = await takeTurn(session, response);
+  }
+  return end;
+}
+
+/** How a step ends when something was thrown: a stopped signal, a limit the context window hit, the model. */
 function outcomeOf(session: GoalStepSession, thrown: unknown): Outcome {
   const { step, kernel, settings } = session.context;
-  const { signal } = session;
-  if (signal.aborted) {
-    const timedOut = isTimeoutReason(signal.reason);
-    return {
-      status: timedOut ? 'failed' : 'cancelled',
-      error: timedOut
-        ? stepError(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`, step.id)
-        : stepError(
-            ErrorCodes.STEP_CANCELLED,
-            `cancelled: ${signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'run cancelled')}`,
-            step.id,
-          ),
-    };
-  }
+  if (session.signal.aborted) return session.stopped();
+  // A store that refuses the journal cannot record a step end either.
+  if (isStoreError(thrown)) throw thrown;
   if (StepwiseError.isInstance(thrown)) {
-    // A store that refuses the journal cannot record a step end either.
-    if (thrown.code.startsWith('E5')) throw thrown;
     if (thrown.code === ErrorCodes.TOKEN_BUDGET) {
       const value = settings.limits.maxContextTokens;
       kernel.journal.emit({ type: 'limit-reach', stepId: step.id, limit: 'token-budget', value });
@@ -66,20 +75,11 @@ function outcomeOf(session: GoalStepSession, thrown: unknown): Outcome {
  */
 export async function runGoalStep(context: GoalStepContext): Promise<StepResult> {
   const session = new GoalStepSession(context);
+  let end: Outcome;
   try {
-    rejectInvalidExpectations(session);
-    const replayed = context.replay?.modelCalls ?? [];
-    if (replayed.length === 0) await openConversation(session);
-    else await takeTurn(session, rebuildConversation(session, replayed));
-    while (true) {
-      checkTurnLimits(session);
-      session.turn++;
-      const response = await callGoalModel(session);
-      session.conversation.push(assistantMessage(response));
-      await takeTurn(session, response);
-    }
+    end = await runTurns(session);
   } catch (thrown) {
-    if (thrown instanceof StepEnd) return session.finish(thrown.outcome);
-    return session.finish(outcomeOf(session, thrown));
+    end = outcomeOf(session, thrown);
   }
+  return session.finish(end);
 }

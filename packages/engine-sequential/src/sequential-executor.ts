@@ -27,7 +27,7 @@ export type SequentialRunHandle = RunHandle & Pick<ProgressRunHandle, 'revise'>;
 
 export { ENGINE_NAME };
 
-/** The seed's executor: load an approved plan, then run it one step at a time or all at once. */
+/** A step-by-step executor: load an approved plan, then run it one step at a time or all at once. */
 export interface SequentialExecutor {
   /** A snapshot of the state machine; a new object after every transition. */
   readonly state: ExecutorState;

@@ -7,7 +7,7 @@ export interface StepPosition {
 }
 
 /**
- * Progress callbacks (the seed's ProgressCallback). They are called in step order, never
+ * Progress callbacks. They are called in step order, never
  * concurrently; one that throws is logged and ignored, so a display bug cannot change a run.
  */
 export interface StepCallbacks {

@@ -2,6 +2,7 @@ import {
   checkEvents,
   checkLease,
   checkLeaseRequest,
+  type ErrorCode,
   ErrorCodes,
   type ExecutionRecord,
   type Lease,
@@ -145,7 +146,7 @@ class SqliteRunStore implements SqliteStore {
   }
 
   /** SQLite failures become E503 (retryable when another process held the lock too long). */
-  #translate(error: unknown, what: string, fallbackCode: string = ErrorCodes.STORE_UNAVAILABLE): StepwiseError {
+  #translate(error: unknown, what: string, fallbackCode: ErrorCode = ErrorCodes.STORE_UNAVAILABLE): StepwiseError {
     if (StepwiseError.isInstance(error)) return error;
     const code = String((error as { code?: unknown }).code ?? '');
     const message = error instanceof Error ? error.message : String(error);

@@ -71,7 +71,7 @@ export interface RunsTable {
   plan_sha256: string | null;
   engine: string;
   goal: string | null;
-  /** `running`, or the run-end status: completed | failed | partial | cancelled | paused. */
+  /** `running`, or the run-end status: completed | failed | partial | cancelled | waiting. */
   status: string;
   /** JSON of the PlanAuthorization. */
   authorization: string | null;

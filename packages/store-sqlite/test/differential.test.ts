@@ -48,7 +48,7 @@ function randomEvent(random: Random, runId: string): RunEventInput {
     status === 'succeeded'
       ? undefined
       : {
-          code: 'E304',
+          code: 'E304' as const,
           message: text(random, 90),
           retryable: false,
           details: chance(random, 0.5) ? { exitCode: 3 } : undefined,
@@ -175,7 +175,7 @@ function randomEvent(random: Random, runId: string): RunEventInput {
     default:
       return {
         type: 'run-end',
-        status: pick(random, ['completed', 'failed', 'paused'] as const),
+        status: pick(random, ['completed', 'failed', 'waiting'] as const),
         durationMs: 42,
         ...(chance(random, 0.5)
           ? { usage: usage(random) ?? { promptTokens: 1, completionTokens: 1, totalTokens: 2 } }

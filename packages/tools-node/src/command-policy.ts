@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCodes } from '@stepwise/core';
+import { type ErrorCode, ErrorCodes } from '@stepwise/core';
 
 /** What the host allows `run_command` to run. */
 export interface CommandPolicy {
@@ -20,7 +20,7 @@ export interface CommandPolicy {
 
 /** Why a command was refused: E202 (not argv), E303 (executable not allowed) or E402 (dangerous argument). */
 export interface CommandRefusal {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly message: string;
   /** Index in argv of the offending element. */
   readonly index: number;
@@ -180,7 +180,7 @@ export function executableName(executable: string): string {
   return name.replace(/^(python|pip)[0-9.]*$/, '$1');
 }
 
-function refuse(index: number, message: string, code: string = ErrorCodes.SANDBOX_VIOLATION): CommandRefusal {
+function refuse(index: number, message: string, code: ErrorCode = ErrorCodes.SANDBOX_VIOLATION): CommandRefusal {
   return { code, message, index };
 }
 

@@ -2,7 +2,15 @@ import { constants as fileConstants } from 'node:fs';
 import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import path from 'node:path';
-import { defineTool, ErrorCodes, REDACTED, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
+import {
+  defineTool,
+  type ErrorCode,
+  ErrorCodes,
+  REDACTED,
+  SandboxViolation,
+  StepwiseError,
+  ToolError,
+} from '@stepwise/core';
 import { z } from 'zod';
 import { childEnvironment } from './child-environment.js';
 import { type CommandSandboxRecord, chooseSandbox, type Launch, launchOf } from './command-launch.js';
@@ -230,7 +238,7 @@ function commandOutcome(
     sandbox,
   };
   const details = { exitCode: result.exitCode, signal: result.signal, stdout, stderr, sandbox };
-  const fail = (code: string, message: string, extra: Record<string, unknown> = {}) => ({
+  const fail = (code: ErrorCode, message: string, extra: Record<string, unknown> = {}) => ({
     output,
     error: new ToolError({ code, message, location: 'command', details: { ...details, ...extra } }),
   });

@@ -12,7 +12,7 @@ const options = {
   json: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
-const STATES: readonly RunState[] = ['running', 'completed', 'failed', 'partial', 'cancelled', 'paused', 'waiting'];
+const STATES: readonly RunState[] = ['running', 'completed', 'failed', 'partial', 'cancelled', 'waiting'];
 
 export function statusColour(context: CommandContext, status: string): string {
   const { palette } = context;

@@ -12,7 +12,7 @@ import type { CodeAgentEvents } from './code-agent-events.js';
  */
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'denied' | 'cancelled' | 'waiting';
 /** `waiting`: the run stopped for a person's answer (an approval in `pause` mode); `respond`, then `resume`. */
-export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'paused' | 'waiting';
+export type RunStatus = 'completed' | 'failed' | 'partial' | 'cancelled' | 'waiting';
 
 export interface TokenUsage {
   readonly promptTokens: number;

@@ -1,4 +1,4 @@
-import { type StepError, StepwiseError, toStepError } from '../errors.js';
+import { isStoreError, type StepError, StepwiseError, toStepError } from '../errors.js';
 import type { StepResult, ToolCallEvent, ToolResultEvent } from '../journal/events.js';
 import { isoNow, type RunJournal } from '../journal/journal.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
@@ -214,7 +214,7 @@ export async function invokeStep(step: Step, invocation: StepInvocation, context
       durationMs: performance.now() - started,
       called: false,
     };
-    if (StepwiseError.isInstance(error) && error.code.startsWith('E5')) throw error;
+    if (isStoreError(error)) throw error;
   }
   // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
   const idempotent =

@@ -6,6 +6,7 @@ import { describeProcess } from '../tools/process-groups.js';
 import { compileSchema, formatIssues } from '../tools/schema.js';
 import type { AnyTool } from '../tools/tool-registry.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
+import { signalWithTimeout } from './signal-with-timeout.js';
 
 /** What one execution of a tool came to, before it is journaled. */
 export interface Execution {
@@ -88,8 +89,12 @@ export async function executeTool(
   const artifacts: Artifact[] = [];
   const timeoutMs = request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
   // Without a timeout the run's own signal is the tool's signal: no controller, no listener, no race.
-  const guard = timeoutMs === undefined ? undefined : watchTimeout(signal, timeoutMs, tool.name);
-  const toolSignal = guard?.signal ?? signal;
+  const guard = signalWithTimeout(
+    signal,
+    timeoutMs,
+    () => new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`),
+  );
+  const toolSignal = guard.signal;
   const timedOut = (): Execution => ({
     status: 'failed',
     error: {
@@ -118,10 +123,10 @@ export async function executeTool(
     return signal.aborted ? cancelled() : timedOut();
   } catch (thrown) {
     if (signal.aborted) return cancelled();
-    if (guard?.signal.aborted) return timedOut();
+    if (guard.timedOut) return timedOut();
     return { status: 'failed', error: toStepError(thrown), artifacts };
   } finally {
-    guard?.dispose();
+    guard.dispose();
   }
 }
 
@@ -193,22 +198,4 @@ async function raceAbort<T>(
   } finally {
     signal.removeEventListener('abort', onAbort as () => void);
   }
-}
-
-/** A child signal that aborts on the parent's abort or after `timeoutMs`. */
-function watchTimeout(parent: AbortSignal, timeoutMs: number, toolName: string) {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(
-    () => controller.abort(new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${toolName} timed out after ${timeoutMs} ms`)),
-    timeoutMs,
-  );
-  return {
-    signal: controller.signal,
-    dispose() {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
-    },
-  };
 }

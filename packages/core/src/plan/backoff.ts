@@ -1,7 +1,7 @@
 import type { StepError } from '../errors.js';
 import type { RetryPolicy } from './plan-schema.js';
 
-/** The seed's "1 s, 2 s, 4 s": three attempts, doubling from one second. */
+/** Three attempts, waiting 1 s then 2 s between them (doubling from one second). */
 export const DEFAULT_RETRY: Required<Omit<RetryPolicy, 'on'>> = {
   maxAttempts: 3,
   initialDelayMs: 1000,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from '../errors.js';
+import { type CustomErrorCode, ToolError } from '../errors.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import { defineTool } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
@@ -71,7 +71,7 @@ export function createTestTools(log: CallLog = createCallLog()): {
       execute: (input, context) => {
         record('fail', input, context);
         throw new ToolError({
-          code: input.code ?? 'E300',
+          code: (input.code as CustomErrorCode | undefined) ?? 'E300',
           message: input.message ?? 'failed on purpose',
           retryable: input.retryable ?? false,
         });

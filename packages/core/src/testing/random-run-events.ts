@@ -65,7 +65,7 @@ export function resumeRun(simulation: JournalSimulation): void {
 }
 
 export function endRun(simulation: JournalSimulation): void {
-  const status = pick(simulation.draw, ['completed', 'failed', 'partial', 'cancelled', 'waiting', 'paused'] as const);
+  const status = pick(simulation.draw, ['completed', 'failed', 'partial', 'cancelled', 'waiting'] as const);
   for (const step of simulation.steps.values()) if (step.phase !== 'idle') simulation.endStep(step, 'cancelled');
   const usage = randomUsage(simulation.draw);
   simulation.emit({

@@ -1,4 +1,4 @@
-import { ErrorCodes } from '../errors.js';
+import { type CustomErrorCode, type ErrorCode, ErrorCodes } from '../errors.js';
 
 /**
  * A check that must hold before the tool is called. `kind` picks a checker from the
@@ -30,7 +30,7 @@ export type PreconditionChecker = (
 export interface PreconditionEntry {
   readonly check: PreconditionChecker;
   /** Error code when it fails (E101–E104); default E104. */
-  readonly code?: string;
+  readonly code?: ErrorCode | CustomErrorCode;
 }
 
 /** Checkers by `kind`. A step naming an unknown kind fails with E104 without calling the tool. */
@@ -59,7 +59,7 @@ export class PreconditionRegistry {
   async check(
     preconditions: readonly Precondition[],
     context: PreconditionContext,
-  ): Promise<{ ok: true } | { ok: false; code: string; message: string; index: number }> {
+  ): Promise<{ ok: true } | { ok: false; code: ErrorCode | CustomErrorCode; message: string; index: number }> {
     for (const [index, precondition] of preconditions.entries()) {
       const entry = this.#checkers.get(precondition.kind);
       if (!entry) {

@@ -180,9 +180,11 @@ describe.skipIf(process.platform !== 'linux')('forged process-start records', ()
     expect(record.startTicks).toBeTypeOf('number');
     for (let tries = 0; tries < 100 && processAlive(leader); tries++) await settle();
     expect([processAlive(leader), alive(leader)]).toEqual([false, true]);
-    const gone = startGroup('setTimeout(() => {}, 10)');
-    await settle();
+    // Recorded while it runs (a truthful record has its start time), then left to exit.
+    const gone = startGroup('setTimeout(() => {}, 400)');
+    for (let tries = 0; tries < 100 && truthful(gone).startTicks === undefined; tries++) await settle();
     const goneRecord = truthful(gone);
+    expect(goneRecord.startTicks).toBeTypeOf('number');
     for (let tries = 0; tries < 100 && alive(gone); tries++) await settle();
 
     const result = await killOrphanedProcesses([record, goneRecord] as RecordedProcess[]);

@@ -33,7 +33,7 @@ header .failure .step-link { cursor: pointer; text-decoration: underline; }
 .badge.status-failed { background: var(--failed); }
 .badge.status-partial, .badge.status-denied { background: var(--denied); }
 .badge.status-skipped { background: var(--skipped); }
-.badge.status-cancelled, .badge.status-paused { background: var(--cancelled); }
+.badge.status-cancelled { background: var(--cancelled); }
 .badge.status-running { background: var(--running); }
 .badge.status-waiting { background: var(--waiting); }
 .badge.status-pending { background: var(--pending); color: var(--ink); }

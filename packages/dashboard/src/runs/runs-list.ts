@@ -10,15 +10,7 @@ import {
 } from '@stepwise/core';
 import { describeWaitingOn } from './waiting-on.js';
 
-export const RUN_STATES: readonly RunState[] = [
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'partial',
-  'cancelled',
-  'paused',
-];
+export const RUN_STATES: readonly RunState[] = ['running', 'waiting', 'completed', 'failed', 'partial', 'cancelled'];
 
 /** What the runs list shows: which statuses, which words, which page (from 0). */
 export interface RunsQuery {

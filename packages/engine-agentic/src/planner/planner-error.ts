@@ -1,4 +1,4 @@
-import { ErrorCodes, StepwiseError, type StepwiseErrorOptions } from '@stepwise/core';
+import { type ErrorCode, ErrorCodes, StepwiseError, type StepwiseErrorOptions } from '@stepwise/core';
 
 /**
  * Codes of the planner's own failures. They extend core's E4xx family (the model loop) so a host
@@ -13,7 +13,7 @@ export const PlannerErrorCodes = {
 
 /** A plan could not be made from the goal. `details` carries the attempts and the last problems. */
 export class PlannerError extends StepwiseError {
-  constructor(code: string, message: string, options: StepwiseErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: StepwiseErrorOptions = {}) {
     super(code, message, options);
     this.name = 'PlannerError';
   }
