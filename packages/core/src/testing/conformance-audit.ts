@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldRun, summarizeRun } from '../journal/fold-run.js';
 import { createRedactor } from '../journal/redact.js';
-import { type RunStore, readAll } from '../journal/run-store.js';
+import { type RunFilter, type RunStore, readAll } from '../journal/run-store.js';
 import { invokeStep } from '../kernel/invoke-step.js';
 import { approvePlan } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
@@ -70,79 +70,71 @@ export function auditCases(harness: StoreHarness): void {
   const withStore = storeRunner(harness);
 
   describe('store conformance: projections and audit', () => {
-    it('getExecution returns the whole audit bundle', () =>
-      withStore(async (store) => {
-        const { second, runId } = await executeSample(store);
-        const record = await store.getExecution(second.executionId);
-        expect(record).toBeDefined();
-        expect(record?.runId).toBe(runId);
-        expect(record?.stepId).toBe('b');
-        expect(record?.tool).toBe('note');
-        expect(record?.effect).toBe('write');
-        expect(record?.args).toEqual({ text: 'hi' });
-        expect(record?.status).toBe('succeeded');
-        expect(record?.output).toEqual({ written: 2 });
-        expect(Date.parse(record?.startedAt ?? '')).not.toBeNaN();
-        expect(Date.parse(record?.finishedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(record?.startedAt ?? ''));
-        expect(record?.why.planId).toBe('plan_conformance');
-        expect(record?.why.goal).toBe('prove the store');
-        expect(record?.why.authorization?.by).toBe('alice');
-        expect(record?.why.approvals.map((approval) => [approval.decision, approval.by])).toEqual([
-          ['approved', 'bob'],
-        ]);
-        expect(await store.getExecution('ex_missing')).toBeUndefined();
-        return undefined;
-      }));
-
-    it('never returns a secret from any read', () =>
-      withStore(async (store) => {
-        const { runId, first, secret } = await executeSample(store);
-        const everything = JSON.stringify([
-          await readAll(store, runId),
-          await store.getRun(runId),
-          await store.listRuns(),
-          await store.getExecution(first.executionId),
-        ]);
-        expect(everything).not.toContain(secret);
-        expect(everything).not.toContain(`ghp_${'a'.repeat(36)}`);
-        expect(everything).toContain('[REDACTED]');
-        return undefined;
-      }));
-
-    it('getRun agrees with foldRun of the journal', () =>
-      withStore(async (store) => {
-        const { runId } = await executeSample(store);
-        const summary = await store.getRun(runId);
-        const folded = summarizeRun(foldRun(await readAll(store, runId)));
-        expect(summary).toEqual(folded);
-        expect(summary?.status).toBe('completed');
-        expect(summary?.stepCounts).toEqual({ succeeded: 2 });
-        return undefined;
-      }));
-
-    it('lists runs by status, plan and time, newest first', () =>
-      withStore(async (store) => {
-        const before = new Date(Date.now() - 1000).toISOString();
-        const done = await executeSample(store);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        const open = uniqueRunId();
-        await store.append(
-          open,
-          stamp(open, 1, [runStartInput(makePlan([{ id: 'x', tool: 'echo' }], { id: 'other' }))]),
-        );
-        const all = await store.listRuns({ since: before });
-        expect(all.map((run) => run.runId)).toEqual([open, done.runId]);
-        expect((await store.listRuns({ status: 'completed', since: before })).map((run) => run.runId)).toEqual([
-          done.runId,
-        ]);
-        expect((await store.listRuns({ status: ['running'], since: before })).map((run) => run.runId)).toEqual([open]);
-        expect((await store.listRuns({ planId: 'other', since: before })).map((run) => run.runId)).toEqual([open]);
-        expect((await store.listRuns({ since: before, limit: 1 })).map((run) => run.runId)).toEqual([open]);
-        expect((await store.listRuns({ since: before, limit: 1, offset: 1 })).map((run) => run.runId)).toEqual([
-          done.runId,
-        ]);
-        expect(await store.listRuns({ until: before, planId: 'other' })).toEqual([]);
-        return undefined;
-      }));
+    it('getExecution returns the whole audit bundle', () => withStore(executionIsTheAuditBundle));
+    it('never returns a secret from any read', () => withStore(noReadReturnsASecret));
+    it('getRun agrees with foldRun of the journal', () => withStore(summaryAgreesWithFold));
+    it('lists runs by status, plan and time, newest first', () => withStore(listsRunsByFilter));
   });
+}
+
+async function executionIsTheAuditBundle(store: RunStore): Promise<undefined> {
+  const { second, runId } = await executeSample(store);
+  const record = await store.getExecution(second.executionId);
+  expect(record).toBeDefined();
+  expect(record?.runId).toBe(runId);
+  expect(record?.stepId).toBe('b');
+  expect(record?.tool).toBe('note');
+  expect(record?.effect).toBe('write');
+  expect(record?.args).toEqual({ text: 'hi' });
+  expect(record?.status).toBe('succeeded');
+  expect(record?.output).toEqual({ written: 2 });
+  expect(Date.parse(record?.startedAt ?? '')).not.toBeNaN();
+  expect(Date.parse(record?.finishedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(record?.startedAt ?? ''));
+  expect(record?.why.planId).toBe('plan_conformance');
+  expect(record?.why.goal).toBe('prove the store');
+  expect(record?.why.authorization?.by).toBe('alice');
+  expect(record?.why.approvals.map((approval) => [approval.decision, approval.by])).toEqual([['approved', 'bob']]);
+  expect(await store.getExecution('ex_missing')).toBeUndefined();
+  return undefined;
+}
+
+async function noReadReturnsASecret(store: RunStore): Promise<undefined> {
+  const { runId, first, secret } = await executeSample(store);
+  const everything = JSON.stringify([
+    await readAll(store, runId),
+    await store.getRun(runId),
+    await store.listRuns(),
+    await store.getExecution(first.executionId),
+  ]);
+  expect(everything).not.toContain(secret);
+  expect(everything).not.toContain(`ghp_${'a'.repeat(36)}`);
+  expect(everything).toContain('[REDACTED]');
+  return undefined;
+}
+
+async function summaryAgreesWithFold(store: RunStore): Promise<undefined> {
+  const { runId } = await executeSample(store);
+  const summary = await store.getRun(runId);
+  const folded = summarizeRun(foldRun(await readAll(store, runId)));
+  expect(summary).toEqual(folded);
+  expect(summary?.status).toBe('completed');
+  expect(summary?.stepCounts).toEqual({ succeeded: 2 });
+  return undefined;
+}
+
+async function listsRunsByFilter(store: RunStore): Promise<undefined> {
+  const before = new Date(Date.now() - 1000).toISOString();
+  const done = await executeSample(store);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const open = uniqueRunId();
+  await store.append(open, stamp(open, 1, [runStartInput(makePlan([{ id: 'x', tool: 'echo' }], { id: 'other' }))]));
+  const runIds = async (filter: RunFilter) => (await store.listRuns(filter)).map((run) => run.runId);
+  expect(await runIds({ since: before })).toEqual([open, done.runId]);
+  expect(await runIds({ status: 'completed', since: before })).toEqual([done.runId]);
+  expect(await runIds({ status: ['running'], since: before })).toEqual([open]);
+  expect(await runIds({ planId: 'other', since: before })).toEqual([open]);
+  expect(await runIds({ since: before, limit: 1 })).toEqual([open]);
+  expect(await runIds({ since: before, limit: 1, offset: 1 })).toEqual([done.runId]);
+  expect(await store.listRuns({ until: before, planId: 'other' })).toEqual([]);
+  return undefined;
 }

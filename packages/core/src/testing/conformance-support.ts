@@ -56,6 +56,9 @@ export const samplePlan: Plan = makePlan(
   { id: 'plan_conformance', goal: 'prove the store' },
 );
 
+/** What a resuming owner journals first: the event lease and seq races are fought over. */
+export const resumeInput = (owner: string): RunEventInput => ({ type: 'run-resume', owner, interrupted: [] });
+
 export function runStartInput(plan: Plan = samplePlan): RunEventInput {
   return {
     type: 'run-start',
