@@ -2,7 +2,7 @@ import type { RunStatus } from '../journal/events.js';
 import { diffPlans } from '../plan/plan-diff.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
-import { type JournalSimulation, STEP_IDS } from './random-journal.js';
+import { type JournalSimulation, STEP_IDS } from './journal-simulation.js';
 import { chance, pick, randomText, randomUsage } from './random-values.js';
 
 /** A revision of the steps that have not started: one removed, one added, one edited. */

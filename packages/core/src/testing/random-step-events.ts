@@ -1,4 +1,4 @@
-import type { JournalSimulation, SimulatedStep } from './random-journal.js';
+import type { JournalSimulation, SimulatedStep } from './journal-simulation.js';
 import { chance, pick, randomError, randomText, randomUsage, randomValue } from './random-values.js';
 
 function progress(
