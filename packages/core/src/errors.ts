@@ -157,8 +157,15 @@ export class StepwiseError extends Error {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
   }
 
+  /** The error as a step result and the journal carry it (what `toStepError` returns for it). */
   toJSON(): StepError {
-    return toStepError(this);
+    return {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      ...(this.location === undefined ? {} : { location: this.location }),
+      ...(this.details === undefined ? {} : { details: this.details }),
+    };
   }
 }
 
@@ -189,15 +196,7 @@ export function toStepError(
   error: unknown,
   fallbackCode: ErrorCode | CustomErrorCode = ErrorCodes.TOOL_FAILED,
 ): StepError {
-  if (StepwiseError.isInstance(error)) {
-    return {
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable,
-      ...(error.location === undefined ? {} : { location: error.location }),
-      ...(error.details === undefined ? {} : { details: error.details }),
-    };
-  }
+  if (StepwiseError.isInstance(error)) return error.toJSON();
   if (error instanceof Error) return { code: fallbackCode, message: error.message, retryable: false };
   return { code: fallbackCode, message: String(error), retryable: false };
 }
