@@ -1,6 +1,6 @@
 // Reference points measured in the same run, so the engine's numbers can be read against what the
 // machine and the core kernel allow by themselves.
-import { finishRun, invokeStep, startRun } from '@stepwise/core';
+import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 
 /** Dependents by step id, and dependency counts. */
 function graphOf(plan) {

@@ -19,7 +19,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approvePlan, defineTool, finishRun, invokeStep, MemoryStore, startRun, ToolRegistry } from '@stepwise/core';
+import { approvePlan, defineTool, MemoryStore, ToolRegistry } from '@stepwise/core';
+import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { sequentialEngine } from '@stepwise/engine-sequential';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 

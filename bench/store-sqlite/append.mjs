@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deriveExecutionId, MemoryStore, newRunId } from '@stepwise/core';
+import { MemoryStore } from '@stepwise/core';
+import { deriveExecutionId, newRunId } from '@stepwise/core/engine';
 import { chainPlan } from '@stepwise/core/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 

@@ -6,7 +6,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callTool, MemoryStore, RunJournal, ToolRegistry } from '@stepwise/core';
+import { MemoryStore, ToolRegistry } from '@stepwise/core';
+import { callTool, RunJournal } from '@stepwise/core/engine';
 import { nodeTools } from '@stepwise/tools-node';
 
 const FILES = 20_000;

@@ -1,4 +1,5 @@
-import type { GoalProgressEvent, Plan, RunEvent } from '@stepwise/core';
+import type { Plan, RunEvent } from '@stepwise/core';
+import type { GoalProgressEvent } from '@stepwise/core/store';
 import { goalProgressLine } from '@stepwise/dashboard/report';
 import { describe, expect, it } from 'vitest';
 import { LiveView } from './live-view.js';

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createJsonLocator, ErrorCodes, StepwiseError, schemaIssueProblems } from '@stepwise/core';
+import { createJsonLocator, ErrorCodes, StepwiseError } from '@stepwise/core';
+import { schemaIssueProblems } from '@stepwise/core/engine';
 import type { z } from 'zod';
 import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
 import { localPluginFiles } from './load-plugins.js';

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { secretForms } from '@stepwise/core';
+import { secretForms } from '@stepwise/core/engine';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, parseJsonLines, useCliWorkspace } from './helpers.js';
 

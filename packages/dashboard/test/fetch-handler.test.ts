@@ -1,4 +1,5 @@
-import { createRedactor, ErrorCodes, type Plan, type RunEvent, readAll, StepwiseError, sleep } from '@stepwise/core';
+import { createRedactor, ErrorCodes, type Plan, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { sleep } from '@stepwise/core/engine';
 import { MemoryStore } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,14 +1,5 @@
-import {
-  type ApprovalResponseEvent,
-  approvePlan,
-  foldRun,
-  type Plan,
-  type RunContinueEvent,
-  type RunHandle,
-  type RunResumeEvent,
-  readAll,
-  respond,
-} from '@stepwise/core';
+import { approvePlan, type Plan, type RunHandle, readAll, respond } from '@stepwise/core';
+import { type ApprovalResponseEvent, foldRun, type RunContinueEvent, type RunResumeEvent } from '@stepwise/core/store';
 import { blocked, complete, scriptedModel } from '@stepwise/engine-agentic/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { foldRun, type RunEvent, type RunStore, readAll } from '@stepwise/core';
+import { type RunEvent, type RunStore, readAll } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import type { Page } from 'playwright-core';
 import type { Harness } from './dashboard-harness.js';
 

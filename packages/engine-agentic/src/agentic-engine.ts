@@ -1,19 +1,21 @@
 import {
   type AdjustHook,
-  createPolicyEngine,
   type Engine,
   type EngineOptions,
   ErrorCodes,
-  journaledPolicy,
   type Plan,
-  type ProgressRunHandle,
-  permissivePolicy,
-  policyFromJournal,
   type RecoveryHook,
   type ResumeOptions,
   type RunOptions,
   StepwiseError,
 } from '@stepwise/core';
+import {
+  createPolicyEngine,
+  journaledPolicy,
+  type ProgressRunHandle,
+  permissivePolicy,
+  policyFromJournal,
+} from '@stepwise/core/engine';
 import { type GoalStepExecutorOptions, goalStepExecutor } from './goal-step-executor.js';
 
 export interface AgenticEngineOptions extends EngineOptions, GoalStepExecutorOptions {

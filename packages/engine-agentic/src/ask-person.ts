@@ -1,4 +1,6 @@
-import { deriveExecutionId, ErrorCodes, type QuestionAskEvent } from '@stepwise/core';
+import { ErrorCodes } from '@stepwise/core';
+import { deriveExecutionId } from '@stepwise/core/engine';
+import type { QuestionAskEvent } from '@stepwise/core/store';
 import { type GoalStepSession, type Outcome, stepError } from './goal-step-session.js';
 import { personAnswerNote } from './step-prompt.js';
 

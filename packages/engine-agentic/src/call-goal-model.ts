@@ -1,4 +1,6 @@
-import { addUsage, type ModelCallEvent, type TokenUsage, toStepError } from '@stepwise/core';
+import type { TokenUsage } from '@stepwise/core';
+import { addUsage, toStepError } from '@stepwise/core/engine';
+import type { ModelCallEvent } from '@stepwise/core/store';
 import type { ChatMessage, ChatResponse, ToolChoice } from './chat-model.js';
 import { fitContext, promptTokens } from './context-window.js';
 import { generateWithRetry } from './generate-with-retry.js';

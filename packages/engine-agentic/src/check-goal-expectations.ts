@@ -1,4 +1,6 @@
-import { ErrorCodes, exitCodeOf, toStepError } from '@stepwise/core';
+import { ErrorCodes } from '@stepwise/core';
+import { toStepError } from '@stepwise/core/engine';
+import { exitCodeOf } from '@stepwise/core/store';
 import type { CompleteStepArguments } from './built-in-tools.js';
 import {
   CommandToolUnavailable,

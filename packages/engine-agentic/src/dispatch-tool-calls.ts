@@ -1,4 +1,5 @@
-import { ErrorCodes, type ToolCallOutcome } from '@stepwise/core';
+import { ErrorCodes } from '@stepwise/core';
+import type { ToolCallOutcome } from '@stepwise/core/engine';
 import {
   type CompleteStepArguments,
   CompleteStepSchema,

@@ -1,4 +1,5 @@
-import { backoffDelay, ErrorCodes, StepwiseError, signalWithTimeout, sleep } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { backoffDelay, signalWithTimeout, sleep } from '@stepwise/core/engine';
 import type { ChatModel, ChatRequest, ChatResponse } from './chat-model.js';
 import { ModelError, toModelError } from './model-error.js';
 

@@ -1,12 +1,6 @@
-import type {
-  ApprovalRecord,
-  ExecutionState,
-  KernelContext,
-  ModelCallEvent,
-  Plan,
-  QuestionRecord,
-  Step,
-} from '@stepwise/core';
+import type { Plan, Step } from '@stepwise/core';
+import type { KernelContext } from '@stepwise/core/engine';
+import type { ApprovalRecord, ExecutionState, ModelCallEvent, QuestionRecord } from '@stepwise/core/store';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
 import type { ModelRetryOptions } from './generate-with-retry.js';

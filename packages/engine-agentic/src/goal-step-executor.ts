@@ -1,14 +1,11 @@
+import { ErrorCodes, type Step, type StepResult, StepwiseError } from '@stepwise/core';
 import {
   deriveExecutionId,
-  ErrorCodes,
-  type FoldedRun,
   type GoalStepExecutor,
   type GoalStepRequest,
-  type Step,
-  type StepResult,
-  StepwiseError,
   signalWithTimeout,
-} from '@stepwise/core';
+} from '@stepwise/core/engine';
+import type { FoldedRun } from '@stepwise/core/store';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
 import { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';

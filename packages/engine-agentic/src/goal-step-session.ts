@@ -1,16 +1,6 @@
-import {
-  type ApprovalRecord,
-  type Artifact,
-  type CriterionStatus,
-  deriveExecutionId,
-  ErrorCodes,
-  endStep,
-  type QuestionRecord,
-  type StepError,
-  type StepResult,
-  type TokenUsage,
-  type ToolCallOutcome,
-} from '@stepwise/core';
+import { type Artifact, ErrorCodes, type StepError, type StepResult, type TokenUsage } from '@stepwise/core';
+import { deriveExecutionId, endStep, type ToolCallOutcome } from '@stepwise/core/engine';
+import type { ApprovalRecord, CriterionStatus, QuestionRecord } from '@stepwise/core/store';
 import type { GoalProgress } from './built-in-tools.js';
 import type { ChatMessage } from './chat-model.js';
 import { isTimeoutReason } from './generate-with-retry.js';

@@ -1,4 +1,5 @@
-import { ErrorCodes, isStoreError, type StepResult, StepwiseError, toStepError } from '@stepwise/core';
+import { ErrorCodes, isStoreError, type StepResult, StepwiseError } from '@stepwise/core';
+import { toStepError } from '@stepwise/core/engine';
 import { openConversation } from './build-goal-prompt.js';
 import { assistantMessage, callGoalModel } from './call-goal-model.js';
 import type { ChatResponse } from './chat-model.js';

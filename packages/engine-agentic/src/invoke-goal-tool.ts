@@ -1,4 +1,4 @@
-import { callTool, type ToolCallOutcome } from '@stepwise/core';
+import { callTool, type ToolCallOutcome } from '@stepwise/core/engine';
 import type { GoalStepSession } from './goal-step-session.js';
 import { replayedOutcome } from './replay-goal-step.js';
 

@@ -1,4 +1,4 @@
-import type { GoalProgressEvent } from '@stepwise/core';
+import type { GoalProgressEvent } from '@stepwise/core/store';
 import type { ChatResponse } from './chat-model.js';
 import type { DispatchedCalls } from './dispatch-tool-calls.js';
 import type { GoalStepSession } from './goal-step-session.js';

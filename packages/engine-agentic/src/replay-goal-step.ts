@@ -1,4 +1,6 @@
-import { addUsage, ErrorCodes, type ModelCallEvent, type ToolCallOutcome } from '@stepwise/core';
+import { ErrorCodes } from '@stepwise/core';
+import { addUsage, type ToolCallOutcome } from '@stepwise/core/engine';
+import type { ModelCallEvent } from '@stepwise/core/store';
 import { assistantMessage, type RecordedRequest } from './call-goal-model.js';
 import type { ChatResponse } from './chat-model.js';
 import { type GoalStepSession, render, stepError } from './goal-step-session.js';

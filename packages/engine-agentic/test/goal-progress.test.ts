@@ -1,4 +1,5 @@
-import { ErrorCodes, foldRun, type Lease, MemoryStore, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, MemoryStore, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { foldRun, type Lease } from '@stepwise/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analysis, complete, scriptedModel, toolCall } from '../src/testing/index.js';
 import { goalPlan, nodeToolRegistry, ofType, tempWorkspace, testEngine, testTools } from './helpers.js';

@@ -1,4 +1,5 @@
-import { MemoryStore, RunJournal, readAll, StepwiseError } from '@stepwise/core';
+import { MemoryStore, readAll, StepwiseError } from '@stepwise/core';
+import { RunJournal } from '@stepwise/core/engine';
 import { createTestTools } from '@stepwise/core/testing';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';

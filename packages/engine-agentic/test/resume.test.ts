@@ -1,12 +1,5 @@
-import {
-  ErrorCodes,
-  type Lease,
-  MemoryStore,
-  type RunEvent,
-  type RunStore,
-  readAll,
-  StepwiseError,
-} from '@stepwise/core';
+import { ErrorCodes, MemoryStore, type RunEvent, type RunStore, readAll, StepwiseError } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 import { describe, expect, it } from 'vitest';
 import { complete, latestToolResults, scriptedModel, toolCall } from '../src/testing/index.js';
 import { goalPlan, ofType, testEngine, testTools } from './helpers.js';

@@ -1,13 +1,5 @@
-import {
-  createPolicyEngine,
-  type Engine,
-  journaledPolicy,
-  type Plan,
-  permissivePolicy,
-  policyFromJournal,
-  type ResumeOptions,
-  type RunOptions,
-} from '@stepwise/core';
+import type { Engine, Plan, ResumeOptions, RunOptions } from '@stepwise/core';
+import { createPolicyEngine, journaledPolicy, permissivePolicy, policyFromJournal } from '@stepwise/core/engine';
 import type { DagEngineOptions, DagRunHandle } from './dag-options.js';
 
 /** The dag engine: `Engine` whose handles also report progress. */

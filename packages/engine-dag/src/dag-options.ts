@@ -1,10 +1,10 @@
+import type { EngineOptions } from '@stepwise/core';
 import type {
-  EngineOptions,
   PermissivePolicyOptions,
   ProgressRunHandle,
   RunProgress,
   SchedulerStepStatus,
-} from '@stepwise/core';
+} from '@stepwise/core/engine';
 
 export type { RecoveryContext, RecoveryDecision, RecoveryHook } from '@stepwise/core';
 

@@ -1,13 +1,6 @@
-import {
-  BATCHED_EVENTS_MAX,
-  BATCHED_WAIT_MAX_MS,
-  ErrorCodes,
-  type Lease,
-  type Plan,
-  type RunEvent,
-  type RunResult,
-  StepwiseError,
-} from '@stepwise/core';
+import { ErrorCodes, type Plan, type RunEvent, type RunResult, StepwiseError } from '@stepwise/core';
+import { BATCHED_EVENTS_MAX, BATCHED_WAIT_MAX_MS } from '@stepwise/core/engine';
+import type { Lease } from '@stepwise/core/store';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';

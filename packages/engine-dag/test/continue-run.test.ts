@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import {
   defineTool,
   ErrorCodes,
-  foldRun,
   type RunEvent,
   type RunStore,
   readAll,
   type StepResult,
   ToolError,
 } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool, type Lease, type Plan, ToolRegistry } from '@stepwise/core';
+import { defineTool, type Plan, ToolRegistry } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { createSqliteStore, type SqliteStore } from '@stepwise/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

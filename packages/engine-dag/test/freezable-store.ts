@@ -1,4 +1,5 @@
-import type { Lease, RunEvent, RunFilter, RunStore } from '@stepwise/core';
+import type { RunEvent, RunFilter, RunStore } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 
 const never = <T>() => new Promise<T>(() => undefined);
 

@@ -4,10 +4,10 @@ import {
   type Plan,
   planDigest,
   type RunEvent,
-  type RunEventInput,
   type StepResult,
   type StepwiseError,
 } from '@stepwise/core';
+import type { RunEventInput } from '@stepwise/core/engine';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';

@@ -2,13 +2,12 @@ import {
   type AdjustHook,
   defineTool,
   ErrorCodes,
-  foldRun,
   MemoryStore,
-  type PlanReviseEvent,
   planDigest,
   type RunEvent,
   StepwiseError,
 } from '@stepwise/core';
+import { foldRun, type PlanReviseEvent } from '@stepwise/core/store';
 import { makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';

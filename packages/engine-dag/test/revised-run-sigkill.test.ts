@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCodes, foldRun, planDigest, type RunResult, type RunStore, readAll, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, planDigest, type RunResult, type RunStore, readAll, StepwiseError } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dagEngine } from '../src/index.js';
 // @ts-expect-error plain ESM fixture shared with the child process, no types

@@ -1,4 +1,5 @@
-import type { RunEvent, StepStartEvent } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import type { StepStartEvent } from '@stepwise/core/store';
 import { chainPlan, MemoryStore, makePlan, randomDagPlan, seededRandom } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { dagEngine } from '../src/index.js';

@@ -1,4 +1,6 @@
-import { BATCHED_EVENTS_MAX, defineTool, type Lease, type Plan, type RunEvent, ToolRegistry } from '@stepwise/core';
+import { defineTool, type Plan, type RunEvent, ToolRegistry } from '@stepwise/core';
+import { BATCHED_EVENTS_MAX } from '@stepwise/core/engine';
+import type { Lease } from '@stepwise/core/store';
 import { MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';

@@ -3,6 +3,8 @@
 // Were `@stepwise/core` resolved to its `dist`, the functions below would be other objects.
 import { fileURLToPath } from 'node:url';
 import * as core from '@stepwise/core';
+import * as coreEngine from '@stepwise/core/engine';
+import * as coreStore from '@stepwise/core/store';
 import * as coreTesting from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -23,7 +25,14 @@ describe('@stepwise/core in these tests', () => {
     expect(coreTesting.MemoryStore).toBe(source.MemoryStore);
   });
 
-  it('is one copy: the testing entry point and the main one share their classes', () => {
+  it('is packages/core/src/engine.ts and store.ts for @stepwise/core/engine and /store', async () => {
+    expect(coreEngine.createPolicyEngine).toBe((await coreSource('engine.ts')).createPolicyEngine);
+    expect(coreStore.foldRun).toBe((await coreSource('store.ts')).foldRun);
+  });
+
+  it('is one copy: the entry points share their classes', () => {
     expect(new coreTesting.MemoryStore()).toBeInstanceOf(core.MemoryStore);
+    const error = coreEngine.planInvalidError([{ code: 'E001', kind: 'schema', path: '/id', message: 'required' }]);
+    expect(error).toBeInstanceOf(core.StepwiseError);
   });
 });

@@ -1,16 +1,13 @@
 import {
-  deriveRunId,
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
-  type ProblemRedactor,
-  planInvalidError,
-  redact,
   StepwiseError,
   type ToolRegistry,
   validatePlan,
   verifyAuthorization,
 } from '@stepwise/core';
+import { deriveRunId, type ProblemRedactor, planInvalidError, redact } from '@stepwise/core/engine';
 
 /** A plan that passed every check the strict engine makes before anything runs. */
 export interface ApprovedPlan {

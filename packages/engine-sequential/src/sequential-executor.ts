@@ -1,20 +1,22 @@
 import {
-  createLazyRunHandle,
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
-  type PolicyEngine,
-  type ProgressRunHandle,
-  type RevisionRequest,
   type RunHandle,
   type RunResult,
   type RunStore,
-  type SessionHooks,
-  type SessionOpened,
   type Step,
   type StepResult,
   StepwiseError,
 } from '@stepwise/core';
+import {
+  createLazyRunHandle,
+  type PolicyEngine,
+  type ProgressRunHandle,
+  type RevisionRequest,
+  type SessionHooks,
+  type SessionOpened,
+} from '@stepwise/core/engine';
 import { checkApprovedPlan } from './approved-plan.js';
 import { type Deferred, deferred } from './deferred.js';
 import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './executor-state.js';

@@ -1,12 +1,5 @@
-import {
-  createPolicyEngine,
-  type EnginePolicy,
-  ErrorCodes,
-  type PlanAuthorization,
-  type PolicyEngine,
-  StepwiseError,
-  verifyAuthorization,
-} from '@stepwise/core';
+import { ErrorCodes, type PlanAuthorization, StepwiseError, verifyAuthorization } from '@stepwise/core';
+import { createPolicyEngine, type EnginePolicy, type PolicyEngine } from '@stepwise/core/engine';
 import { authorizedRunId } from './approved-plan.js';
 import type { SequentialEngineOptions } from './sequential-options.js';
 

@@ -1,16 +1,14 @@
 import {
   defineTool,
-  deriveExecutionId,
-  deriveRunId,
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
   type RunEvent,
   type RunStore,
   readAll,
-  startRun,
   ToolRegistry,
 } from '@stepwise/core';
+import { deriveExecutionId, deriveRunId, startRun } from '@stepwise/core/engine';
 import { makePlan } from '@stepwise/core/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

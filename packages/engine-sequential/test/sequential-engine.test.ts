@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  deriveRunId,
   ErrorCodes,
   type Plan,
   type RunEvent,
@@ -10,6 +9,7 @@ import {
   readAll,
   type StepResult,
 } from '@stepwise/core';
+import { deriveRunId } from '@stepwise/core/engine';
 import { makePlan } from '@stepwise/core/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sequentialEngine } from '../src/index.js';

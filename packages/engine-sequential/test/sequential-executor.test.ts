@@ -1,4 +1,5 @@
-import { defineTool, deriveRunId, ErrorCodes, type RunStore, type StepResult } from '@stepwise/core';
+import { defineTool, ErrorCodes, type RunStore, type StepResult } from '@stepwise/core';
+import { deriveRunId } from '@stepwise/core/engine';
 import { makePlan } from '@stepwise/core/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

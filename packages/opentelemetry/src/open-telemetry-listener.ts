@@ -8,15 +8,14 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import type { RunEvent, StepError } from '@stepwise/core';
 import type {
   ModelCallEvent,
-  RunEvent,
   StepEndEvent,
-  StepError,
   StepStartEvent,
   ToolCallEvent,
   ToolResultEvent,
-} from '@stepwise/core';
+} from '@stepwise/core/store';
 
 export interface OpenTelemetryListenerOptions {
   /** Where spans go: `trace.getTracer('stepwise')` from the host's SDK. */

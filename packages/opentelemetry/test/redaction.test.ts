@@ -1,5 +1,6 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createRedactor, MemoryStore, secretForms } from '@stepwise/core';
+import { createRedactor, MemoryStore } from '@stepwise/core';
+import { secretForms } from '@stepwise/core/engine';
 import { createTestTools } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { describe, expect, it } from 'vitest';

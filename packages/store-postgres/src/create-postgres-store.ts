@@ -1,21 +1,23 @@
 import {
-  applyEvent,
-  checkBatch,
-  checkEvents,
-  checkLeaseRequest,
   ErrorCodes,
   type ExecutionRecord,
-  emptyRun,
-  executionRecord,
-  FoldChanges,
-  type FoldedRun,
-  type Lease,
   type RunEvent,
   type RunFilter,
   type RunStore,
   type RunSummary,
   StepwiseError,
 } from '@stepwise/core';
+import {
+  applyEvent,
+  checkBatch,
+  checkEvents,
+  checkLeaseRequest,
+  emptyRun,
+  executionRecord,
+  FoldChanges,
+  type FoldedRun,
+  type Lease,
+} from '@stepwise/core/store';
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';

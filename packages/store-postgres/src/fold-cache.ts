@@ -1,4 +1,4 @@
-import type { FoldedRun } from '@stepwise/core';
+import type { FoldedRun } from '@stepwise/core/store';
 
 /**
  * Folded runs this process wrote or read recently, so an append applies only its own batch

@@ -1,4 +1,5 @@
-import { ErrorCodes, JOURNAL_VERSION, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { JOURNAL_VERSION } from '@stepwise/core/store';
 import { Kysely, Migrator, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { PostgresStoreDatabase } from './database-schema.js';

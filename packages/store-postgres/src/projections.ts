@@ -1,11 +1,5 @@
-import {
-  type ExecutionState,
-  exitCodeOf,
-  type FoldChanges,
-  type FoldedRun,
-  type RunEvent,
-  summarizeRun,
-} from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import { type ExecutionState, exitCodeOf, type FoldChanges, type FoldedRun, summarizeRun } from '@stepwise/core/store';
 import { type Compilable, type Insertable, type Kysely, sql } from 'kysely';
 import { type BlobRow, packEvent, sha256 } from './blob-fields.js';
 import type { ExecutionsTable, PostgresStoreDatabase } from './database-schema.js';

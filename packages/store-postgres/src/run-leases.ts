@@ -1,4 +1,5 @@
-import { ErrorCodes, type Lease, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 import { sql } from 'kysely';
 import type { PostgresConnection } from './postgres-connection.js';
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type AnyTool, ErrorCodes, StepwiseError, sleep, type ToolRegistry } from '@stepwise/core';
+import { type AnyTool, ErrorCodes, StepwiseError, type ToolRegistry } from '@stepwise/core';
+import { sleep } from '@stepwise/core/engine';
 import { sql } from 'kysely';
 import { type PostgresConnection, storeError } from './postgres-connection.js';
 

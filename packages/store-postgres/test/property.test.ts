@@ -1,4 +1,5 @@
-import type { FoldedRun, Lease, RunEvent, RunStore } from '@stepwise/core';
+import type { RunEvent, RunStore } from '@stepwise/core';
+import type { FoldedRun, Lease } from '@stepwise/core/store';
 import {
   checkStoreAgainstFold,
   type Draw,

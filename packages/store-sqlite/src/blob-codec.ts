@@ -1,4 +1,5 @@
-import { type RunEvent, sha256 } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import { sha256 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { packPayload, unpackPayload } from './payload-packing.js';
 import { decodeTime } from './time-codec.js';

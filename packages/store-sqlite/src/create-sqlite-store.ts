@@ -1,26 +1,24 @@
 import {
-  checkEvents,
-  checkLease,
-  checkLeaseRequest,
   type ErrorCode,
   ErrorCodes,
   type ExecutionRecord,
-  type Lease,
   type RunEvent,
   type RunFilter,
   type RunStore,
   type RunSummary,
   StepwiseError,
 } from '@stepwise/core';
+import { checkEvents, checkLease, checkLeaseRequest, type Lease } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
 import type { StoreDatabase } from './database-schema.js';
-import { JournalReader, type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
+import { JournalReader } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
 import { openDatabase, unavailable } from './open-database.js';
-import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements } from './run-leases.js';
+import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements, takeLease } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
+import { selectExecutionIds, selectRuns, selectSteps } from './sqlite-queries.js';
 import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
 
@@ -216,19 +214,7 @@ class SqliteRunStore implements SqliteStore {
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     if (statuses?.length === 0) return [];
     try {
-      const db = await this.#queries();
-      let query = db.selectFrom('runs_view').select(SUMMARY_COLUMNS).where('last_seq', '>', 0);
-      if (statuses) query = query.where('status', 'in', statuses);
-      if (filter.planId) query = query.where('plan_id', '=', filter.planId);
-      if (filter.since) query = query.where('created_at', '>=', filter.since);
-      if (filter.until) query = query.where('created_at', '<', filter.until);
-      const rows = await query
-        .orderBy('created_at', 'desc')
-        // Ties (same created_at) keep the order runs were first written, as MemoryStore's stable sort does.
-        .orderBy('key')
-        .limit(filter.limit ?? 100)
-        .offset(filter.offset ?? 0)
-        .execute();
+      const rows = await selectRuns(await this.#queries(), filter, statuses);
       return rows.map((row) => reader.summarize(row));
     } catch (error) {
       throw this.#translate(error, 'listing runs');
@@ -247,31 +233,8 @@ class SqliteRunStore implements SqliteStore {
   async listSteps(runId: string): Promise<StepRecord[]> {
     const reader = await this.#open();
     try {
-      const db = await this.#queries();
-      const rows = await db
-        .selectFrom('steps')
-        .select([
-          'step_id',
-          'status',
-          'attempt',
-          'tool',
-          'description',
-          'execution_id',
-          'started_at',
-          'ended_at',
-          'duration_ms',
-          'tool_called',
-          'idempotent',
-          'output',
-          'output_sha256',
-          'error',
-          'usage',
-        ])
-        .where('run_key', '=', (query) => query.selectFrom('runs').select('key').where('id', '=', runId))
-        .orderBy('first_seq')
-        .orderBy('plan_index')
-        .execute();
-      return rows.map((row: StepRow) => reader.step(runId, row));
+      const rows = await selectSteps(await this.#queries(), runId);
+      return rows.map((row) => reader.step(runId, row));
     } catch (error) {
       throw this.#translate(error, `listing the steps of run ${runId}`);
     }
@@ -280,15 +243,9 @@ class SqliteRunStore implements SqliteStore {
   async listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
     const reader = await this.#open();
     try {
-      const db = await this.#queries();
-      let query = db
-        .selectFrom('executions')
-        .select('execution_id')
-        .where('run_key', '=', (runs) => runs.selectFrom('runs').select('key').where('id', '=', runId));
-      if (stepId !== undefined) query = query.where('step_id', '=', stepId);
-      const rows = await query.orderBy('call_seq').execute();
-      return rows
-        .map((row) => reader.execution(row.execution_id))
+      const ids = await selectExecutionIds(await this.#queries(), runId, stepId);
+      return ids
+        .map((executionId) => reader.execution(executionId))
         .filter((record): record is ExecutionRecord => record !== undefined);
     } catch (error) {
       throw this.#translate(error, `listing the executions of run ${runId}`);
@@ -299,23 +256,8 @@ class SqliteRunStore implements SqliteStore {
     await this.#open();
     checkLeaseRequest(runId, owner, ttlMs);
     try {
-      return this.#sqlite
-        .transaction(() => {
-          const now = Date.now();
-          const row = this.#leaseRow(runId);
-          const held = heldLease(runId, row);
-          if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
-          const lease: Lease = {
-            runId,
-            owner,
-            token: (row?.lease_token ?? 0) + 1,
-            ttlMs,
-            expiresAt: new Date(now + ttlMs).toISOString(),
-          };
-          this.#leaseStatements?.take.run(runId, owner, lease.token, ttlMs, lease.expiresAt);
-          return lease;
-        })
-        .immediate();
+      const statements = this.#leaseStatements as LeaseStatements;
+      return this.#sqlite.transaction(() => takeLease(statements, runId, owner, ttlMs, Date.now())).immediate();
     } catch (error) {
       throw this.#translate(error, `leasing run ${runId}`);
     }

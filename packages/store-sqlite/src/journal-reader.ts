@@ -1,15 +1,12 @@
 import {
-  type ApprovalRecord,
   ErrorCodes,
   type ExecutionRecord,
-  exitCodeOf,
   type RunEvent,
   type RunSummary,
   StepwiseError,
   type TokenUsage,
-  type ToolCallEvent,
-  type ToolResultEvent,
 } from '@stepwise/core';
+import { type ApprovalRecord, exitCodeOf, type ToolCallEvent, type ToolResultEvent } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
 import type { StepRecord } from './step-record.js';

@@ -1,13 +1,5 @@
-import {
-  applyEvent,
-  checkBatch,
-  checkLease,
-  ErrorCodes,
-  FoldChanges,
-  type Lease,
-  type RunEvent,
-  StepwiseError,
-} from '@stepwise/core';
+import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
+import { applyEvent, checkBatch, checkLease, FoldChanges, type Lease } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
 import { ProjectionWriter, runFields } from './projection-writer.js';

@@ -1,6 +1,7 @@
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ErrorCodes, JOURNAL_VERSION, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { JOURNAL_VERSION } from '@stepwise/core/store';
 import Database from 'better-sqlite3';
 import { MIGRATION_NAMES, MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 

@@ -1,4 +1,4 @@
-import { sha256 } from '@stepwise/core';
+import { sha256 } from '@stepwise/core/store';
 
 /**
  * Execution ids as core derives them today (`deriveExecutionId`): `ex_` and 24 hex digits of the

@@ -1,12 +1,5 @@
-import {
-  type Artifact,
-  exitCodeOf,
-  type FoldChanges,
-  type FoldedRun,
-  type Plan,
-  type RunEvent,
-  type Step,
-} from '@stepwise/core';
+import type { Artifact, Plan, RunEvent, Step } from '@stepwise/core';
+import { exitCodeOf, type FoldChanges, type FoldedRun } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { json, scalar } from './bind-values.js';
 import type { BlobWriter } from './blob-codec.js';

@@ -1,4 +1,5 @@
-import { applyEvent, emptyRun, type FoldedRun, type RunEvent } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import { applyEvent, emptyRun, type FoldedRun } from '@stepwise/core/store';
 
 /** Reads a run's events after a seq, a page at a time (at most `limit`). */
 export type ReadEvents = (runId: string, afterSeq: number, limit: number) => readonly RunEvent[];

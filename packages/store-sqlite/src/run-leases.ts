@@ -1,4 +1,4 @@
-import type { Lease } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 
 /** The lease columns of a `runs` row. */
@@ -42,4 +42,29 @@ export function prepareLeaseStatements(sqlite: Database.Database): LeaseStatemen
        where id = ? and lease_token = ? and lease_owner is not null`,
     ),
   };
+}
+
+/**
+ * Gives the run to `owner` with the next fencing token, unless another owner holds an unexpired
+ * lease (then `undefined`). Run it in an IMMEDIATE transaction: the read and the write are one step.
+ */
+export function takeLease(
+  statements: LeaseStatements,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+  now: number,
+): Lease | undefined {
+  const row = statements.select.get(runId);
+  const held = heldLease(runId, row);
+  if (held && held.owner !== owner && Date.parse(held.expiresAt) > now) return undefined;
+  const lease: Lease = {
+    runId,
+    owner,
+    token: (row?.lease_token ?? 0) + 1,
+    ttlMs,
+    expiresAt: new Date(now + ttlMs).toISOString(),
+  };
+  statements.take.run(runId, owner, lease.token, ttlMs, lease.expiresAt);
+  return lease;
 }

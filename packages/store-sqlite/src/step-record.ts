@@ -1,4 +1,5 @@
-import type { StepError, StepState, TokenUsage } from '@stepwise/core';
+import type { StepError, TokenUsage } from '@stepwise/core';
+import type { StepState } from '@stepwise/core/store';
 
 /** One step of a run as the `steps` projection holds it (what `listSteps` returns). */
 export interface StepRecord {

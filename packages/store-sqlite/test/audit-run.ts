@@ -1,14 +1,5 @@
-import {
-  approvePlan,
-  defineTool,
-  finishRun,
-  invokeStep,
-  type Plan,
-  type StepResult,
-  startRun,
-  ToolError,
-  ToolRegistry,
-} from '@stepwise/core';
+import { approvePlan, defineTool, type Plan, type StepResult, ToolError, ToolRegistry } from '@stepwise/core';
+import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { makePlan } from '@stepwise/core/testing';
 import { createSqliteStore } from '../src/index.js';
 

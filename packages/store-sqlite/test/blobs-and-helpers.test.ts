@@ -1,16 +1,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  defineTool,
-  executionRecord,
-  foldRun,
-  invokeStep,
-  type Plan,
-  type RunEvent,
-  readAll,
-  startRun,
-  ToolRegistry,
-} from '@stepwise/core';
+import { defineTool, type Plan, type RunEvent, readAll, ToolRegistry } from '@stepwise/core';
+import { invokeStep, startRun } from '@stepwise/core/engine';
+import { executionRecord, foldRun } from '@stepwise/core/store';
 import { makePlan } from '@stepwise/core/testing';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';

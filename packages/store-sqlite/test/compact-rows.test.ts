@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { deriveExecutionId, type RunEvent } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import { deriveExecutionId } from '@stepwise/core/engine';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { ErrorCodes, invokeStep, type Plan, readAll, startRun } from '@stepwise/core';
+import { ErrorCodes, type Plan, readAll } from '@stepwise/core';
+import { invokeStep, startRun } from '@stepwise/core/engine';
 import { createTestTools, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

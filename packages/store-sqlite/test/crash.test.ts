@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { foldRun, readAll } from '@stepwise/core';
+import { readAll } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { seededRandom } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

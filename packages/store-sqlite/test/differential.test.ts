@@ -1,4 +1,5 @@
-import { ErrorCodes, MemoryStore, type RunEvent, type RunEventInput, type RunStore, readAll } from '@stepwise/core';
+import { ErrorCodes, MemoryStore, type RunEvent, type RunStore, readAll } from '@stepwise/core';
+import type { RunEventInput } from '@stepwise/core/engine';
 import { seededRandom } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore, type SqliteStore } from '../src/index.js';

@@ -1,4 +1,5 @@
-import { executionRecord, type FoldedRun, foldRun, type RunEvent, summarizeRun } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import { executionRecord, type FoldedRun, foldRun, summarizeRun } from '@stepwise/core/store';
 import { type AppendedJournals, firstDifference, type GeneratedJournal } from '@stepwise/core/testing';
 import type Database from 'better-sqlite3';
 import { expect } from 'vitest';

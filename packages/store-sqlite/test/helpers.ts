@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunEvent, RunEventInput } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import type { RunEventInput } from '@stepwise/core/engine';
 import { afterAll } from 'vitest';
 
 export const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));

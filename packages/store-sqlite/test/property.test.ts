@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { Lease, RunEvent, RunStore } from '@stepwise/core';
+import type { RunEvent, RunStore } from '@stepwise/core';
+import type { Lease } from '@stepwise/core/store';
 import { checkStoreAgainstFold, type Draw, randomJournals } from '@stepwise/core/testing';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';

@@ -1,20 +1,8 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  createPolicyEngine,
-  defineTool,
-  ErrorCodes,
-  executionRecord,
-  foldRun,
-  journaledPolicy,
-  permissivePolicy,
-  policyFromJournal,
-  type RunEvent,
-  readAll,
-  respond,
-  summarizeRun,
-  ToolRegistry,
-} from '@stepwise/core';
+import { defineTool, ErrorCodes, type RunEvent, readAll, respond, ToolRegistry } from '@stepwise/core';
+import { createPolicyEngine, journaledPolicy, permissivePolicy, policyFromJournal } from '@stepwise/core/engine';
+import { executionRecord, foldRun, summarizeRun } from '@stepwise/core/store';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deriveExecutionId, finishRun, type Plan, type StepResult, startRun } from '@stepwise/core';
+import type { Plan, StepResult } from '@stepwise/core';
+import { deriveExecutionId, finishRun, startRun } from '@stepwise/core/engine';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import { type BubblewrapFeatures, bubblewrapProbeArguments } from '@stepwise/core';
+import { type BubblewrapFeatures, bubblewrapProbeArguments } from '@stepwise/core/engine';
 
 /** Whether the OS sandbox can start here, and how strong it is. */
 export interface BubblewrapStatus {

@@ -1,4 +1,4 @@
-import { inheritEnvironment } from '@stepwise/core';
+import { inheritEnvironment } from '@stepwise/core/engine';
 
 /**
  * Variables a server may inherit without being named: what programs need to find executables,

@@ -1,6 +1,5 @@
 import {
   type AnyTool,
-  compileSchema,
   defineTool,
   type Effect,
   ErrorCodes,
@@ -9,6 +8,7 @@ import {
   type ToolContext,
   ToolError,
 } from '@stepwise/core';
+import { compileSchema } from '@stepwise/core/engine';
 import { callError } from './call-error.js';
 import { type LiveClient, McpConnection } from './mcp-connection.js';
 import type { McpToolDescriptor } from './mcp-options.js';

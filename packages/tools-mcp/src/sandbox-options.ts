@@ -1,4 +1,4 @@
-import type { OsSandboxOptions } from '@stepwise/core';
+import type { OsSandboxOptions } from '@stepwise/core/engine';
 import { parseHostPattern } from './host-allow-list.js';
 import { checkStrings, type Fail, isRecord, pointer } from './option-checks.js';
 

@@ -1,4 +1,4 @@
-import { REDACTED } from '@stepwise/core';
+import { REDACTED } from '@stepwise/core/engine';
 
 /**
  * Replaces every secret value of the server's environment in `value` (strings anywhere in a

@@ -1,14 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import {
-  bubblewrapArguments,
-  ErrorCodes,
-  SandboxViolation,
-  StepwiseError,
-  sandboxEnvironment,
-  secretEnvironmentValues,
-} from '@stepwise/core';
+import { ErrorCodes, SandboxViolation, StepwiseError } from '@stepwise/core';
+import { bubblewrapArguments, sandboxEnvironment, secretEnvironmentValues } from '@stepwise/core/engine';
 import { type BubblewrapStatus, bubblewrapStatus, findExecutable } from './bubblewrap-probe.js';
 import { childEnvironment } from './child-environment.js';
 import { type HostPattern, parseHostPattern } from './host-allow-list.js';

@@ -7,16 +7,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type ApprovalOptions,
-  finishRun,
-  invokeStep,
   MemoryStore,
   type Plan,
   type RunResult,
   type RunStore,
   type StepResult,
-  startRun,
   ToolRegistry,
 } from '@stepwise/core';
+import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { afterEach, beforeEach } from 'vitest';
 import { type McpPlugin, type McpStdioOptions, mcpTools } from '../src/index.js';
 

@@ -1,4 +1,4 @@
-import { checkRequestedEnvironment, inheritEnvironment, secretEnvironmentValues } from '@stepwise/core';
+import { checkRequestedEnvironment, inheritEnvironment, secretEnvironmentValues } from '@stepwise/core/engine';
 
 /** Inherited by every command: enough to find programs and format text, nothing secret. */
 export const BASE_ENVIRONMENT = [

@@ -1,4 +1,4 @@
-import { bubblewrapArguments, type OsSandboxOptions, sandboxEnvironment } from '@stepwise/core';
+import { bubblewrapArguments, type OsSandboxOptions, sandboxEnvironment } from '@stepwise/core/engine';
 import { type OsSandboxStatus, osSandboxStatus, type SandboxMode, sandboxUnavailable } from './os-sandbox.js';
 import type { WorkspaceSandbox } from './workspace-sandbox.js';
 

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { type BubblewrapFeatures, bubblewrapProbeArguments, SandboxViolation } from '@stepwise/core';
+import { SandboxViolation } from '@stepwise/core';
+import { type BubblewrapFeatures, bubblewrapProbeArguments } from '@stepwise/core/engine';
 
 export {
   type BubblewrapFeatures,
@@ -10,7 +11,7 @@ export {
   type OsSandboxOptions,
   SANDBOX_HOME,
   type SandboxedProcess as SandboxedCommand,
-} from '@stepwise/core';
+} from '@stepwise/core/engine';
 
 /**
  * `required`: every command runs inside the OS sandbox; where it cannot start, commands are

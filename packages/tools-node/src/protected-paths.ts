@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { CONFIG_FILE_PATTERN, protectedPathsOf, SQLITE_SIDE_FILES } from '@stepwise/core';
+import { CONFIG_FILE_PATTERN, protectedPathsOf, SQLITE_SIDE_FILES } from '@stepwise/core/engine';
 import { isInside } from './is-inside.js';
 
 /** The real path of `file`, or of its nearest existing ancestor with the rest appended. */

@@ -2,15 +2,8 @@ import { constants as fileConstants } from 'node:fs';
 import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import path from 'node:path';
-import {
-  defineTool,
-  type ErrorCode,
-  ErrorCodes,
-  REDACTED,
-  SandboxViolation,
-  StepwiseError,
-  ToolError,
-} from '@stepwise/core';
+import { defineTool, type ErrorCode, ErrorCodes, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
+import { REDACTED } from '@stepwise/core/engine';
 import { z } from 'zod';
 import { childEnvironment } from './child-environment.js';
 import { type CommandSandboxRecord, chooseSandbox, type Launch, launchOf } from './command-launch.js';

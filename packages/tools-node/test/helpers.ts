@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { callTool, MemoryStore, RunJournal, type ToolCallOutcome, ToolRegistry } from '@stepwise/core';
+import { MemoryStore, ToolRegistry } from '@stepwise/core';
+import { callTool, RunJournal, type ToolCallOutcome } from '@stepwise/core/engine';
 import { type NodeToolsOptions, nodeTools } from '../src/index.js';
 
 export interface Harness {

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { invokeStep, MemoryStore, RunJournal, type Step, ToolRegistry } from '@stepwise/core';
+import { MemoryStore, type Step, ToolRegistry } from '@stepwise/core';
+import { invokeStep, RunJournal } from '@stepwise/core/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_TOOL_ALIASES, nodeTools } from '../src/index.js';
 import { createHarness, type Harness } from './helpers.js';

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { callTool, MemoryStore, RunJournal } from '@stepwise/core';
+import { MemoryStore } from '@stepwise/core';
+import { callTool, RunJournal } from '@stepwise/core/engine';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { childEnvironment } from '../src/index.js';
 import { createHarness, type Harness, isAlive } from './helpers.js';

@@ -1,15 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  createRedactor,
-  finishRun,
-  invokeStep,
-  type Plan,
-  readAll,
-  type StepResult,
-  startRun,
-  ToolRegistry,
-} from '@stepwise/core';
+import { createRedactor, type Plan, readAll, type StepResult, ToolRegistry } from '@stepwise/core';
+import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeTools } from '../src/index.js';

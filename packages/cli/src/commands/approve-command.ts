@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { approvePlan, ErrorCodes, foldRun, type Plan, readAll, StepwiseError, validatePlan } from '@stepwise/core';
+import { approvePlan, ErrorCodes, type Plan, readAll, StepwiseError, validatePlan } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { type OptionSpecs, STORE_OPTIONS, UsageError } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
 import { formatPlanProblems } from '../format-plan-problems.js';

@@ -1,17 +1,15 @@
 import {
   type ApprovalHandler,
   ErrorCodes,
-  type FoldedRun,
-  foldRun,
   type PlanAuthorization,
   type RunHandle,
   type RunResult,
   readAll,
-  resultFromFold,
   StepwiseError,
   serializeEvent,
-  sleep,
 } from '@stepwise/core';
+import { resultFromFold, sleep } from '@stepwise/core/engine';
+import { type FoldedRun, foldRun } from '@stepwise/core/store';
 import { formatDuration } from '@stepwise/dashboard/report';
 import { createTtyApprovalHandler } from '../approval-prompt.js';
 import { choice, type OptionSpecs, positiveInteger, STORE_OPTIONS } from '../command-arguments.js';

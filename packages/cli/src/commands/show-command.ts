@@ -1,14 +1,5 @@
-import {
-  ErrorCodes,
-  type ExecutionRecord,
-  executionRecord,
-  foldRun,
-  type RunEvent,
-  type RunStore,
-  readAll,
-  StepwiseError,
-  summarizeRun,
-} from '@stepwise/core';
+import { ErrorCodes, type ExecutionRecord, type RunEvent, type RunStore, readAll, StepwiseError } from '@stepwise/core';
+import { executionRecord, foldRun, summarizeRun } from '@stepwise/core/store';
 import { formatDuration, goalProgressByStep, stepTimings } from '@stepwise/dashboard/report';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';

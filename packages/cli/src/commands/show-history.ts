@@ -1,4 +1,5 @@
-import type { FoldedRun, RunEvent } from '@stepwise/core';
+import type { RunEvent } from '@stepwise/core';
+import type { FoldedRun } from '@stepwise/core/store';
 import {
   type AttemptEntry,
   attemptHistory,

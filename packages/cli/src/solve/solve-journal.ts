@@ -1,20 +1,20 @@
 import {
-  deriveExecutionId,
   ErrorCodes,
-  finishRun,
-  type ModelCallEvent,
-  newRunId,
   type Plan,
-  type PlanReviseEvent,
   type PlanRevision,
-  planReviseEvent,
-  type RunJournal,
   type RunResult,
   type RunStore,
   type StepResult,
-  startRun,
-  type WorkspaceChangeList,
 } from '@stepwise/core';
+import {
+  deriveExecutionId,
+  finishRun,
+  newRunId,
+  planReviseEvent,
+  type RunJournal,
+  startRun,
+} from '@stepwise/core/engine';
+import type { ModelCallEvent, PlanReviseEvent, WorkspaceChangeList } from '@stepwise/core/store';
 import type { ValidationResult } from './run-validation.js';
 
 /** The engine name of a code-agent run in the journal (`stepwise show` lists its attempts). */

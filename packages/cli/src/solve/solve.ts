@@ -6,13 +6,13 @@ import {
   MemoryStore,
   type Plan,
   type PlanRevision,
-  planInvalidError,
   type RunEvent,
   type RunStore,
   type Step,
   StepwiseError,
   ToolRegistry,
 } from '@stepwise/core';
+import { planInvalidError } from '@stepwise/core/engine';
 import {
   createCheckpoint,
   nodeTools,

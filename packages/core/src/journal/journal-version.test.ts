@@ -1,15 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { createPolicyEngine, journaledPolicy, permissivePolicy, policyFromJournal } from '../engine.js';
 import { ErrorCodes } from '../errors.js';
-import {
-  createPolicyEngine,
-  defineTool,
-  journaledPolicy,
-  permissivePolicy,
-  policyFromJournal,
-  respond,
-  ToolRegistry,
-} from '../index.js';
+import { defineTool, respond, ToolRegistry } from '../index.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan } from '../testing/fixtures.js';
 import type { RunEvent, RunStartEvent } from './events.js';

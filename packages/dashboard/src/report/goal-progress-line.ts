@@ -1,4 +1,4 @@
-import type { GoalProgressEvent } from '@stepwise/core';
+import type { GoalProgressEvent } from '@stepwise/core/store';
 
 /**
  * A goal step's progress after one turn, in one line: the turn and the model's decision, the

@@ -1,12 +1,5 @@
-import {
-  type Artifact,
-  type FoldedRun,
-  foldRun,
-  type ModelCallEvent,
-  type RunEvent,
-  type StepError,
-  type StepResult,
-} from '@stepwise/core';
+import type { Artifact, RunEvent, StepError, StepResult } from '@stepwise/core';
+import { type FoldedRun, foldRun, type ModelCallEvent } from '@stepwise/core/store';
 import { goalProgressByStep } from './report-goal-progress.js';
 import { type AttemptEntry, attemptHistory, type RevisionEntry, revisionHistory } from './run-history.js';
 import { type RunTimings, stepTimings, type WaitSpan } from './step-timing.js';

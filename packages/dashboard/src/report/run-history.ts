@@ -1,11 +1,10 @@
+import type { PlanChange, RunEvent } from '@stepwise/core';
 import type {
   AttemptEndEvent,
-  PlanChange,
   PlanReviseEvent,
-  RunEvent,
   ValidationEndEvent,
   WorkspaceRollbackEvent,
-} from '@stepwise/core';
+} from '@stepwise/core/store';
 
 /** One revision of a run's plan, for people: who, when, why, and what changed in a few words. */
 export interface RevisionEntry {

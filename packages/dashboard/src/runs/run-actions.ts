@@ -1,15 +1,15 @@
 import {
   approvePlan,
   ErrorCodes,
-  foldRun,
   type ResumeOptions,
   type RunHandle,
   type RunStore,
   readAll,
   respond,
   StepwiseError,
-  sleep,
 } from '@stepwise/core';
+import { sleep } from '@stepwise/core/engine';
+import { foldRun } from '@stepwise/core/store';
 import type { DashboardAction } from '../dashboard-options.js';
 import type { RunRegistry } from './run-registry.js';
 import { waitingRequests } from './waiting-on.js';

@@ -1,4 +1,5 @@
-import { foldRun, type PendingApproval, type RunEvent } from '@stepwise/core';
+import type { PendingApproval, RunEvent } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { type ReportData, type ReportParts, reportData, reportParts } from '../report/render-report.js';
 import { buildReportModel } from '../report/report-model.js';
 import { needsPlanApproval, waitingRequests } from './waiting-on.js';

@@ -1,6 +1,5 @@
 import {
   ErrorCodes,
-  foldRun,
   type RunFilter,
   type RunState,
   type RunStore,
@@ -8,6 +7,7 @@ import {
   readAll,
   StepwiseError,
 } from '@stepwise/core';
+import { foldRun } from '@stepwise/core/store';
 import { describeWaitingOn } from './waiting-on.js';
 
 export const RUN_STATES: readonly RunState[] = ['running', 'waiting', 'completed', 'failed', 'partial', 'cancelled'];

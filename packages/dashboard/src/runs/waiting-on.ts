@@ -1,4 +1,5 @@
-import { approvalState, type FoldedRun, type PendingApproval, type RunEvent } from '@stepwise/core';
+import type { PendingApproval, RunEvent } from '@stepwise/core';
+import { approvalState, type FoldedRun } from '@stepwise/core/store';
 
 /**
  * The requests a waiting run waits on: those of its steps that ended `waiting` (what core's

@@ -4,13 +4,12 @@ import {
   type AdjustHook,
   ErrorCodes,
   type FunctionDefinition,
-  normalizeAdjustDecision,
   type Step,
   type StepResult,
   StepwiseError,
   type ToolRegistry,
-  toStepError,
 } from '@stepwise/core';
+import { normalizeAdjustDecision, toStepError } from '@stepwise/core/engine';
 import type { ChatMessage, ChatModel, ChatResponse } from '../chat-model.js';
 import { DEFAULT_MODEL_RETRY, generateWithRetry, type ModelRetryOptions } from '../generate-with-retry.js';
 import { PlannerError, PlannerErrorCodes } from './planner-error.js';

@@ -1,17 +1,14 @@
 import {
-  addUsage,
   type EngineKind,
   ErrorCodes,
-  type ModelCallEvent,
   type Plan,
   type PlanProblem,
-  type RunJournal,
-  sha256,
   type TokenUsage,
   type ToolRegistry,
-  toStepError,
   validatePlan,
 } from '@stepwise/core';
+import { addUsage, type RunJournal, toStepError } from '@stepwise/core/engine';
+import { type ModelCallEvent, sha256 } from '@stepwise/core/store';
 import type { ChatMessage, ChatModel, ChatResponse } from '../chat-model.js';
 import { DEFAULT_MODEL_RETRY, generateWithRetry, type ModelRetryOptions } from '../generate-with-retry.js';
 import { PlannerError, PlannerErrorCodes } from './planner-error.js';

@@ -1,5 +1,4 @@
 import {
-  canonicalJson,
   ErrorCodes,
   type Plan,
   type PlanProblem,
@@ -8,6 +7,7 @@ import {
   type Step,
   StepwiseError,
 } from '@stepwise/core';
+import { canonicalJson } from '@stepwise/core/engine';
 import { type PlanCheck, type PlanFromGoalOptions, type PlannerCall, planFromGoal } from './plan-from-goal.js';
 
 export interface ReplanRemainingOptions extends Omit<PlanFromGoalOptions, 'goal' | 'check'> {

@@ -1,0 +1,57 @@
+// @stepwise/core/store: what store authors build on — the parts of the RunStore contract a host does
+// not touch (leases, approval records), the checks every store applies to an append, the one fold
+// (applyEvent, foldRun, FoldChanges) that projections are written from, the journal's format version
+// and the interface of every event. The conformance suite is in @stepwise/core/testing/vitest.
+export type {
+  AttemptEndEvent,
+  CodeAgentEvents,
+  FailingTestRecord,
+  ValidationEndEvent,
+  WorkspaceChangeList,
+  WorkspaceRollbackEvent,
+} from './journal/code-agent-events.js';
+export type {
+  AdjustDecisionEvent,
+  ApprovalDecisionEvent,
+  ApprovalRequestEvent,
+  ApprovalResponseEvent,
+  CriterionStatus,
+  GoalProgressEvent,
+  GoalStatus,
+  LimitReachEvent,
+  ModelCallEvent,
+  PlanReviseEvent,
+  ProcessKillEvent,
+  ProcessStartEvent,
+  ProgressReportEvent,
+  QuestionAskEvent,
+  RecoveryDecisionEvent,
+  RunContinueEvent,
+  RunEndEvent,
+  RunResumeEvent,
+  RunStartEvent,
+  StepEndEvent,
+  StepRetryEvent,
+  StepStartEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+} from './journal/events.js';
+export { FoldChanges } from './journal/fold-changes.js';
+export {
+  applyEvent,
+  type ExecutionState,
+  emptyRun,
+  executionRecord,
+  exitCodeOf,
+  type FoldedRun,
+  foldRun,
+  type QuestionRecord,
+  type StepState,
+  summarizeRun,
+} from './journal/fold-run.js';
+export { JOURNAL_VERSION } from './journal/journal-version.js';
+export type { ApprovalRecord, Lease } from './journal/run-store.js';
+export { sha256 } from './plan/plan-digest.js';
+export { type ApprovalState, approvalState } from './run/pending-approvals.js';
+export { checkEvents } from './store/check-events.js';
+export { checkBatch, checkLease, checkLeaseRequest } from './store/memory-store.js';
