@@ -17,8 +17,6 @@ export {
   ToolError,
 } from './errors.js';
 export {
-  type CoreRunEvent,
-  type ExtensionEvent,
   type RunEvent,
   type RunEventBase,
   type RunEventExtensions,
@@ -87,7 +85,6 @@ export type { AdjustContext, AdjustDecision, AdjustHook } from './scheduler/poli
 export { MemoryStore } from './store/memory-store.js';
 export {
   type Artifact,
-  type ArtifactKind,
   defineTool,
   type Effect,
   type ToolContext,
