@@ -4,7 +4,11 @@ import { redactDisguised, secretForms } from './secret-forms.js';
 export { MAX_REDACTION_DEPTH } from './redact-visitor.js';
 export { secretForms } from './secret-forms.js';
 
-/** What replaces a secret everywhere it would leave the kernel. */
+/**
+ * What replaces a secret everywhere it would leave the kernel.
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
+ */
 export const REDACTED = '[REDACTED]';
 
 /**

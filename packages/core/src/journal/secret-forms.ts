@@ -26,6 +26,8 @@ function base64Cores(bytes: Buffer): string[] {
  * every byte as `%XX`), hex (either case), and base64 and base64url at every byte alignment.
  * The redactor also finds each form split by line breaks and with any bytes percent-encoded
  * (`splitFormsView`).
+ * Shared with the tests of the workspace's packages; not part of the public API.
+ * @internal
  */
 export function secretForms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');

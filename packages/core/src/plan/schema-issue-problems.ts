@@ -47,6 +47,8 @@ function pointer(path: readonly PropertyKey[]): string {
  * Zod issues as problems at JSON pointers. An unknown key is reported at the key itself (so a
  * located error points at the line to edit), with the closest allowed key as a suggestion:
  * `unknown key "dependOn"; did you mean "dependsOn"?`.
+ * Shared with @stepwise/cli; not part of the public API.
+ * @internal
  */
 export function schemaIssueProblems(
   issues: readonly z.core.$ZodIssue[],

@@ -30,6 +30,10 @@ export interface PendingQuestion {
 /** What a waiting run waits on: an approval (`decision`) or a question (`answer`). */
 export type PendingApproval = PendingToolApproval | PendingQuestion;
 
+/**
+ * What `approvalState` reads from a journal. Shared with @stepwise/dashboard; not part of the public API.
+ * @internal
+ */
 export interface ApprovalState {
   /** Requests and questions without a decision or an answer, by step id. */
   readonly pending: ReadonlyMap<string, PendingApproval>;
@@ -45,6 +49,8 @@ export interface ApprovalState {
  * Reads a journal's approvals and questions: which still wait for a person, and which answers a
  * resume has yet to apply. A request is settled by its `approval-decision`; an answer is applied
  * when the next decision for its step is journaled; a question's answer stands until the step asks again.
+ * Shared with @stepwise/dashboard; not part of the public API.
+ * @internal
  */
 export function approvalState(events: readonly RunEvent[]): ApprovalState {
   const pending = new Map<string, PendingApproval>();

@@ -84,6 +84,8 @@ export function createRunHandle(options: {
  * lease and journaling `run-start` are asynchronous. Iterators wait for the journal, then behave
  * as `createRunHandle`'s; a run that never started (rejected journal) rejects iteration with the
  * same error as `result`, and one with no live session (`undefined`: it had already ended) reads the recorded journal.
+ * Shared with @stepwise/engine-sequential; not part of the public API.
+ * @internal
  */
 export function createLazyRunHandle<Extra extends object = object>(
   options: {

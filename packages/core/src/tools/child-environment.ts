@@ -17,6 +17,8 @@ export function matchesEnvironmentName(patterns: readonly string[], name: string
  * The variables of `source` whose names match `patterns`: the one way a child process
  * (a command, an MCP server) inherits from its host. Shell function exports (`() {…`) are
  * never passed on.
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
  */
 export function inheritEnvironment(
   patterns: readonly string[],
@@ -67,6 +69,8 @@ export const PLAN_DENIED_ENVIRONMENT: readonly RegExp[] = [
 /**
  * Checks the variables a plan asks for: each name must be allowed by the host and not be a
  * loader or configuration hook (E402), and no value may hold a NUL byte (E202).
+ * Shared with @stepwise/tools-node; not part of the public API.
+ * @internal
  */
 export function checkRequestedEnvironment(
   requested: Readonly<Record<string, string>>,
@@ -102,7 +106,11 @@ export function checkRequestedEnvironment(
 /** Names whose values are secrets: scrubbed from captured output even if the host forgot to redact. */
 const SECRET_NAME = /secret|token|passw(or)?d|api[_-]?key|apikey|credential|private[_-]?key|auth/i;
 
-/** The values in `environment` whose names look secret (at least 6 characters long). */
+/**
+ * The values in `environment` whose names look secret (at least 6 characters long).
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
+ */
 export function secretEnvironmentValues(environment: Readonly<Record<string, string>>): string[] {
   return Object.entries(environment)
     .filter(([name, value]) => SECRET_NAME.test(name) && value.length >= 6)

@@ -65,15 +65,27 @@ export interface SandboxedProcess {
   readonly xdgConfigHome?: string;
 }
 
-/** The private home directory every sandboxed process gets (a fresh directory in a private /tmp). */
+/**
+ * The private home directory every sandboxed process gets (a fresh directory in a private /tmp).
+ * Shared with @stepwise/tools-node; not part of the public API.
+ * @internal
+ */
 export const SANDBOX_HOME = '/tmp/.stepwise-home';
 /** The uid and gid a root host's process runs as inside (`nobody`); they map to the host user outside. */
 export const SANDBOX_UNPRIVILEGED_ID = 65534;
-/** Names next to a SQLite database that hold its unwritten pages or rollback data. */
+/**
+ * Names next to a SQLite database that hold its unwritten pages or rollback data.
+ * Shared with @stepwise/tools-node; not part of the public API.
+ * @internal
+ */
 export const SQLITE_SIDE_FILES = ['-wal', '-shm', '-journal'] as const;
 /** Protected in every workspace: the CLI's store directory. */
 export const DEFAULT_PROTECTED_DIRECTORY = '.stepwise';
-/** Protected at every workspace root: config files, loaded (and their plugins run) by the CLI. */
+/**
+ * Protected at every workspace root: config files, loaded (and their plugins run) by the CLI.
+ * Shared with @stepwise/tools-node; not part of the public API.
+ * @internal
+ */
 export const CONFIG_FILE_PATTERN = /^stepwise\.config\./i;
 
 const KERNEL_MOUNTS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc'] as const;
@@ -125,6 +137,8 @@ function realOrSelf(file: string): string {
  * the SQLite side files of each one that is not a directory, `<workspace>/.stepwise` and the
  * `stepwise.config.*` files now at the workspace root. Paths that do not exist are listed too:
  * whoever checks them decides what a missing one means.
+ * Shared with @stepwise/tools-node; not part of the public API.
+ * @internal
  */
 export function protectedPathsOf(workspace: string, given: readonly string[] = []): string[] {
   const found = new Set<string>([path.join(workspace, DEFAULT_PROTECTED_DIRECTORY)]);
@@ -277,6 +291,8 @@ function isSqliteData(file: string): boolean {
  * are, a private HOME (with the host's git config), no network unless allowed, no capabilities,
  * no new privileges (bubblewrap always sets PR_SET_NO_NEW_PRIVS), and for a root host an
  * unprivileged uid inside where a user namespace can be made.
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
  */
 export function bubblewrapArguments(target: SandboxedProcess): string[] {
   const hostHome = target.hostHome ?? homedir();
@@ -300,6 +316,8 @@ export function bubblewrapArguments(target: SandboxedProcess): string[] {
  * The arguments a probe starts `true` with: the same namespaces, uid and kernel mounts a process
  * gets, so a probe that succeeds means the real set-up will (some containers allow namespaces but
  * not a new /proc, or a read-only one).
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
  */
 export function bubblewrapProbeArguments(features: BubblewrapFeatures, hostUid?: number): string[] {
   const target = { workspace: '/', cwd: '/', file: 'true', pathVariable: '', options: {}, features };
@@ -311,7 +329,11 @@ export function bubblewrapProbeArguments(features: BubblewrapFeatures, hostUid?:
   ];
 }
 
-/** The environment a sandboxed process gets: the caller's, with the private HOME and temp directory. */
+/**
+ * The environment a sandboxed process gets: the caller's, with the private HOME and temp directory.
+ * Shared with @stepwise/tools-node and @stepwise/tools-mcp; not part of the public API.
+ * @internal
+ */
 export function sandboxEnvironment(environment: Readonly<Record<string, string>>): Record<string, string> {
   return { ...environment, HOME: SANDBOX_HOME, TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp' };
 }

@@ -60,7 +60,11 @@ function ajv(): Ajv {
 
 const cache = new WeakMap<object, CompiledSchema>();
 
-/** Compiles (and caches) a tool schema. Throws when a JSON Schema itself is invalid. */
+/**
+ * Compiles (and caches) a tool schema. Throws when a JSON Schema itself is invalid.
+ * Shared with @stepwise/tools-mcp; not part of the public API.
+ * @internal
+ */
 export function compileSchema<T = unknown>(schema: ToolSchema<T>): CompiledSchema<T> {
   const cached = cache.get(schema);
   if (cached) return cached as CompiledSchema<T>;
