@@ -195,6 +195,14 @@ async function schemaChecks(cli, load) {
     const bad = await runTool(tool, {});
     assert(refused(bad), `expected E202, got ${String(bad)}`);
   });
+  await check('@stepwise/core/engine, /store and /testing share one copy of core with @stepwise/core', async () => {
+    const engine = await load('@stepwise/core/engine');
+    const store = await load('@stepwise/core/store');
+    const error = engine.planInvalidError([{ code: 'E001', kind: 'schema', path: '/id', message: 'required' }]);
+    assert(error instanceof StepwiseError, 'a StepwiseError of @stepwise/core/engine is not one of @stepwise/core');
+    assert(new MemoryStore() instanceof cli.core.MemoryStore, '@stepwise/core/testing has a MemoryStore of its own');
+    assert(typeof store.foldRun === 'function' && typeof store.checkBatch === 'function', 'no foldRun in /store');
+  });
   await check('@stepwise/core/testing loads and works without vitest', async () => {
     assert(!isInstalled('vitest'), 'vitest is installed in the project; the check would prove nothing');
     const { registry, log } = createTestTools();
