@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,9 +10,35 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assertBuilt, type CliOutcome, createWorkspace, parseJsonLines, runCli } from './helpers.js';
 
 const sandbox = await osSandboxStatus();
-const BETTER_SQLITE = createRequire(createRequire(import.meta.url).resolve('@stepwise/store-sqlite')).resolve(
-  'better-sqlite3',
+const BETTER_SQLITE = path.dirname(
+  createRequire(createRequire(import.meta.url).resolve('@stepwise/store-sqlite')).resolve(
+    'better-sqlite3/package.json',
+  ),
 );
+
+/**
+ * better-sqlite3 (its code, its native module and the package that finds it) copied into the
+ * workspace, where the sandbox lets a command load it wherever the host's node_modules live.
+ */
+async function vendorBetterSqlite(workspace: string): Promise<void> {
+  const modules = path.join(workspace, 'node_modules');
+  const from = (name: string) =>
+    path.dirname(createRequire(path.join(BETTER_SQLITE, 'x.js')).resolve(`${name}/package.json`));
+  const parts: [string, string][] = [
+    [path.join(BETTER_SQLITE, 'package.json'), 'better-sqlite3/package.json'],
+    [path.join(BETTER_SQLITE, 'lib'), 'better-sqlite3/lib'],
+    [
+      path.join(BETTER_SQLITE, 'build', 'Release', 'better_sqlite3.node'),
+      'better-sqlite3/build/Release/better_sqlite3.node',
+    ],
+    [from('bindings'), 'bindings'],
+    [
+      path.dirname(createRequire(path.join(from('bindings'), 'x.js')).resolve('file-uri-to-path/package.json')),
+      'file-uri-to-path',
+    ],
+  ];
+  for (const [source, target] of parts) await cp(source, path.join(modules, target), { recursive: true });
+}
 
 /**
  * What a command in a plan might try against the host's files. Every attempt is reported as "ok"
@@ -26,7 +52,7 @@ const attempt = (name, action) => {
   try { action(); report[name] = 'ok'; } catch (error) { report[name] = error.code ?? error.message; }
 };
 attempt('scratch', () => writeFileSync('scratch.txt', 'an ordinary write'));
-const Database = createRequire(import.meta.url)(targets.betterSqlite);
+const Database = createRequire(import.meta.url)('better-sqlite3');
 attempt('sql-update', () => new Database(targets.database).prepare("UPDATE runs SET status = 'completed'").run());
 attempt('sql-delete', () => new Database(targets.database).prepare('DELETE FROM events').run());
 attempt('db-overwrite', () => writeFileSync(targets.database, 'not a database'));
@@ -70,6 +96,7 @@ describe.skipIf(!sandbox.available)(
       // The trust store inside the workspace: only the protected paths keep commands from it.
       env = { HOME: home, XDG_CONFIG_HOME: path.join(workspace.directory, '.xdg'), STEPWISE_TRUSTED_PATHS: '' };
       await workspace.write('attack.mjs', ATTACK);
+      await vendorBetterSqlite(workspace.directory);
       await workspace.write('tools/audit.mjs', "export default { name: 'audit', tools: [] };\n");
       await workspace.write('plan.json', {
         id: 'history',
@@ -96,11 +123,7 @@ describe.skipIf(!sandbox.available)(
             id: 'attack',
             tool: 'run_command',
             args: {
-              command: [
-                process.execPath,
-                'attack.mjs',
-                JSON.stringify({ ...targets, betterSqlite: BETTER_SQLITE, hostMarker }),
-              ],
+              command: [process.execPath, 'attack.mjs', JSON.stringify({ ...targets, hostMarker })],
             },
           },
         ],
