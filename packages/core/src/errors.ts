@@ -87,6 +87,8 @@ export const ErrorCodes = {
   RUN_NOT_FOUND: 'E505',
   /** The run's journal is in a format this release does not read (`run-start`'s `journalVersion`). */
   JOURNAL_VERSION_UNSUPPORTED: 'E506',
+  /** The run's journal does not match its hash chain (or its projections its journal): it was changed outside Stepwise. */
+  JOURNAL_TAMPERED: 'E507',
   /** Configuration is invalid. */
   CONFIG_INVALID: 'E601',
   /** A plugin could not be loaded or collides with registered tools. */

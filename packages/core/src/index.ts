@@ -29,6 +29,9 @@ export {
   type TokenUsage,
 } from './journal/events.js';
 export type { Durability } from './journal/journal.js';
+export type { JournalKey } from './journal/journal-chain.js';
+export { journalTamperedError } from './journal/journal-tampered-error.js';
+export { readVerifiedJournal } from './journal/read-verified-journal.js';
 export { createRedactor, type Redactor, type RedactorOptions } from './journal/redact.js';
 export {
   type ExecutionRecord,
@@ -38,6 +41,8 @@ export {
   type RunSummary,
   readAll,
 } from './journal/run-store.js';
+export { type JournalVerification, verifyJournal } from './journal/verify-journal.js';
+export { type RunVerification, verifyRun } from './journal/verify-run.js';
 export type {
   ApprovalDecision,
   ApprovalHandler,
@@ -78,7 +83,7 @@ export {
 } from './plan/validate-plan.js';
 export type { Engine, EngineOptions, ResumeOptions, RetainOutputs, RunOptions } from './run/engine-options.js';
 export type { PendingApproval, PendingQuestion, PendingToolApproval } from './run/pending-approvals.js';
-export { type ApprovalAnswer, pendingApprovals, respond } from './run/respond.js';
+export { type ApprovalAnswer, pendingApprovals, type RespondOptions, respond } from './run/respond.js';
 export type { RunHandle } from './run/run-handle.js';
 export type { RecoveryContext, RecoveryDecision, RecoveryHook } from './scheduler/engine-policy.js';
 export type { AdjustContext, AdjustDecision, AdjustHook } from './scheduler/policies/adjust-hook.js';

@@ -5,6 +5,7 @@ import type { Plan, Step } from '../plan/plan-schema.js';
 import type { Artifact, Effect } from '../tools/define-tool.js';
 import type { OrphanedProcesses, RecordedProcess } from '../tools/process-groups.js';
 import type { CodeAgentEvents } from './code-agent-events.js';
+import type { ChainAlgorithm } from './journal-chain.js';
 
 /**
  * `waiting`: the step asked a person (an approval in `pause` mode) and did not run; the run ends
@@ -60,6 +61,12 @@ export interface RunEventBase {
   readonly seq: number;
   /** ISO 8601 time the event was journaled. */
   readonly at: string;
+  /**
+   * The event's link in the run's hash chain (format 2): a digest of the previous event's value and
+   * this event's canonical JSON without `chain` (see `verifyJournal`). Stamped by `RunJournal` as
+   * the event is appended; absent in journals written before chains existed.
+   */
+  readonly chain?: string;
 }
 
 export interface RunStartEvent extends RunEventBase {
@@ -69,6 +76,8 @@ export interface RunStartEvent extends RunEventBase {
    * formats were numbered, which are format 1. The fold refuses a format it does not know (E506).
    */
   readonly journalVersion?: number;
+  /** How the run's chain values are computed (`hmac-sha-256` when a journal key was configured); absent in unchained journals. */
+  readonly chainAlgorithm?: ChainAlgorithm;
   readonly planId: string;
   readonly planDigest: string;
   readonly plan: Plan;
@@ -409,8 +418,8 @@ export type RunEvent = CoreRunEvent | ExtensionEvent;
 export type RunEventType = RunEvent['type'];
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** An event before the journal stamps `runId`, `seq` and `at`. */
-export type RunEventInput = DistributiveOmit<RunEvent, 'runId' | 'seq' | 'at'>;
+/** An event before the journal stamps `runId`, `seq`, `at` and `chain`. */
+export type RunEventInput = DistributiveOmit<RunEvent, 'runId' | 'seq' | 'at' | 'chain'>;
 
 /** One JSON line per event (JSONL), as the CLI prints them. */
 export function serializeEvent(event: RunEvent): string {

@@ -99,7 +99,8 @@ describe('the journal format', () => {
     await handle.result;
     const [start] = await readAll(store, handle.runId);
     expect(start).toMatchObject({ type: 'run-start', journalVersion: JOURNAL_VERSION });
-    expect(JOURNAL_VERSION).toBe(1);
+    // Format 2: chained events (see verify-journal.test.ts).
+    expect(JOURNAL_VERSION).toBe(2);
   });
 
   const start = (journalVersion: unknown): RunEvent[] => [
@@ -117,12 +118,12 @@ describe('the journal format', () => {
   ];
 
   it('of a newer release is refused by the fold with E506, naming the run and the version', () => {
-    expect(() => foldRun(start(2))).toThrow(
+    expect(() => foldRun(start(3))).toThrow(
       expect.objectContaining({
         code: ErrorCodes.JOURNAL_VERSION_UNSUPPORTED,
         location: 'run_future#1',
-        message: expect.stringMatching(/run run_future was journaled in format version 2, newer than .* \(up to 1\)/),
-        details: { runId: 'run_future', journalVersion: 2, supported: 1 },
+        message: expect.stringMatching(/run run_future was journaled in format version 3, newer than .* \(up to 2\)/),
+        details: { runId: 'run_future', journalVersion: 3, supported: 2 },
       }),
     );
   });
@@ -136,7 +137,8 @@ describe('the journal format', () => {
     );
   });
 
-  it('1 and an absent version are read', () => {
+  it('2, 1 and an absent version are read', () => {
+    expect(foldRun(start(2)).planId).toBe(plan.id);
     expect(foldRun(start(1)).planId).toBe(plan.id);
     expect(foldRun(start(undefined)).planId).toBe(plan.id);
   });

@@ -1,12 +1,17 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 
 /**
- * The journal format this release writes and reads; `run-start` records it as `journalVersion`.
- * A `run-start` without the field was written before formats were numbered, in format 1. A change
- * an older release would misread (a field the fold needs, an event whose meaning changes) raises
- * it, and the fold then refuses journals of a format it does not know (E506) instead of guessing.
+ * The journal format this release writes; it reads every format from 1 up to it. `run-start`
+ * records it as `journalVersion`; a `run-start` without the field was written before formats were
+ * numbered, in format 1. A change an older release would misread (a field the fold needs, an event
+ * whose meaning changes) raises it, and the fold then refuses journals of a format it does not know
+ * (E506) instead of guessing.
+ *
+ * 2: every event carries `chain`, its link in the run's hash chain (see `verifyJournal`). A release
+ * that reads only format 1 would append unchained events to a chained journal, which then no longer
+ * verifies: it refuses format 2 instead. Format 1 journals stay unchained when resumed.
  */
-export const JOURNAL_VERSION = 1;
+export const JOURNAL_VERSION = 2;
 
 /** The format a `run-start` says its journal is in (1 when it says nothing). */
 export function journalVersionOf(event: { readonly journalVersion?: unknown }): unknown {

@@ -1,5 +1,6 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent, RunEventInput } from './events.js';
+import { ChainWriter, type JournalKey, journalKeyObject } from './journal-chain.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { Lease, RunStore } from './run-store.js';
 
@@ -80,6 +81,14 @@ export interface RunJournalOptions {
   readonly planDigest?: string;
   /** When an idempotent step's end must be durable (see `Durability`). Default `'step'`. */
   readonly durability?: Durability;
+  /** Keys the run's hash chain (HMAC-SHA-256); without it the chain is plain SHA-256. See `verifyJournal`. */
+  readonly journalKey?: JournalKey | undefined;
+  /**
+   * The chain value of the last event already in the store (`lastSeq`), from `verifyJournal`. A new
+   * run (`lastSeq` 0) needs none; a run reopened without one was journaled before chains existed,
+   * and its new events get none either.
+   */
+  readonly lastChain?: string | undefined;
 }
 
 /**
@@ -112,8 +121,9 @@ export const BATCHED_WAIT_MAX_MS = 100;
 const settled = Promise.resolve();
 
 /**
- * The only writer of a run's journal: stamps seq and time, redacts, appends in order, and
- * tells listeners only after the store acknowledged. Engines call `emit` freely and
+ * The only writer of a run's journal: stamps seq and time, redacts, links each event into the
+ * run's hash chain as its batch is appended, appends in order, and tells listeners only after the
+ * store acknowledged. Engines call `emit` freely and
  * `flush` at durable points (before a non-idempotent tool runs, when a step ends).
  *
  * Group commit: while more than one step is open (between its `step-start` and `step-end`), or
@@ -153,6 +163,8 @@ export class RunJournal {
   #durableSeq: number;
   /** A scheduler waits for dependencies' ends before a step starts (see `gateDependents`). */
   #gated = false;
+  /** The run's hash chain: batches are appended one after the other, so events are linked in seq order. */
+  readonly #links: ChainWriter;
 
   constructor(options: RunJournalOptions) {
     this.runId = options.runId;
@@ -163,6 +175,8 @@ export class RunJournal {
     this.redactor = options.redactor ?? createRedactor();
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
+    const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);
+    this.#links = new ChainWriter(this.runId, options.lastSeq ?? 0, options.lastChain, key);
     if (this.#lease) {
       const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
       const every = options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
@@ -325,6 +339,8 @@ export class RunJournal {
   async #write(batch: RunEvent[]): Promise<void> {
     try {
       if (this.#failure) throw this.#failure;
+      // Linked as late as possible: the digest is of the event as the store is about to take it.
+      for (const event of batch) this.#links.stamp(event);
       await this.#store.append(this.runId, batch, this.#lease);
       this.#durableSeq = batch.at(-1)?.seq ?? this.#durableSeq;
     } catch (error) {

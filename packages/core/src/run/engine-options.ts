@@ -1,5 +1,6 @@
 import type { RunEvent } from '../journal/events.js';
 import type { Durability } from '../journal/journal.js';
+import type { JournalKey } from '../journal/journal-chain.js';
 import type { Redactor } from '../journal/redact.js';
 import type { RunStore } from '../journal/run-store.js';
 import type { ApprovalOptions } from '../kernel/approval.js';
@@ -35,6 +36,13 @@ export interface EngineOptions {
    * outputs, which stay in the journal (`store.getExecution(step.executionId)`). Default `'all'`.
    */
   readonly retainOutputs?: RetainOutputs;
+  /**
+   * Keys every run's hash chain (HMAC-SHA-256), so that someone who can write the store but cannot
+   * read the key cannot forge a journal that verifies; a resumed or replayed run is checked with it
+   * (E507). At least 16 bytes; keep it outside the workspace. Default: none (plain SHA-256, which
+   * catches edits that do not recompute the chain). See `verifyJournal`.
+   */
+  readonly journalKey?: JournalKey;
   /** Lease time-to-live (renewed while running). Default 30 000 ms. */
   readonly leaseTtlMs?: number;
   /** Timeout for steps and tools that set none. Default: none. */

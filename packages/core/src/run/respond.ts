@@ -3,6 +3,8 @@ import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { ApprovalResponseEvent } from '../journal/events.js';
 import { foldRun } from '../journal/fold-run.js';
 import { RunJournal } from '../journal/journal.js';
+import type { JournalKey } from '../journal/journal-chain.js';
+import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
 import { approvalState, type PendingApproval } from './pending-approvals.js';
 
@@ -40,14 +42,25 @@ export async function pendingApprovals(store: RunStore, runId: string): Promise<
   );
 }
 
+export interface RespondOptions {
+  /** The key the run's hash chain is keyed with (the engine's `journalKey`): the journal is checked with it (E507) and the answer linked with it. */
+  readonly journalKey?: JournalKey;
+}
+
 /**
  * Journals a person's answer to a waiting run's approval request, from any process with the store.
  * The answer is written under the run's lease: while another process holds the run (running it,
  * or answering at the same moment) it is refused with E501; an answer to a run that is not
  * waiting, to an unknown or stale request, or to a request already answered is refused with E411
- * (`details.reason`: `not-waiting | unknown | stale | answered`). Then `resume(runId)` continues.
+ * (`details.reason`: `not-waiting | unknown | stale | answered`); a journal that does not match its
+ * hash chain with E507. Then `resume(runId)` continues.
  */
-export async function respond(store: RunStore, runId: string, answer: ApprovalAnswer): Promise<ApprovalResponseEvent> {
+export async function respond(
+  store: RunStore,
+  runId: string,
+  answer: ApprovalAnswer,
+  options: RespondOptions = {},
+): Promise<ApprovalResponseEvent> {
   checkAnswer(runId, answer);
   const lease = await store.acquireLease(runId, `respond:${process.pid}:${randomUUID()}`, 30_000);
   if (!lease) {
@@ -57,12 +70,20 @@ export async function respond(store: RunStore, runId: string, answer: ApprovalAn
   }
   let journal: RunJournal | undefined;
   try {
-    const events = await readAll(store, runId);
+    const { events, verification } = await readVerifiedJournal(store, runId, options);
     const run = foldRun(events, runId);
     if (!run.plan)
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} has no journal`, { location: runId });
     const request = findRequest(runId, run.status, approvalState(events), answer);
-    journal = new RunJournal({ runId, store, lease, lastSeq: run.lastSeq, planDigest: run.planDigest });
+    journal = new RunJournal({
+      runId,
+      store,
+      lease,
+      lastSeq: run.lastSeq,
+      planDigest: run.planDigest,
+      lastChain: verification.lastChain,
+      ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
+    });
     const event = await journal.record({
       type: 'approval-response',
       stepId: request.stepId,

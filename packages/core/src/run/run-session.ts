@@ -3,9 +3,11 @@ import { ErrorCodes, type StepError, StepwiseError } from '../errors.js';
 import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from '../journal/events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from '../journal/fold-run.js';
 import { type Durability, type EventListener, RunJournal } from '../journal/journal.js';
+import type { JournalKey } from '../journal/journal-chain.js';
 import { JOURNAL_VERSION } from '../journal/journal-version.js';
+import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import type { Redactor } from '../journal/redact.js';
-import { type RunStore, readAll } from '../journal/run-store.js';
+import type { RunStore } from '../journal/run-store.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
@@ -21,6 +23,8 @@ export interface SessionOptions {
   readonly redactor?: Redactor;
   /** See `Durability`. Default `'step'`. */
   readonly durability?: Durability;
+  /** Keys the runs' hash chains; a reopened run's chain is checked with it (E507 when it does not verify). */
+  readonly journalKey?: JournalKey;
 }
 
 export interface StartRunOptions extends SessionOptions {
@@ -62,6 +66,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.durability ? { durability: options.durability } : {}),
+    ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
   });
   if (options.listener) journal.subscribe(options.listener);
   try {
@@ -93,11 +98,15 @@ export interface ResumedRun {
   readonly processes: OrphanedProcesses;
 }
 
-/** Takes the lease of an existing run and folds its journal. The caller journals `run-resume`. */
+/**
+ * Takes the lease of an existing run, checks its journal against the hash chain (E507 when it was
+ * changed outside Stepwise: nothing is run, killed or journaled) and folds it. The caller journals
+ * `run-resume`.
+ */
 export async function reopenRun(options: SessionOptions & { readonly runId: string }): Promise<ResumedRun> {
   const held = await lease(options, options.runId);
   try {
-    const events = await readAll(options.store, options.runId);
+    const { events, verification } = await readVerifiedJournal(options.store, options.runId, options);
     const run = foldRun(events, options.runId);
     if (!run.plan) {
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${options.runId} has no journal`, {
@@ -112,8 +121,10 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       lease: held,
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
+      lastChain: verification.lastChain,
       ...(options.redactor ? { redactor: options.redactor } : {}),
       ...(options.durability ? { durability: options.durability } : {}),
+      ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
     });
     // What was killed and what was left (with why) belongs in the run's record: a group left
     // alone may still be running, and only the journal tells the host.

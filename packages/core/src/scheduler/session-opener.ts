@@ -2,8 +2,10 @@ import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunResult } from '../journal/events.js';
 import { type FoldedRun, foldRun } from '../journal/fold-run.js';
 import type { RunJournal } from '../journal/journal.js';
+import { journalKeyObject } from '../journal/journal-chain.js';
+import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import { redact } from '../journal/redact.js';
-import { type RunStore, readAll } from '../journal/run-store.js';
+import type { RunStore } from '../journal/run-store.js';
 import type { JournaledAnswers } from '../kernel/pause-approval.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
@@ -45,6 +47,7 @@ export class SessionOpener {
       ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
       ...(options.redactor ? { redactor: options.redactor } : {}),
       ...(options.durability ? { durability: options.durability } : {}),
+      ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
     };
   }
 
@@ -166,7 +169,7 @@ export class SessionOpener {
         );
       }
       if (existing.status !== 'running') {
-        const events = await readAll(this.store, runId);
+        const { events } = await readVerifiedJournal(this.store, runId, this.#session);
         const finished = resultFromFold(foldRun(events, runId)) as RunResult;
         hooks?.onOpened?.({ kind: 'replayed', plan, ended: finished.steps });
         return { finished, events };
@@ -240,4 +243,5 @@ function checkEngineOptions(options: PolicyEngineSetup['options']): void {
   if (durability !== undefined && durability !== 'step' && durability !== 'batched') {
     throw invalid('durability', `durability must be 'step' or 'batched', got ${JSON.stringify(durability)}`);
   }
+  if (options.journalKey !== undefined) journalKeyObject(options.journalKey);
 }

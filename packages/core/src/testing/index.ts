@@ -19,5 +19,6 @@ export {
   firstDifference,
   type StoreViewCheck,
 } from './fold-comparison.js';
+export { linkJournal } from './link-journal.js';
 export { type GeneratedJournal, type RandomJournalOptions, randomJournals } from './random-journal.js';
 export { type Draw, seededDraw } from './random-values.js';
