@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { RunEvent, RunStore } from '@stepwise/core';
+import { type RunEvent, type RunStore, readAll, verifyJournal } from '@stepwise/core';
 import type { Lease } from '@stepwise/core/store';
-import { checkStoreAgainstFold, type Draw, randomJournals } from '@stepwise/core/testing';
+import { checkStoreAgainstFold, type Draw, linkJournal, randomJournals } from '@stepwise/core/testing';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { sqliteViewDifferences } from './fold-expectations.js';
 import { temporaryDirectory } from './helpers.js';
 
 const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
+const KEY = 'a journal key for the property test';
 const directory = temporaryDirectory('property');
 
 /** Appends through one store or the other (two processes sharing the file); reads from the first. */
@@ -52,12 +53,26 @@ describe("the SQLite store against core's fold", () => {
       fc.asyncProperty(fc.gen(), async (g) => {
         const draw: Draw = (min, max) => g(fc.integer, { min, max });
         const planId = `plan_${count}`;
-        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId });
+        // Every other run chained, half of those keyed: a chain value comes back as it went in.
+        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId }).map((journal, index) =>
+          index % 2 === 0
+            ? journal
+            : { ...journal, events: linkJournal(journal.events, index % 4 === 1 ? {} : { journalKey: KEY }) },
+        );
         const problems = await checkStoreAgainstFold(twoWriters(first, other, draw), journals, draw, {
           planId,
           views: (journal, fold, appended) => sqliteViewDifferences(first, reader, journal, fold, appended),
         });
         expect(problems).toEqual([]);
+        for (const [index, journal] of journals.entries()) {
+          if (index % 2 === 0) continue;
+          const keyed = index % 4 !== 1;
+          const events = await readAll(first, journal.runId);
+          expect(verifyJournal(journal.runId, events, keyed ? { journalKey: KEY } : {})).toMatchObject({
+            ok: true,
+            integrity: keyed ? 'keyed' : 'unkeyed',
+          });
+        }
       }),
       { numRuns: RUNS },
     );

@@ -2,7 +2,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineTool, ErrorCodes, type RunEvent, readAll, respond, ToolRegistry } from '@stepwise/core';
 import { createPolicyEngine, journaledPolicy, permissivePolicy, policyFromJournal } from '@stepwise/core/engine';
-import { executionRecord, foldRun, summarizeRun } from '@stepwise/core/store';
+import { executionRecord, foldRun, JOURNAL_VERSION, summarizeRun } from '@stepwise/core/store';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
@@ -105,7 +105,7 @@ describe('the journal format a database records', () => {
     const path = copyOfRelease();
     await createSqliteStore({ path }).close();
     const sql = new Database(path);
-    sql.prepare("update store_metadata set value = 2 where name = 'journal_version'").run();
+    sql.prepare("update store_metadata set value = ? where name = 'journal_version'").run(JOURNAL_VERSION + 1);
     sql.close();
     const before = readFileSync(path);
     let error: unknown;
@@ -116,7 +116,7 @@ describe('the journal format a database records', () => {
     }
     expect(error).toMatchObject({ code: ErrorCodes.STORE_SCHEMA_NEWER, location: path });
     expect(String((error as Error).message)).toMatch(
-      /journals in format version 2, newer than this release reads \(1\)/,
+      new RegExp(`journals in format version ${JOURNAL_VERSION + 1}, newer than this release reads \\(${JOURNAL_VERSION}\\)`),
     );
     expect(readFileSync(path).equals(before)).toBe(true);
   });
@@ -141,11 +141,12 @@ describe('the journal format a database records', () => {
 
   it('refuses (E506) to append a run journaled in a newer format, writing nothing', async () => {
     const store = createSqliteStore({ path: ':memory:' });
-    const start = { ...jsonl('run_fixture_waiting')[0], runId: 'run_future', journalVersion: 2 } as RunEvent;
+    const future = JOURNAL_VERSION + 1;
+    const start = { ...jsonl('run_fixture_waiting')[0], runId: 'run_future', journalVersion: future } as RunEvent;
     await expect(store.append('run_future', [start])).rejects.toMatchObject({
       code: ErrorCodes.JOURNAL_VERSION_UNSUPPORTED,
       location: 'run_future#1',
-      details: { runId: 'run_future', journalVersion: 2, supported: 1 },
+      details: { runId: 'run_future', journalVersion: future, supported: JOURNAL_VERSION },
     });
     expect(await store.getRun('run_future')).toBeUndefined();
     await store.close();
