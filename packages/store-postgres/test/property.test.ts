@@ -1,10 +1,11 @@
-import type { RunEvent, RunStore } from '@stepwise/core';
+import { type RunEvent, type RunStore, readAll, verifyJournal } from '@stepwise/core';
 import type { FoldedRun, Lease } from '@stepwise/core/store';
 import {
   checkStoreAgainstFold,
   type Draw,
   firstDifference,
   type GeneratedJournal,
+  linkJournal,
   randomJournals,
 } from '@stepwise/core/testing';
 import fc from 'fast-check';
@@ -16,6 +17,7 @@ import { testPostgres } from './postgres-server.js';
 const postgres = await testPostgres();
 // Each case is dozens of round trips to the server: 300 keep the test near a minute on a 2-core machine.
 const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 300);
+const KEY = 'a journal key for the property test';
 
 /** Appends through one store or the other (two processes on one schema); reads from the first. */
 function twoWriters(first: PostgresStore, second: PostgresStore, draw: Draw): RunStore {
@@ -135,12 +137,26 @@ describe.skipIf(!postgres)("the Postgres store against core's fold", () => {
       fc.asyncProperty(fc.gen(), async (g) => {
         const draw: Draw = (min, max) => g(fc.integer, { min, max });
         const planId = `plan_${count}`;
-        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId });
+        // Every other run chained, half of those keyed: a chain value comes back as it went in.
+        const journals = randomJournals(draw, { prefix: `case_${count++}`, planId }).map((journal, index) =>
+          index % 2 === 0
+            ? journal
+            : { ...journal, events: linkJournal(journal.events, index % 4 === 1 ? {} : { journalKey: KEY }) },
+        );
         const problems = await checkStoreAgainstFold(twoWriters(first, second, draw), journals, draw, {
           planId,
           views: (journal, fold) => tableDifferences(first, journal, fold),
         });
         expect(problems).toEqual([]);
+        for (const [index, journal] of journals.entries()) {
+          if (index % 2 === 0) continue;
+          const keyed = index % 4 !== 1;
+          const events = await readAll(first, journal.runId);
+          expect(verifyJournal(journal.runId, events, keyed ? { journalKey: KEY } : {})).toMatchObject({
+            ok: true,
+            integrity: keyed ? 'keyed' : 'unkeyed',
+          });
+        }
       }),
       { numRuns: RUNS },
     );

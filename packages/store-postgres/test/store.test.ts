@@ -1,4 +1,5 @@
 import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { JOURNAL_VERSION } from '@stepwise/core/store';
 import { makePlan } from '@stepwise/core/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -253,7 +254,14 @@ describe.skipIf(!postgres)('store-postgres specifics', () => {
     expect(await query(url, `select name, value from ${store.schema}.store_metadata`)).toEqual([
       { name: 'journal_version', value: 1 },
     ]);
-    const future = { type: 'run-start', journalVersion: 2, planId: plan.id, planDigest: 'd', plan, engine: 'dag' };
+    const future = {
+      type: 'run-start',
+      journalVersion: JOURNAL_VERSION + 1,
+      planId: plan.id,
+      planDigest: 'd',
+      plan,
+      engine: 'dag',
+    };
     const refused = await store
       .append('run_future', [{ ...future, runId: 'run_future', seq: 1, at: at() } as RunEvent])
       .then(
@@ -262,14 +270,19 @@ describe.skipIf(!postgres)('store-postgres specifics', () => {
       );
     expect(refused).toMatchObject({ code: ErrorCodes.JOURNAL_VERSION_UNSUPPORTED, location: 'run_future#1' });
     expect(await store.getRun('run_future')).toBeUndefined();
-    await query(url, `update ${store.schema}.store_metadata set value = 2 where name = 'journal_version'`);
+    await query(
+      url,
+      `update ${store.schema}.store_metadata set value = ${JOURNAL_VERSION + 1} where name = 'journal_version'`,
+    );
     const newer = open({ schema: store.schema });
     const error = await newer.ready.then(
       () => undefined,
       (thrown: unknown) => thrown as StepwiseError,
     );
     expect(error?.code).toBe(ErrorCodes.STORE_SCHEMA_NEWER);
-    expect(error?.message).toMatch(/journals in format version 2, newer than this release reads \(1\)/);
+    expect(error?.message).toMatch(
+      `journals in format version ${JOURNAL_VERSION + 1}, newer than this release reads (${JOURNAL_VERSION})`,
+    );
   });
 });
 
