@@ -45,7 +45,8 @@ describe.skipIf(!chromiumAvailable || !database)('the live page over the Postgre
       await row.waitFor({ timeout: 15_000 });
       await row.locator('a').click();
       await page.waitForSelector('#live-state.live');
-      await page.waitForSelector('#dag .node.status-running', { timeout: 15_000 });
+      await page.waitForSelector('#dag .node.status-running[data-step-id="step-2"]', { timeout: 15_000 });
+      elsewhere.release();
       expect(await elsewhere.status()).toBe('completed');
       await page.waitForSelector('body[data-status="completed"]', { timeout: 15_000 });
       expect(await page.locator('#dag .node.status-succeeded').count()).toBe(3);
