@@ -1,9 +1,12 @@
-import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, type RunEvent, readVerifiedJournal, StepwiseError } from '@stepwise/core';
 import type { DashboardAction, ResolvedOptions } from './dashboard-options.js';
 import { RequestGuard } from './http/request-guard.js';
 import { refused } from './http/responses.js';
 import { RunRegistry } from './runs/run-registry.js';
 import { buildRunView, type RunView } from './runs/run-view.js';
+
+/** Events of a run as `readVerifiedJournal` read them, and how far they verified. */
+export type JournalRead = Awaited<ReturnType<typeof readVerifiedJournal>>;
 
 /** Everything a route needs: the options, the guard, the runs of this process, and how to stop. */
 export class DashboardContext {
@@ -32,13 +35,25 @@ export class DashboardContext {
     return typeof who === 'string' && who.trim() !== '' ? who.trim() : 'dashboard';
   }
 
-  /** A run's whole journal; E505 when the store has no such run. */
-  async journal(runId: string): Promise<RunEvent[]> {
-    const events = await readAll(this.options.store, runId);
-    if (events.length === 0) {
+  /**
+   * A run's journal checked against its hash chain (E507 when it was changed outside Stepwise);
+   * E505 when the store has no such run. With `after` (an earlier read's verification), only what
+   * was journaled since.
+   */
+  async read(runId: string, after?: JournalRead['verification']): Promise<JournalRead> {
+    const read = await readVerifiedJournal(this.options.store, runId, {
+      ...(this.options.journalKey === undefined ? {} : { journalKey: this.options.journalKey }),
+      ...(after ? { after } : {}),
+    });
+    if (!after && read.events.length === 0) {
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in the store`, { location: runId });
     }
-    return events;
+    return read;
+  }
+
+  /** A run's whole journal, checked (see `read`). */
+  async journal(runId: string): Promise<RunEvent[]> {
+    return (await this.read(runId)).events;
   }
 
   view(events: readonly RunEvent[]): RunView {

@@ -1,4 +1,11 @@
-import { ErrorCodes, type ResumeOptions, type RunHandle, type RunStore, StepwiseError } from '@stepwise/core';
+import {
+  ErrorCodes,
+  type JournalKey,
+  type ResumeOptions,
+  type RunHandle,
+  type RunStore,
+  StepwiseError,
+} from '@stepwise/core';
 
 /**
  * What a request to the dashboard wants to do, as `authorize` sees it. `view` covers every page,
@@ -33,6 +40,12 @@ export type DashboardActionKind = DashboardAction['kind'];
 export interface DashboardOptions {
   /** The journal the dashboard shows: any `RunStore` (SQLite, Postgres, `MemoryStore`). */
   readonly store: RunStore;
+  /**
+   * The key the runs' hash chains are keyed with (the engine's `journalKey`): a run page, its live
+   * stream and the actions refuse a run whose journal was changed outside Stepwise (E507), and
+   * answers are journaled with it. Without it a keyed run's chain is not checked. Default: none.
+   */
+  readonly journalKey?: JournalKey;
   /**
    * The path the host mounts the dashboard at, such as `/stepwise` (no trailing slash). The handler
    * answers requests under it and 404 to the rest (the adapters hand the rest to the host).

@@ -1,4 +1,4 @@
-import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
 import { DASHBOARD_STYLE } from './client/dashboard-style.js';
 import { RUN_SCRIPT } from './client/run-script.js';
 import { RUNS_SCRIPT } from './client/runs-script.js';
@@ -106,7 +106,8 @@ export async function runEvents(
 ): Promise<Response> {
   await context.authorize(request, { kind: 'view', runId });
   let sent = afterSeqOf(request, url);
-  const events: RunEvent[] = await context.journal(runId);
+  let read = await context.read(runId);
+  const events: RunEvent[] = read.events;
   let first = true;
   return eventStreamResponse({
     intervalMs: context.options.pollIntervalMs,
@@ -114,7 +115,9 @@ export async function runEvents(
     stopped: context.closing.signal,
     onError: (error) => context.report(error),
     async follow(): Promise<StreamMessage[]> {
-      const batch = first ? events : await readAll(context.options.store, runId, (events.at(-1) as RunEvent).seq);
+      // Each new page is checked where the last one ended: a run changed while it is watched is refused too.
+      if (!first) read = await context.read(runId, read.verification);
+      const batch = first ? events : read.events;
       if (!first) events.push(...batch);
       first = false;
       const fresh = batch.filter((event) => event.seq > sent);
@@ -155,7 +158,12 @@ export async function postAction(context: DashboardContext, request: Request, ru
     throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in the store`, { location: runId });
   }
   const message = await performAction(
-    { store: context.options.store, resume: context.options.resume, registry: context.registry },
+    {
+      store: context.options.store,
+      resume: context.options.resume,
+      registry: context.registry,
+      journalKey: context.options.journalKey,
+    },
     parsed,
     await context.actor(request),
   );

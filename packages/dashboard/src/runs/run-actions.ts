@@ -1,10 +1,11 @@
 import {
   approvePlan,
   ErrorCodes,
+  type JournalKey,
   type ResumeOptions,
   type RunHandle,
   type RunStore,
-  readAll,
+  readVerifiedJournal,
   respond,
   StepwiseError,
 } from '@stepwise/core';
@@ -87,6 +88,13 @@ export interface ActionContext {
   readonly store: RunStore;
   readonly resume: ((runId: string, options: ResumeOptions) => RunHandle | Promise<RunHandle>) | undefined;
   readonly registry: RunRegistry;
+  /** Checks the run's journal (E507) and links answers into its chain. */
+  readonly journalKey: JournalKey | undefined;
+}
+
+/** The run's journal, checked against its hash chain before an action reads it. */
+async function checkedEvents(context: ActionContext, runId: string) {
+  return (await readVerifiedJournal(context.store, runId, { journalKey: context.journalKey })).events;
 }
 
 function cannotContinue(runId: string): StepwiseError {
@@ -130,16 +138,21 @@ export async function performAction(context: ActionContext, parsed: ParsedAction
   const { runId } = action;
   switch (action.kind) {
     case 'respond': {
-      await respond(context.store, runId, {
-        requestId: action.requestId,
-        ...(parsed.answer === undefined
-          ? { decision: action.decision as 'approve' | 'deny' }
-          : { answer: parsed.answer }),
-        by,
-        ...(parsed.reason === undefined ? {} : { reason: parsed.reason }),
-      });
+      await respond(
+        context.store,
+        runId,
+        {
+          requestId: action.requestId,
+          ...(parsed.answer === undefined
+            ? { decision: action.decision as 'approve' | 'deny' }
+            : { answer: parsed.answer }),
+          by,
+          ...(parsed.reason === undefined ? {} : { reason: parsed.reason }),
+        },
+        context.journalKey === undefined ? {} : { journalKey: context.journalKey },
+      );
       const what = action.decision === 'answer' ? 'answer' : action.decision;
-      const events = await readAll(context.store, runId);
+      const events = await checkedEvents(context, runId);
       const left = waitingRequests(events, foldRun(events, runId)).length;
       if (left > 0) return `${what} journaled; the run still waits on ${left} more`;
       if (!context.resume) return `${what} journaled; continue the run with stepwise resume ${runId}`;
@@ -167,7 +180,8 @@ export async function performAction(context: ActionContext, parsed: ParsedAction
     }
     case 'approve-plan': {
       if (!context.resume) throw cannotContinue(runId);
-      const run = foldRun(await readAll(context.store, runId), runId);
+      // The plan a person approves must be the one journaled: a changed journal is refused (E507).
+      const run = foldRun(await checkedEvents(context, runId), runId);
       const plan = run.plan;
       if (!plan)
         throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in the store`, { location: runId });
