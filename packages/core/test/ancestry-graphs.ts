@@ -1,13 +1,23 @@
-import { type AncestryGraph, topologicalOrder } from '../src/plan/dependency-index.js';
+import { type Adjacency, type AncestryGraph, topologicalOrder } from '../src/plan/dependency-index.js';
 import { seededRandom } from '../src/testing/fixtures.js';
 
 /** Graphs for the ancestry tests, as dependency lists; `ancestryGraph` sorts them. */
 export type Dependencies = number[][];
 
 export function ancestryGraph(dependencies: Dependencies): AncestryGraph {
-  const sorted = topologicalOrder(dependencies);
+  const adjacency = adjacencyOf(dependencies);
+  const sorted = topologicalOrder(adjacency);
   if (!sorted.order) throw new Error('not acyclic');
-  return { ...sorted, order: sorted.order, dependencies };
+  return { ...sorted, order: sorted.order, dependencies: adjacency };
+}
+
+/** Dependency lists in the compressed form validation keeps them in. */
+function adjacencyOf(dependencies: Dependencies): Adjacency {
+  const start = new Int32Array(dependencies.length + 1);
+  dependencies.forEach((own, slot) => {
+    start[slot + 1] = (start[slot] as number) + own.length;
+  });
+  return { start, list: Int32Array.from(dependencies.flat()) };
 }
 
 /** Slots as a permutation of creation order, so topological order and slot order differ. */

@@ -1,5 +1,6 @@
 import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
 import type { AncestryGraph } from './dependency-index.js';
+import { IntList } from './int-list.js';
 import { propagateBitsets } from './propagate-bitsets.js';
 import { reachabilityLabels } from './reachability-labels.js';
 
@@ -44,8 +45,8 @@ const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 16 };
  */
 export function answerAncestorQueries(
   graph: AncestryGraph,
-  sources: readonly number[],
-  targets: readonly number[],
+  sources: ArrayLike<number>,
+  targets: ArrayLike<number>,
   limits: SearchLimits = DEFAULT_LIMITS,
   work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 },
 ): Uint8Array {
@@ -54,9 +55,10 @@ export function answerAncestorQueries(
   if (undecided.length === 0) return answers;
 
   const search = new AncestorSearch(reachabilityLabels(graph));
-  let budget = limits.edgesPerItem * (graph.order.length + graph.dependents.length + sources.length);
-  const leftOver: number[] = [];
-  for (const query of undecided) {
+  let budget = limits.edgesPerItem * (graph.order.length + graph.dependents.list.length + sources.length);
+  const leftOver = new IntList(Math.min(undecided.length, 1024));
+  for (let index = 0; index < undecided.length; index++) {
+    const query = undecided[index] as number;
     if (budget <= 0) {
       leftOver.push(query);
       continue;
@@ -73,36 +75,48 @@ export function answerAncestorQueries(
     }
   }
   work.leftToBitsets = leftOver.length;
-  if (leftOver.length > 0) propagateBitsets(graph, sources, targets, leftOver, answers);
+  if (leftOver.length > 0) propagateBitsets(graph, sources, targets, leftOver.view(), answers);
   return answers;
 }
 
 /**
- * Stage 1: a target at or after the source in the order is no ancestor (answer 0); a direct
- * dependency is (1). Returns the queries left undecided. Queries come grouped by source, so the
- * source's dependencies are marked once per group.
+ * Stage 1: a direct dependency is an ancestor (1); a target at or after the source in the order is
+ * not (0). Returns the queries left undecided. A short dependency list is scanned in place (no
+ * array indexed by slot touched); a long one is marked once for the run of queries from its source.
  */
 function answerDirectly(
   graph: AncestryGraph,
-  sources: readonly number[],
-  targets: readonly number[],
+  sources: ArrayLike<number>,
+  targets: ArrayLike<number>,
   answers: Uint8Array,
-): number[] {
+): Int32Array {
   const { position, dependencies } = graph;
-  const undecided: number[] = [];
-  // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source`.
-  const marked = new Int32Array(position.length);
+  const { start, list } = dependencies;
+  const undecided = new IntList(1024);
+  // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source` (long lists only).
+  let marked: Int32Array | undefined;
   let markedFor = -1;
   for (let query = 0; query < sources.length; query++) {
     const source = sources[query] as number;
     const target = targets[query] as number;
-    if ((position[target] as number) >= (position[source] as number)) continue;
-    if (source !== markedFor) {
-      for (const dependency of dependencies[source] as readonly number[]) marked[dependency] = source + 1;
-      markedFor = source;
+    const first = start[source] as number;
+    const end = start[source + 1] as number;
+    let direct = false;
+    if (end - first <= LONG_LIST) {
+      for (let edge = first; edge < end && !direct; edge++) direct = list[edge] === target;
+    } else {
+      marked ??= new Int32Array(position.length);
+      if (source !== markedFor) {
+        for (let edge = first; edge < end; edge++) marked[list[edge] as number] = source + 1;
+        markedFor = source;
+      }
+      direct = marked[target] === source + 1;
     }
-    if (marked[target] === source + 1) answers[query] = 1;
-    else undecided.push(query);
+    if (direct) answers[query] = 1;
+    else if ((position[target] as number) < (position[source] as number)) undecided.push(query);
   }
-  return undecided;
+  return undecided.view();
 }
+
+/** Dependency lists longer than this are marked in an array rather than scanned per query. */
+const LONG_LIST = 16;

@@ -1,19 +1,16 @@
 import { ErrorCodes } from '../errors.js';
-import type { StepShape } from './dependency-index.js';
+import type { DependencyIndex } from './dependency-index.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** Reports one `dependency-cycle` problem per cycle, naming its members in execution order. */
-export function reportCycles(
-  steps: readonly StepShape[],
-  slotById: ReadonlyMap<string, number>,
-  dependencies: readonly (readonly number[])[],
-  add: AddProblem,
-): void {
+export function reportCycles(index: DependencyIndex, add: AddProblem): void {
+  const { ids, planIndex, slotById, dependencies } = index;
+  const { start, list } = dependencies;
   const byId = new Map(
-    steps.map((step, slot) => [step.id, (dependencies[slot] ?? []).map((d) => steps[d]?.id as string)]),
+    ids.map((id, slot) => [id, Array.from(list.subarray(start[slot], start[slot + 1]), (d) => ids[d] as string)]),
   );
-  for (const cycle of findCycles(steps, byId)) {
-    const first = steps[slotById.get(cycle[0] as string) ?? 0]?.index ?? 0;
+  for (const cycle of findCycles(ids, byId)) {
+    const first = planIndex[slotById.get(cycle[0] as string) ?? 0] ?? 0;
     add(
       ErrorCodes.PLAN_INVALID,
       'dependency-cycle',
@@ -27,20 +24,20 @@ export function reportCycles(
  * One cycle per strongly connected component (Tarjan, iterative), its members in
  * dependency order starting from the component's first step in the plan.
  */
-function findCycles(steps: readonly StepShape[], dependencies: ReadonlyMap<string, readonly string[]>): string[][] {
+function findCycles(ids: readonly string[], dependencies: ReadonlyMap<string, readonly string[]>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const onStack = new Set<string>();
   const stack: string[] = [];
   const components: string[][] = [];
   let counter = 0;
-  for (const root of steps) {
-    if (index.has(root.id)) continue;
-    const work: { id: string; next: number }[] = [{ id: root.id, next: 0 }];
-    index.set(root.id, counter);
-    low.set(root.id, counter++);
-    stack.push(root.id);
-    onStack.add(root.id);
+  for (const root of ids) {
+    if (index.has(root)) continue;
+    const work: { id: string; next: number }[] = [{ id: root, next: 0 }];
+    index.set(root, counter);
+    low.set(root, counter++);
+    stack.push(root);
+    onStack.add(root);
     while (work.length > 0) {
       const frame = work[work.length - 1] as { id: string; next: number };
       const edges = dependencies.get(frame.id) ?? [];
@@ -73,7 +70,7 @@ function findCycles(steps: readonly StepShape[], dependencies: ReadonlyMap<strin
       }
     }
   }
-  const planOrder = new Map(steps.map((step, position) => [step.id, position]));
+  const planOrder = new Map(ids.map((id, position) => [id, position]));
   return components.map((component) => cyclePath(component, dependencies, planOrder));
 }
 

@@ -10,12 +10,13 @@ const WORDS_PER_PASS = 64;
  */
 export function propagateBitsets(
   graph: AncestryGraph,
-  sources: readonly number[],
-  targets: readonly number[],
-  queries: readonly number[],
+  sources: ArrayLike<number>,
+  targets: ArrayLike<number>,
+  queries: Int32Array,
   answers: Uint8Array,
 ): void {
-  const { order, position, dependencies } = graph;
+  const { order, position } = graph;
+  const { start, list } = graph.dependencies;
   const bitOf = new Int32Array(position.length).fill(-1);
   const distinct: number[] = [];
   for (const query of queries) {
@@ -44,8 +45,8 @@ export function propagateBitsets(
     for (let at = low; at <= high; at++) {
       const slot = order[at] as number;
       const row = (at - low) * words;
-      for (const dependency of dependencies[slot] as readonly number[]) {
-        const from = (position[dependency] as number) - low;
+      for (let edge = start[slot] as number; edge < (start[slot + 1] as number); edge++) {
+        const from = (position[list[edge] as number] as number) - low;
         if (from < 0) continue;
         for (let word = 0, fromRow = from * words; word < words; word++) {
           bits[row + word] = (bits[row + word] as number) | (bits[fromRow + word] as number);

@@ -1,4 +1,4 @@
-import type { AncestryGraph } from './dependency-index.js';
+import type { Adjacency, AncestryGraph } from './dependency-index.js';
 
 /*
  * Each step's labels sit side by side in one Int32Array, STRIDE numbers per step: a question
@@ -40,35 +40,38 @@ export interface ReachabilityLabels {
 }
 
 export function reachabilityLabels(graph: AncestryGraph): ReachabilityLabels {
-  const { order, position, dependents, dependentsStart, dependencies } = graph;
+  const { order, position, dependents, dependencies } = graph;
   const count = order.length;
   const records = new Int32Array(count * STRIDE);
-  const dependencyStart = new Int32Array(count + 1);
-  for (let slot = 0; slot < count; slot++) {
-    dependencyStart[slot + 1] = (dependencyStart[slot] as number) + (dependencies[slot] as readonly number[]).length;
-  }
-  const dependencyList = new Int32Array(dependencyStart[count] as number);
-  for (let slot = 0; slot < count; slot++) {
-    const record = slot * STRIDE;
-    // An element loop: TypedArray.set from a plain array is a runtime call, 200,000 of them add up.
-    let edge = dependencyStart[slot] as number;
-    for (const dependency of dependencies[slot] as readonly number[]) dependencyList[edge++] = dependency;
+  for (let slot = 0, record = 0; slot < count; slot++, record += STRIDE) {
     records[record + POSITION] = position[slot] as number;
-    records[record + DEPENDENCIES_START] = dependencyStart[slot] as number;
-    records[record + DEPENDENCIES_END] = dependencyStart[slot + 1] as number;
+    records[record + DEPENDENCIES_START] = dependencies.start[slot] as number;
+    records[record + DEPENDENCIES_END] = dependencies.start[slot + 1] as number;
   }
-  const down = { start: dependentsStart, list: dependents, fromEnd: false };
-  const up = { start: dependencyStart, list: dependencyList, fromEnd: true };
-  for (const [at, children, reversed] of [
-    [0, down, false],
-    [1, down, true],
-    [2, up, false],
-    [3, up, true],
-  ] as const) {
-    forest(records, FOREST + 2 * at, order, children, reversed);
+  // One set of work arrays for the four forests and the path cover.
+  const work = new ForestWork(count);
+  forest(records, FOREST, order, dependents, false, false, work);
+  forest(records, FOREST + 2, order, dependents, false, true, work);
+  forest(records, FOREST + 4, order, dependencies, true, false, work);
+  forest(records, FOREST + 6, order, dependencies, true, true, work);
+  pathCover(records, order, dependencies, work);
+  return { steps: count, records, dependencyList: dependencies.list };
+}
+
+/** Scratch arrays of a forest walk, one number per step each. */
+class ForestWork {
+  readonly enter: Int32Array;
+  readonly last: Int32Array;
+  readonly stackSlot: Int32Array;
+  /** How many children of the step at each depth were looked at. */
+  readonly stackTried: Int32Array;
+
+  constructor(count: number) {
+    this.enter = new Int32Array(count);
+    this.last = new Int32Array(count);
+    this.stackSlot = new Int32Array(count);
+    this.stackTried = new Int32Array(count);
   }
-  pathCover(records, order, up);
-  return { steps: count, records, dependencyList };
 }
 
 /** Where `step`'s dependencies start in `dependencyList`. */
@@ -132,17 +135,16 @@ export function mayReach(labels: ReachabilityLabels, target: number, step: numbe
 function forest(
   records: Int32Array,
   offset: number,
-  order: readonly number[],
-  children: { start: Int32Array; list: Int32Array; fromEnd: boolean },
+  order: Int32Array,
+  children: Adjacency,
+  fromEnd: boolean,
   reversed: boolean,
+  work: ForestWork,
 ): void {
-  const { start, list, fromEnd } = children;
+  const { start, list } = children;
+  const { enter, last, stackSlot, stackTried } = work;
   const count = order.length;
-  const enter = new Int32Array(count).fill(-1);
-  const last = new Int32Array(count);
-  const stackSlot = new Int32Array(count);
-  // How many children of the step at each depth were looked at.
-  const stackTried = new Int32Array(count);
+  enter.fill(-1);
   let counter = 0;
   for (let rank = 0; rank < count; rank++) {
     const root = order[fromEnd ? count - 1 - rank : rank] as number;
@@ -180,17 +182,15 @@ function forest(
   }
 }
 
-/** Path ids (see `ReachabilityLabels`), in topological order, in an array of their own: O(steps + edges). */
-function pathCover(
-  records: Int32Array,
-  order: readonly number[],
-  dependencies: { start: Int32Array; list: Int32Array },
-): void {
+/** Path ids (see `ReachabilityLabels`), in topological order: O(steps + edges). */
+function pathCover(records: Int32Array, order: Int32Array, dependencies: Adjacency, work: ForestWork): void {
   const { start, list } = dependencies;
-  const path = new Int32Array(order.length);
-  const continued = new Uint8Array(order.length);
+  const path = work.enter;
+  // continued[slot] === 1 ⇔ a step continues slot's path.
+  const continued = work.last.fill(0);
   let paths = 0;
-  for (const slot of order) {
+  for (let rank = 0; rank < order.length; rank++) {
+    const slot = order[rank] as number;
     let edge = start[slot] as number;
     const end = start[slot + 1] as number;
     while (edge < end && continued[list[edge] as number] === 1) edge++;

@@ -1,7 +1,8 @@
 import { ErrorCodes } from '../errors.js';
 import { answerAncestorQueries } from './ancestor-queries.js';
-import type { DependencyIndex, StepShape, TopologicalOrder } from './dependency-index.js';
-import { findReferences, type Reference, walkReferences } from './references.js';
+import type { DependencyIndex, TopologicalOrder } from './dependency-index.js';
+import { IntList } from './int-list.js';
+import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** What the first pass over the references learnt, in index form: no strings, no paths. */
@@ -16,39 +17,65 @@ export interface ReferenceVerdicts {
 type ProblemWithoutAncestry = 'reference-forbidden' | 'reference-unknown-step';
 
 /**
- * First pass: the step each reference names, its ancestry answered for all references at once
- * (`answerAncestorQueries`). Paths are left for the references that turn out to have a problem:
- * one path string per reference, as long as the reference is deep, added up to hundreds of
- * megabytes on plans with deeply nested references.
+ * First pass, fed one step at a time (`collect`, in slot order) by the pass that checks tools and
+ * arguments, so each step's objects are read once while they are in cache: the step each
+ * reference names; then `judge` answers their ancestry all at once (`answerAncestorQueries`).
+ * Paths are left for the references that turn out to have a problem: one path string per
+ * reference, as long as the reference is deep, added up to hundreds of megabytes on plans with
+ * deeply nested references.
  */
-export function judgeReferences(index: DependencyIndex, sorted: TopologicalOrder, engine: string): ReferenceVerdicts {
-  const { steps, slotById } = index;
-  const acyclic = sorted.order !== undefined;
-  const sources: number[] = [];
-  const targets: number[] = [];
-  const queryStart = new Int32Array(steps.length + 1);
-  const flagged = new Uint8Array(steps.length);
-  let slot = 0;
+export class ReferenceJudge {
+  private readonly sources: IntList;
+  private readonly targets: IntList;
+  private readonly queryStart: Int32Array;
+  private readonly flagged: Uint8Array;
+  private readonly acyclic: boolean;
+  private slot = 0;
+
+  constructor(
+    private readonly index: DependencyIndex,
+    private readonly sorted: TopologicalOrder,
+    private readonly engine: string,
+  ) {
+    const count = index.raw.length;
+    this.sources = new IntList(count);
+    this.targets = new IntList(count);
+    this.queryStart = new Int32Array(count + 1);
+    this.flagged = new Uint8Array(count);
+    this.acyclic = sorted.order !== undefined;
+  }
+
+  /** The references in one step's `args`; steps come in slot order. */
+  collect(slot: number, args: unknown): void {
+    this.slot = slot;
+    if (typeof args === 'object' && args !== null && !Array.isArray(args)) walkReferences(args, this.visit);
+    this.queryStart[slot + 1] = this.sources.length;
+  }
+
   // One visitor for every step (not a closure per step); `slot` says whose references these are.
-  const visit = (stepId: string, _pointer: string, form: Reference['form']): void => {
-    const target = slotById.get(stepId);
-    if (asksAncestry(engine, target, acyclic)) {
-      sources.push(slot);
-      targets.push(target);
-    } else if (problemWithoutAncestry(form, target, engine)) {
-      flagged[slot] = 1;
+  private readonly visit: ReferenceVisitor = (stepId, form) => {
+    const target = this.index.slotById.get(stepId);
+    if (asksAncestry(this.engine, target, this.acyclic)) {
+      this.sources.push(this.slot);
+      this.targets.push(target);
+    } else if (problemWithoutAncestry(form, target, this.engine)) {
+      this.flagged[this.slot] = 1;
     }
   };
-  for (; slot < steps.length; slot++) {
-    const args = (steps[slot] as StepShape).args;
-    if (typeof args === 'object' && args !== null && !Array.isArray(args)) walkReferences(args, visit);
-    queryStart[slot + 1] = sources.length;
+
+  /** Answers the ancestry of every reference collected. */
+  judge(): ReferenceVerdicts {
+    const { sources, targets, sorted } = this;
+    const answers =
+      sources.length > 0 && sorted.order
+        ? answerAncestorQueries(
+            { ...sorted, order: sorted.order, dependencies: this.index.dependencies },
+            sources.view(),
+            targets.view(),
+          )
+        : new Uint8Array(0);
+    return { answers, queryStart: this.queryStart, flagged: this.flagged };
   }
-  const answers =
-    sources.length > 0 && sorted.order
-      ? answerAncestorQueries({ ...sorted, order: sorted.order, dependencies: index.dependencies }, sources, targets)
-      : new Uint8Array(0);
-  return { answers, queryStart, flagged };
 }
 
 /** Second pass, for one step: its reference problems, in document order (paths built only here). */
@@ -63,11 +90,13 @@ export function reportReferenceProblems(
   const { answers, queryStart, flagged } = verdicts;
   let query = queryStart[slot] as number;
   const end = queryStart[slot + 1] as number;
-  if (flagged[slot] === 0 && answers.subarray(query, end).indexOf(0) === -1) return;
-  const step = index.steps[slot] as StepShape;
-  for (const reference of findReferences(step.args)) {
+  let clean = flagged[slot] === 0;
+  for (let answer = query; clean && answer < end; answer++) clean = answers[answer] === 1;
+  if (clean) return;
+  const id = index.ids[slot] as string;
+  for (const reference of findReferences((index.raw[slot] as Record<string, unknown>).args)) {
     const target = index.slotById.get(reference.stepId);
-    const path = `/steps/${step.index}/args${reference.path}`;
+    const path = `/steps/${index.planIndex[slot]}/args${reference.path}`;
     if (!asksAncestry(engine, target, acyclic)) {
       const kind = problemWithoutAncestry(reference.form, target, engine);
       if (kind) add(ErrorCodes.PLAN_INVALID, kind, path, messageWithoutAncestry(kind, reference));
@@ -76,7 +105,7 @@ export function reportReferenceProblems(
         ErrorCodes.PLAN_INVALID,
         'reference-not-dependency',
         path,
-        `step "${step.id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
+        `step "${id}" uses the output of "${reference.stepId}" but does not depend on it (add it to dependsOn)`,
       );
     }
   }

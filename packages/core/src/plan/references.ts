@@ -43,78 +43,109 @@ export function readPointer(value: unknown, pointer: string): { found: boolean; 
   return { found: true, value: current };
 }
 
-/** A `{ $ref, pointer? }` object with no other keys. */
-function asObjectReference(value: unknown): { stepId: string; pointer: string } | undefined {
+/** A `{ $ref, pointer? }` object with no other keys: the step id it names, else undefined. */
+function objectReferenceId(value: unknown): string | undefined {
   if (!isPlainObject(value) || typeof value.$ref !== 'string') return undefined;
-  const keys = Object.keys(value);
-  if (keys.some((key) => key !== '$ref' && key !== 'pointer')) return undefined;
   const pointer = value.pointer;
   if (pointer !== undefined && typeof pointer !== 'string') return undefined;
-  return { stepId: value.$ref, pointer: pointer ?? '' };
+  // A key loop rather than Object.keys: no array per object (own keys only, as Object.keys gives).
+  for (const key in value) {
+    if (key !== '$ref' && key !== 'pointer' && Object.hasOwn(value, key)) return undefined;
+  }
+  return value.$ref;
 }
 
-/** `"$id"` or `"$id/pointer"`; `"$$…"` is a literal dollar, not a reference. */
-function asStringReference(value: unknown): { stepId: string; pointer: string } | undefined {
-  if (typeof value !== 'string' || !value.startsWith('$') || value.startsWith('$$') || value.length < 2) {
-    return undefined;
+function asObjectReference(value: unknown): { stepId: string; pointer: string } | undefined {
+  const stepId = objectReferenceId(value);
+  return stepId === undefined ? undefined : { stepId, pointer: (value as { pointer?: string }).pointer ?? '' };
+}
+
+/** `"$id"` or `"$id/pointer"`: where the step id ends (the first `/`, or the end), else -1. `"$$…"` is a literal dollar. */
+function stringReferenceEnd(value: unknown): number {
+  if (
+    typeof value !== 'string' ||
+    value.length < 2 ||
+    value.charCodeAt(0) !== DOLLAR ||
+    value.charCodeAt(1) === DOLLAR
+  ) {
+    return -1;
   }
   const slash = value.indexOf('/');
-  return slash === -1
-    ? { stepId: value.slice(1), pointer: '' }
-    : { stepId: value.slice(1, slash), pointer: value.slice(slash) };
+  return slash === -1 ? value.length : slash;
 }
 
-/** Called for each reference in document order; `segments` is the live path to it (copy to keep). */
+const DOLLAR = 36;
+
+function asStringReference(value: unknown): { stepId: string; pointer: string } | undefined {
+  const end = stringReferenceEnd(value);
+  return end === -1 ? undefined : { stepId: (value as string).slice(1, end), pointer: (value as string).slice(end) };
+}
+
+/**
+ * Called for each reference in document order with the step id it names; `reference` is the
+ * reference itself (its pointer is read only by who needs it) and `segments` the live path to it
+ * (copy to keep), empty unless the walk was asked for paths.
+ */
 export type ReferenceVisitor = (
   stepId: string,
-  pointer: string,
   form: Reference['form'],
+  reference: unknown,
   segments: readonly (string | number)[],
 ) => void;
 
 /**
- * Calls `visit` for every reference inside `args`, in document order, without building paths:
- * validation looks only at the step a reference names, and builds a path for the rare reference it
- * reports (a path per reference costs one string as long as the reference's depth).
+ * Calls `visit` for every reference inside `args`, in document order. Validation asks only for
+ * the step each reference names: no paths, no pointers, nothing allocated but the id of a string
+ * reference (a path per reference costs a string as long as the reference is deep).
  */
-export function walkReferences(args: unknown, visit: ReferenceVisitor): void {
-  const segments: (string | number)[] = [];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') {
-      const ref = asStringReference(value);
-      if (ref) visit(ref.stepId, ref.pointer, 'string', segments);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    const objectRef = asObjectReference(value);
-    if (objectRef) {
-      visit(objectRef.stepId, objectRef.pointer, 'object', segments);
-      return;
-    }
-    if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index++) {
-        segments.push(index);
-        walk(value[index]);
-        segments.pop();
-      }
-      return;
-    }
-    for (const key in value) {
-      if (!Object.hasOwn(value, key)) continue;
-      segments.push(key);
-      walk((value as Record<string, unknown>)[key]);
-      segments.pop();
-    }
-  };
-  walk(args);
+export function walkReferences(args: unknown, visit: ReferenceVisitor, withPaths = false): void {
+  walkValue(args, visit, withPaths ? [] : undefined);
 }
+
+function walkValue(value: unknown, visit: ReferenceVisitor, segments: (string | number)[] | undefined): void {
+  if (typeof value === 'string') {
+    const end = stringReferenceEnd(value);
+    if (end !== -1) visit(value.slice(1, end), 'string', value, segments ?? NO_SEGMENTS);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  const objectId = objectReferenceId(value);
+  if (objectId !== undefined) {
+    visit(objectId, 'object', value, segments ?? NO_SEGMENTS);
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      segments?.push(index);
+      walkValue(value[index], visit, segments);
+      segments?.pop();
+    }
+    return;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    segments?.push(key);
+    walkValue((value as Record<string, unknown>)[key], visit, segments);
+    segments?.pop();
+  }
+}
+
+const NO_SEGMENTS: readonly (string | number)[] = [];
 
 /** Every reference inside `args`, with its location as a JSON path. */
 export function findReferences(args: unknown): Reference[] {
   const found: Reference[] = [];
-  walkReferences(args, (stepId, pointer, form, segments) => {
-    found.push({ stepId, pointer, path: toJsonPath(segments), form });
-  });
+  walkReferences(
+    args,
+    (stepId, form, reference, segments) => {
+      const pointer =
+        form === 'string'
+          ? (reference as string).slice(stepId.length + 1)
+          : ((reference as { pointer?: string }).pointer ?? '');
+      found.push({ stepId, pointer, path: toJsonPath(segments), form });
+    },
+    true,
+  );
   return found;
 }
 

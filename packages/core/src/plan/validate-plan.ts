@@ -6,7 +6,6 @@ import {
   collectSteps,
   type DependencyIndex,
   linkDependencies,
-  type StepShape,
   type TopologicalOrder,
   topologicalOrder,
 } from './dependency-index.js';
@@ -15,7 +14,7 @@ import { describeJsonSyntaxError } from './json-error-location.js';
 import { MAX_NESTING_DEPTH, tooDeepMessage, tooDeepPath } from './nesting-depth.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { isPlainValidPlan } from './plan-shape-check.js';
-import { judgeReferences, reportReferenceProblems } from './reference-checks.js';
+import { ReferenceJudge, reportReferenceProblems } from './reference-checks.js';
 import { findReferences, toJsonPath } from './references.js';
 import { schemaIssueProblems } from './schema-issue-problems.js';
 
@@ -120,16 +119,23 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   const rawSteps = isObject(input) && Array.isArray(input.steps) ? input.steps : [];
 
   // Structure checks run on whatever steps have an id, so one bad field does not hide the rest.
-  const { steps, slotById } = collectSteps(rawSteps, add);
-  const dependencies = linkDependencies(steps, slotById, engine, add);
-  const sorted = topologicalOrder(dependencies);
-  if (!sorted.order) reportCycles(steps, slotById, dependencies, add);
-  checkSteps({ steps, slotById, dependencies }, sorted, engine, options, add);
+  const steps = collectSteps(rawSteps, add);
+  const index: DependencyIndex = { ...steps, dependencies: linkDependencies(steps, engine, add) };
+  const sorted = topologicalOrder(index.dependencies);
+  if (!sorted.order) reportCycles(index, add);
+  checkSteps(index, sorted, engine, options, add);
 
   if (problems.length === 0 && parsed.success && sorted.order) {
-    return { ok: true, plan: parsed.data, problems: [], order: sorted.order.map((slot) => steps[slot]?.id as string) };
+    return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps.ids, sorted.order) };
   }
   return { ok: false, plan: parsed.success ? parsed.data : undefined, problems };
+}
+
+/** The ids in topological order (a loop: `Array.from` over a typed array allocates a result object per element). */
+function idsInOrder(ids: readonly string[], order: Int32Array): string[] {
+  const inOrder = new Array<string>(order.length);
+  for (let rank = 0; rank < order.length; rank++) inOrder[rank] = ids[order[rank] as number] as string;
+  return inOrder;
 }
 
 function addTooDeep(segments: readonly (string | number)[], add: AddProblem): void {
@@ -143,8 +149,10 @@ function addTooDeep(segments: readonly (string | number)[], add: AddProblem): vo
 }
 
 /**
- * Tool, reference and argument checks, step by step in plan order. References are judged first,
- * their ancestry answered in one batch; the problems keep the order one pass per step gives them.
+ * Tool, reference and argument checks, in two passes. The first reads each step once (its tool,
+ * its references, its arguments against the tool's schema) and only notes which steps have a
+ * problem; the ancestry of all references is then answered in one batch. The second reports the
+ * problems of the noted steps, tool then references then arguments, as one pass per step would.
  */
 function checkSteps(
   index: DependencyIndex,
@@ -154,46 +162,68 @@ function checkSteps(
   add: AddProblem,
 ): void {
   const { tools } = options;
-  const verdicts = judgeReferences(index, sorted, engine);
+  const { raw, planIndex } = index;
+  const goalSteps = options.goalSteps ?? engine === 'agentic';
+  const judge = new ReferenceJudge(index, sorted, engine);
+  const noted = new Uint8Array(raw.length);
+  let slot = 0;
+  const note: AddProblem = () => {
+    noted[slot] = 1;
+  };
+  for (; slot < raw.length; slot++) {
+    const step = raw[slot] as Record<string, unknown>;
+    checkTool(step, planIndex[slot] as number, goalSteps, tools, note);
+    judge.collect(slot, step.args);
+    checkArgs(step, planIndex[slot] as number, tools, note);
+  }
+  const verdicts = judge.judge();
   const acyclic = sorted.order !== undefined;
-  for (let slot = 0; slot < index.steps.length; slot++) {
-    const step = index.steps[slot] as StepShape;
-    checkTool(step, options.goalSteps ?? engine === 'agentic', tools, add);
-    reportReferenceProblems(index, slot, verdicts, engine, acyclic, add);
-    checkArgs(step, tools, add);
+  for (let reported = 0; reported < raw.length; reported++) {
+    const step = raw[reported] as Record<string, unknown>;
+    const at = planIndex[reported] as number;
+    if (noted[reported] === 1) checkTool(step, at, goalSteps, tools, add);
+    reportReferenceProblems(index, reported, verdicts, engine, acyclic, add);
+    if (noted[reported] === 1) checkArgs(step, at, tools, add);
   }
 }
 
 // Paths are built only for a problem: most steps have none, and a 100,000-step plan would make
 // hundreds of thousands of strings for nothing.
-function checkTool(step: StepShape, goalSteps: boolean, tools: ToolCatalog | undefined, add: AddProblem): void {
-  if (step.tool === undefined) {
-    if (!goalSteps) {
-      add(ErrorCodes.PLAN_INVALID, 'missing-tool', `/steps/${step.index}/tool`, `step "${step.id}" names no tool`);
-    }
-  } else if (typeof step.tool === 'string' && tools && !tools.has(step.tool)) {
+function checkTool(
+  step: Record<string, unknown>,
+  at: number,
+  goalSteps: boolean,
+  tools: ToolCatalog | undefined,
+  add: AddProblem,
+): void {
+  const tool = step.tool;
+  if (tool === undefined) {
+    if (!goalSteps)
+      add(ErrorCodes.PLAN_INVALID, 'missing-tool', `/steps/${at}/tool`, `step "${step.id}" names no tool`);
+  } else if (typeof tool === 'string' && tools && !tools.has(tool)) {
     add(
       ErrorCodes.TOOL_UNKNOWN,
       'unknown-tool',
-      `/steps/${step.index}/tool`,
-      `tool "${step.tool}" is not registered (the whitelist has ${tools.list().length} tools)${didYouMean(step.tool, toolNames(tools))}`,
+      `/steps/${at}/tool`,
+      `tool "${tool}" is not registered (the whitelist has ${tools.list().length} tools)${didYouMean(tool, toolNames(tools))}`,
     );
   }
 }
 
-function checkArgs(step: StepShape, tools: ToolCatalog | undefined, add: AddProblem): void {
+function checkArgs(step: Record<string, unknown>, at: number, tools: ToolCatalog | undefined, add: AddProblem): void {
+  const args = step.args;
   const tool = typeof step.tool === 'string' ? tools?.get(step.tool) : undefined;
-  if (!tool || (step.args !== undefined && !isObject(step.args))) return;
-  const result = compileSchema(tool.input).validate(step.args ?? {});
+  if (!tool || (args !== undefined && !isObject(args))) return;
+  const result = compileSchema(tool.input).validate(args ?? {});
   if (result instanceof Promise || result.ok) return;
   // A reference stands for a value only known at run time: its location is not checked.
-  const resolvedLater = findReferences(step.args).map((reference) => reference.path);
+  const resolvedLater = findReferences(args).map((reference) => reference.path);
   for (const issue of result.issues) {
     if (resolvedLater.some((path) => issue.path === path || issue.path.startsWith(`${path}/`))) continue;
     add(
       ErrorCodes.ARGUMENTS_INVALID,
       'invalid-args',
-      `/steps/${step.index}/args${issue.path}`,
+      `/steps/${at}/args${issue.path}`,
       `${tool.name}: ${issue.message}`,
     );
   }
