@@ -7,6 +7,7 @@ import {
   type Engine,
   type EngineOptions,
   ErrorCodes,
+  type JournalKey,
   MemoryStore,
   type PlanValidation,
   type Redactor,
@@ -21,6 +22,7 @@ import {
   ToolRegistry,
 } from '@stepwise/core';
 import { importOptionalPackage } from './import-optional-package.js';
+import { userJournalKey } from './journal-key.js';
 import { localPluginFiles, type PluginSource, registerPlugins } from './load-plugins.js';
 
 /** The engines `createRunner` switches between with one word. */
@@ -145,6 +147,14 @@ export interface RunnerOptions {
   readonly defaultTimeoutMs?: number;
   /** Lease time-to-live: how long a crashed process keeps its run locked. Default 30 000 ms. */
   readonly leaseTtlMs?: number;
+  /**
+   * Keys every run's hash chain (HMAC-SHA-256; at least 16 bytes), so that a process that can
+   * write the journal but not read the key cannot forge a run that verifies; resume, `show`, the
+   * report and `stepwise verify` check runs with it (E507). `false`: no key (plain SHA-256).
+   * Default: the key of the user running the process, `~/.config/stepwise/journal.key` (created on
+   * first use; `stepwise` uses the same file); none for `store: 'memory'`.
+   */
+  readonly journalKey?: JournalKey | false;
   /** `batched`: the ends of idempotent steps share commits; a crash can run them again. Default `step`. */
   readonly durability?: Durability;
   /** `referenced`: a step's output stays in memory only while a pending step references it. Default `all`. */
@@ -176,6 +186,8 @@ export interface Runner {
   readonly engine: Engine;
   readonly tools: ToolRegistry;
   readonly store: RunStore;
+  /** The key of the runs' hash chains (see `RunnerOptions.journalKey`): hand it to `respond`, `verifyRun`, the dashboard. */
+  readonly journalKey: JournalKey | undefined;
   /** Absolute workspace root. */
   readonly workspace: string;
   /** Starts a run. The sequential engine needs `authorization` (E002 without one). */
@@ -381,10 +393,25 @@ export function runnerRedactor(options: RunnerOptions): Redactor {
   return createRedactor({ secretEnv, ...(apiKey ? { secrets: [apiKey] } : {}) });
 }
 
+/** The key `journalKey` names: given, none (`false`), or by default the user's (none for a memory store). */
+async function resolveJournalKey(options: RunnerOptions): Promise<JournalKey | undefined> {
+  if (options.journalKey === false) return undefined;
+  if (options.journalKey !== undefined) return options.journalKey;
+  return options.store === 'memory' ? undefined : userJournalKey();
+}
+
+interface BuiltParts {
+  readonly tools: ToolRegistry;
+  readonly store: RunStore;
+  readonly workspace: string;
+  readonly model: object | undefined;
+  readonly journalKey: JournalKey | undefined;
+}
+
 function engineOptionsFor(
   options: RunnerOptions,
   engineName: EngineName,
-  built: { tools: ToolRegistry; store: RunStore; workspace: string; model: object | undefined },
+  built: BuiltParts,
 ): EngineOptions & Record<string, unknown> {
   return {
     ...options.engineOptions,
@@ -392,6 +419,7 @@ function engineOptionsFor(
     store: built.store,
     workspace: built.workspace,
     redactor: runnerRedactor(options),
+    ...(built.journalKey === undefined ? {} : { journalKey: built.journalKey }),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
     ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
@@ -408,20 +436,16 @@ function engineOptionsFor(
   };
 }
 
-function runnerOf(
-  engineName: EngineName,
-  engine: Engine,
-  tools: ToolRegistry,
-  store: RunStore,
-  workspace: string,
-): Runner {
+function runnerOf(engineName: EngineName, engine: Engine, built: BuiltParts): Runner {
+  const { tools, store } = built;
   let closing: Promise<void> | undefined;
   return {
     engineName,
     engine,
     tools,
     store,
-    workspace,
+    journalKey: built.journalKey,
+    workspace: built.workspace,
     run: (plan, runOptions) => engine.run(plan as Parameters<Engine['run']>[0], runOptions),
     resume: (runId, resumeOptions) => engine.resume(runId, resumeOptions),
     validate: (plan) => engine.validate(plan),
@@ -454,13 +478,11 @@ export async function createRunner(options: RunnerOptions = {}): Promise<Runner>
     const protectedPaths = hostProtectedPaths(options, workspace, baseDirectory);
     const sources = await pluginSources(options, workspace, protectedPaths);
     await registerPlugins(tools, sources, baseDirectory, { protectedPaths });
+    const journalKey = await resolveJournalKey(options);
     store = await openStore(options, workspace);
-    const model = await createModel(options.model);
-    const engine = await createEngine(
-      engineName,
-      engineOptionsFor(options, engineName, { tools, store, workspace, model }),
-    );
-    return runnerOf(engineName, engine, tools, store, workspace);
+    const built = { tools, store, workspace, model: await createModel(options.model), journalKey };
+    const engine = await createEngine(engineName, engineOptionsFor(options, engineName, built));
+    return runnerOf(engineName, engine, built);
   } catch (error) {
     if (ownsRegistry) await tools.dispose().catch(() => undefined);
     if (store && !isRunStore(options.store)) await store.close().catch(() => undefined);

@@ -13,6 +13,7 @@ import { solveCommand } from './commands/solve-command.js';
 import { trustCommand } from './commands/trust-command.js';
 import { uiCommand } from './commands/ui-command.js';
 import { validateCommand } from './commands/validate-command.js';
+import { verifyCommand } from './commands/verify-command.js';
 import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
 import { type CommandIo, processIo } from './terminal.js';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   runsCommand,
   showCommand,
   reportCommand,
+  verifyCommand,
   uiCommand,
   graphCommand,
   workerCommand,

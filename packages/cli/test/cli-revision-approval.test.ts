@@ -3,6 +3,7 @@ import { approvePlan, type Plan, ToolRegistry } from '@stepwise/core';
 import { sequentialEngine } from '@stepwise/engine-sequential';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { describe, expect, it } from 'vitest';
+import { userJournalKey } from '../src/journal-key.js';
 import { loadPluginModule } from '../src/load-plugins.js';
 import { FIXTURES, parseJsonLines, useCliWorkspace } from './helpers.js';
 
@@ -23,7 +24,8 @@ describe('a strict run revised without an approval, from the command line', () =
     const store = createSqliteStore({ path: database });
     let runId: string;
     try {
-      const handle = sequentialEngine({ tools, store }).run(plan, {
+      // Keyed as the CLI keys its runs (the user's key), so that stepwise resume accepts the journal.
+      const handle = sequentialEngine({ tools, store, journalKey: await userJournalKey() }).run(plan, {
         authorization: approvePlan(plan, { by: 'alice' }),
       });
       await handle.revise({

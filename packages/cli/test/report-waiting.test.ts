@@ -53,7 +53,15 @@ beforeAll(async () => {
   await sleep(ANSWER_DELAY_MS);
   const second = await createRunner(options);
   try {
-    await respond(second.store, runId, { stepId: 'gate', decision: 'approve', by: 'alice' });
+    // Linked into the run's keyed chain with the runner's key (the user's, as the CLI's).
+    await respond(
+      second.store,
+      runId,
+      { stepId: 'gate', decision: 'approve', by: 'alice' },
+      {
+        ...(second.journalKey === undefined ? {} : { journalKey: second.journalKey }),
+      },
+    );
     expect((await second.resume(runId).result).status).toBe('completed');
     events = await readAll(second.store, runId);
     await mkdir(ARTIFACTS, { recursive: true });

@@ -6,6 +6,7 @@ import { generateReport } from '@stepwise/dashboard/report';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { userJournalKey } from '../src/journal-key.js';
 import { assertBuilt, runCli } from './helpers.js';
 
 const HOSTILE = '</script><img src=x onerror="window.__pwned=1">';
@@ -22,6 +23,8 @@ describe('a revised plan in stepwise show and the report', () => {
     const engine = dagEngine({
       tools: registry,
       store,
+      // The key stepwise show checks runs with: the user's, as the CLI's runs are keyed.
+      journalKey: await userJournalKey(),
       adjust: (step) =>
         step.id === 'build'
           ? {

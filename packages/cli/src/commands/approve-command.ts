@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { approvePlan, ErrorCodes, type Plan, readAll, StepwiseError, validatePlan } from '@stepwise/core';
+import { approvePlan, ErrorCodes, type Plan, readVerifiedJournal, StepwiseError, validatePlan } from '@stepwise/core';
 import { foldRun } from '@stepwise/core/store';
 import { type OptionSpecs, STORE_OPTIONS, UsageError } from '../command-arguments.js';
 import { ExitCodes } from '../exit-codes.js';
@@ -28,9 +28,10 @@ async function journaledPlan(
   values: Record<string, string | boolean | undefined>,
   runId: string,
 ): Promise<Plan> {
-  const { store } = await openCommandStore(context, values);
+  const { store, journalKey } = await openCommandStore(context, values);
   try {
-    const plan = foldRun(await readAll(store, runId)).plan;
+    // What a person approves must be what was journaled: a changed journal is refused (E507).
+    const plan = foldRun((await readVerifiedJournal(store, runId, { journalKey })).events).plan;
     if (!plan)
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in the journal`, { location: runId });
     return plan;

@@ -1,5 +1,6 @@
-import { type Redactor, type RunStore, StepwiseError } from '@stepwise/core';
+import { type JournalKey, type Redactor, type RunStore, StepwiseError } from '@stepwise/core';
 import { isPostgresStoreConfig, openPostgresStore, openSqliteStore, runnerRedactor } from '../create-runner.js';
+import { userJournalKey } from '../journal-key.js';
 import { type LoadedConfig, loadConfig } from '../load-config.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandIo, createPalette, type Palette } from '../terminal.js';
@@ -37,11 +38,19 @@ export function commandRedactor(context: CommandContext, loaded: LoadedConfig): 
   return runnerRedactor(runnerOptionsFromConfig(loaded, { cwd: context.io.cwd }));
 }
 
-/** Opens the journal the configuration and `--workspace`/`--db` point at, for read commands. */
+/** The key of the journals this user's commands write and check (`~/.config/stepwise/journal.key`). */
+export function commandJournalKey(context: CommandContext): Promise<JournalKey> {
+  return userJournalKey(context.io.env);
+}
+
+/**
+ * Opens the journal the configuration and `--workspace`/`--db` point at, for read commands, with
+ * the key its runs are checked with.
+ */
 export async function openCommandStore(
   context: CommandContext,
   values: Record<string, string | boolean | undefined>,
-): Promise<{ store: RunStore; database: string; loaded: LoadedConfig }> {
+): Promise<{ store: RunStore; database: string; loaded: LoadedConfig; journalKey: JournalKey }> {
   const loaded = await loadCommandConfig(context, values.config as string | undefined);
   const overrides: ConfigOverrides = {
     cwd: context.io.cwd,
@@ -49,8 +58,11 @@ export async function openCommandStore(
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
   };
   const { database, store } = runnerOptionsFromConfig(loaded, overrides);
-  if (isPostgresStoreConfig(store)) return { store: await openPostgresStore(store), database: store.url, loaded };
-  return { store: await openSqliteStore(database), database, loaded };
+  const journalKey = await commandJournalKey(context);
+  if (isPostgresStoreConfig(store)) {
+    return { store: await openPostgresStore(store), database: store.url, loaded, journalKey };
+  }
+  return { store: await openSqliteStore(database), database, loaded, journalKey };
 }
 
 /** One line for an error: `E004 plan not found: x.json`. */

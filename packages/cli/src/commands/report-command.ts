@@ -30,9 +30,9 @@ Examples:
   stepwise report run_0123abcd --out report.html`,
   async run(context: CommandContext, { values, positionals }) {
     const runId = positionals[0] as string;
-    const { store } = await openCommandStore(context, values);
+    const { store, journalKey } = await openCommandStore(context, values);
     try {
-      const html = await generateReport(store, runId);
+      const html = await generateReport(store, runId, { journalKey });
       const out = path.resolve(
         context.io.cwd,
         typeof values.out === 'string' ? values.out : `stepwise-report-${runId}.html`,

@@ -121,15 +121,16 @@ Examples:
     const decided = decisionOf(values);
     const step = typeof values.step === 'string' ? values.step : undefined;
     const request = typeof values.request === 'string' ? values.request : undefined;
-    const { store } = await openCommandStore(context, values);
+    const { store, journalKey } = await openCommandStore(context, values);
     try {
-      const event = await respond(store, runId, {
+      const answer = {
         ...decided,
         ...(step === undefined ? {} : { stepId: step }),
         ...(request === undefined ? {} : { requestId: request }),
         by: typeof values.by === 'string' ? values.by : (process.env.USER ?? 'stepwise respond'),
         ...(typeof values.reason === 'string' ? { reason: values.reason } : {}),
-      });
+      };
+      const event = await respond(store, runId, answer, { journalKey });
       if (values.json) print(context, JSON.stringify(event));
       else
         print(

@@ -4,7 +4,7 @@ import {
   type PlanAuthorization,
   type RunHandle,
   type RunResult,
-  readAll,
+  readVerifiedJournal,
   StepwiseError,
   serializeEvent,
 } from '@stepwise/core';
@@ -20,7 +20,7 @@ import { LiveView } from '../live-view.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { writeSafely } from '../terminal.js';
-import { type CommandContext, loadCommandConfig, print, printError } from './command-context.js';
+import { type CommandContext, commandJournalKey, loadCommandConfig, print, printError } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
@@ -271,7 +271,7 @@ Examples:
       }),
     );
     const options = runnerOptionsFromConfig(loaded, { ...overrides, ...withHandler(handler) });
-    const runner = await createRunner(options);
+    const runner = await createRunner({ ...options, journalKey: await commandJournalKey(context) });
     try {
       const validation = runner.validate(planFile.value);
       if (!validation.ok) {
@@ -409,9 +409,11 @@ Examples:
     const controller = new AbortController();
     const base = runnerOptionsFromConfig(loaded, overridesFrom(context, values, undefined));
     const store = await openSqliteStore(base.database);
+    const journalKey = await commandJournalKey(context);
     let runner: Runner | undefined;
     try {
-      const events = await readAll(store, runId);
+      // A changed journal is refused here (E507), before it says the run ended or runs anything.
+      const { events } = await readVerifiedJournal(store, runId, { journalKey });
       const folded = foldRun(events);
       if (events.length === 0 || !folded.plan) {
         throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} is not in ${base.database}`, {
@@ -447,7 +449,7 @@ Examples:
         ...overridesFrom(context, values, engine),
         ...withHandler(handler),
       });
-      runner = await createRunner({ ...options, store });
+      runner = await createRunner({ ...options, store, journalKey });
       const active = runner;
       if (!shown.json) view = new LiveView({ plan, output: context.io.stdout, palette: context.palette, engine });
       return await whileLeased(

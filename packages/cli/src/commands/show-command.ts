@@ -1,4 +1,14 @@
-import { ErrorCodes, type ExecutionRecord, type RunEvent, type RunStore, readAll, StepwiseError } from '@stepwise/core';
+import {
+  ErrorCodes,
+  type ExecutionRecord,
+  type JournalKey,
+  journalTamperedError,
+  type RunEvent,
+  type RunStore,
+  readVerifiedJournal,
+  StepwiseError,
+  verifyRun,
+} from '@stepwise/core';
 import { executionRecord, foldRun, summarizeRun } from '@stepwise/core/store';
 import { formatDuration, goalProgressByStep, stepTimings } from '@stepwise/dashboard/report';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
@@ -13,6 +23,12 @@ const options = {
   ...STORE_OPTIONS,
   json: { type: 'boolean' },
 } as const satisfies OptionSpecs;
+
+/** How `show` prints, and the key it checks runs with. */
+interface Shown {
+  readonly json: boolean;
+  readonly journalKey: JournalKey;
+}
 
 /** Room for one value on a line: the terminal's width, or 160 columns when piped. */
 function valueWidth(context: CommandContext): number {
@@ -115,10 +131,15 @@ function printGoalProgress(context: CommandContext, byStep: ReadonlyMap<string, 
   }
 }
 
-async function showExecution(context: CommandContext, store: RunStore, id: string, json: boolean): Promise<number> {
+async function showExecution(context: CommandContext, store: RunStore, id: string, shown: Shown): Promise<number> {
   const record = await store.getExecution(id);
   if (!record)
     throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `execution ${id} is not in the journal`, { location: id });
+  // The record comes partly from the store's projections: the run's journal and what the store
+  // says of it must agree, or the record may be forged.
+  const checked = await verifyRun(store, record.runId, { journalKey: shown.journalKey });
+  if (!checked.ok) throw journalTamperedError(checked);
+  const { json } = shown;
   if (json) print(context, JSON.stringify(record, null, 2));
   else printExecution(context, record);
   return ExitCodes.COMPLETED;
@@ -182,8 +203,9 @@ function printSteps(context: CommandContext, steps: RunView['steps']): void {
   for (const line of alignColumns(rows, '  ')) print(context, line);
 }
 
-async function showRun(context: CommandContext, store: RunStore, id: string, json: boolean): Promise<number> {
-  const events = await readAll(store, id);
+async function showRun(context: CommandContext, store: RunStore, id: string, shown: Shown): Promise<number> {
+  const { events } = await readVerifiedJournal(store, id, { journalKey: shown.journalKey });
+  const { json } = shown;
   if (events.length === 0)
     throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${id} is not in the journal`, { location: id });
   const view = runView(events);
@@ -228,6 +250,7 @@ export const showCommand: CommandDefinition = {
 For a run: its plan, status, each step's outcome, and every execution in order (the audit trail:
 tool, arguments, exit code, output, stderr, approvals). For an execution (ex_…): the full audit
 bundle — what ran, when, whether it worked, what it produced, and why (plan, goal, approvals).
+A run whose journal was changed outside Stepwise is refused (E507; see stepwise verify).
 
 Options:
       --json   the run summary, step results and execution records (or one record) as JSON
@@ -238,12 +261,12 @@ Examples:
   stepwise show ex_89ef0123 --json`,
   async run(context: CommandContext, { values, positionals }) {
     const id = positionals[0] as string;
-    const { store } = await openCommandStore(context, values);
+    const { store, journalKey } = await openCommandStore(context, values);
     try {
-      const json = Boolean(values.json);
+      const shown = { json: Boolean(values.json), journalKey };
       return id.startsWith('ex_')
-        ? await showExecution(context, store, id, json)
-        : await showRun(context, store, id, json);
+        ? await showExecution(context, store, id, shown)
+        : await showRun(context, store, id, shown);
     } finally {
       await store.close();
     }

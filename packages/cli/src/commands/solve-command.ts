@@ -6,7 +6,7 @@ import { ExitCodes } from '../exit-codes.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { DEFAULT_CHECKPOINT_EXCLUDE, type SolveEvent, type SolveModel, solve } from '../solve/solve.js';
-import { type CommandContext, loadCommandConfig, print } from './command-context.js';
+import { type CommandContext, commandJournalKey, loadCommandConfig, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
 const options = {
@@ -92,6 +92,7 @@ Examples:
         ? ((await readJsonFile(values.plan, 'plan', context.io.cwd)).value as Plan)
         : undefined;
     const store = await openSqliteStore(settings.database);
+    const journalKey = await commandJournalKey(context);
     try {
       const json = values.json === true;
       const result = await solve({
@@ -100,6 +101,7 @@ Examples:
         validate: values.validate.trim().split(/\s+/),
         model,
         store,
+        journalKey,
         ...(plan ? { plan } : {}),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
         ...(settings.commands?.allow ? { allowCommands: settings.commands.allow } : {}),

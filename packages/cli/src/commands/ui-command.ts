@@ -44,7 +44,7 @@ Examples:
   stepwise ui --port 8080 --db .stepwise/stepwise.db`,
   async run(context: CommandContext, { values }) {
     const port = values.port === '0' ? 0 : (positiveInteger('ui', 'port', values.port) ?? 4848);
-    const { store, loaded } = await openCommandStore(context, values);
+    const { store, loaded, journalKey } = await openCommandStore(context, values);
     const runners = new Map<string, Promise<Runner>>();
     // Each run goes on with the engine that started it; answers to new approvals wait for the page.
     const runnerFor = (engine: EngineName) => {
@@ -56,7 +56,7 @@ Examples:
           nonInteractive: 'pause' as const,
           ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
         };
-        runner = createRunner({ ...runnerOptionsFromConfig(loaded, overrides), store });
+        runner = createRunner({ ...runnerOptionsFromConfig(loaded, overrides), store, journalKey });
         runners.set(engine, runner);
       }
       return runner;
@@ -78,6 +78,7 @@ Examples:
       const server = await serveDashboard({
         store,
         resume,
+        journalKey,
         port,
         hostname: typeof values.host === 'string' ? values.host : '127.0.0.1',
         readOnly: values['read-only'] === true,

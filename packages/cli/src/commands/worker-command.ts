@@ -3,7 +3,7 @@ import { type OptionSpecs, positiveInteger } from '../command-arguments.js';
 import { createRunner, isPostgresStoreConfig, loadPostgresStore, type Runner } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { type CommandContext, loadCommandConfig, print, printError } from './command-context.js';
+import { type CommandContext, commandJournalKey, loadCommandConfig, print, printError } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
 const options = {
@@ -88,7 +88,8 @@ Examples:
       );
     }
     const { createWorker, limitTools } = await loadPostgresStore();
-    const runners: Runner[] = [await createRunner(runnerOptions)];
+    const journalKey = await commandJournalKey(context);
+    const runners: Runner[] = [await createRunner({ ...runnerOptions, journalKey })];
     try {
       const base = runners[0] as Runner;
       const store = base.store as import('@stepwise/store-postgres').PostgresStore;
@@ -96,6 +97,7 @@ Examples:
       const runner = toolLimits
         ? await createRunner({
             ...runnerOptions,
+            journalKey,
             plugins: [],
             store,
             tools: limitTools(base.tools, { connection: store.connection, limits: toolLimits }),

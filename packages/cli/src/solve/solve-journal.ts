@@ -1,5 +1,6 @@
 import {
   ErrorCodes,
+  type JournalKey,
   type Plan,
   type PlanRevision,
   type RunResult,
@@ -63,8 +64,15 @@ export class SolveJournal {
     store: RunStore,
     plan: Plan,
     plannerCalls: readonly Omit<ModelCallEvent, 'seq' | 'at' | 'runId'>[] = [],
+    journalKey?: JournalKey,
   ): Promise<SolveJournal> {
-    const journal = await startRun({ store, runId: newRunId(), plan, engine: SOLVE_ENGINE });
+    const journal = await startRun({
+      store,
+      runId: newRunId(),
+      plan,
+      engine: SOLVE_ENGINE,
+      ...(journalKey === undefined ? {} : { journalKey }),
+    });
     for (const call of plannerCalls) journal.emit(call);
     await journal.flush();
     return new SolveJournal(journal, plan);

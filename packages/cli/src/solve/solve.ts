@@ -3,6 +3,7 @@ import {
   type ApprovalOptions,
   type Engine,
   ErrorCodes,
+  type JournalKey,
   MemoryStore,
   type Plan,
   type PlanRevision,
@@ -69,6 +70,8 @@ export interface SolveOptions {
   readonly plan?: Plan;
   /** Where every run (implementation and validation) is journaled. Default: a new MemoryStore. */
   readonly store?: RunStore;
+  /** Keys every run's hash chain (see the engines' `journalKey`). Default: none. */
+  readonly journalKey?: JournalKey;
   /** Attempts per step before giving up. Default 3. */
   readonly maxAttempts?: number;
   /**
@@ -305,6 +308,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     store,
     workspace: root,
     approvals: options.approvals ?? { policy: { tools: { run_command: 'auto' } } },
+    ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
@@ -326,6 +330,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     store,
     plan,
     (planned?.calls ?? []).map((call) => agentic.plannerCallEvent(call, model.name)),
+    options.journalKey,
   );
   try {
     const outcome = await solveLoop({ options, engine, sandbox, plan, journal, agentic, model }, tools);
