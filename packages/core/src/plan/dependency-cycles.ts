@@ -1,16 +1,16 @@
 import { ErrorCodes } from '../errors.js';
-import type { DependencyIndex } from './dependency-index.js';
+import { type DependencyIndex, planIndexOf } from './dependency-index.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** Reports one `dependency-cycle` problem per cycle, naming its members in execution order. */
 export function reportCycles(index: DependencyIndex, add: AddProblem): void {
-  const { ids, planIndex, slotById, dependencies } = index;
+  const { ids, slotById, dependencies } = index;
   const { start, list } = dependencies;
   const byId = new Map(
     ids.map((id, slot) => [id, Array.from(list.subarray(start[slot], start[slot + 1]), (d) => ids[d] as string)]),
   );
   for (const cycle of findCycles(ids, byId)) {
-    const first = planIndex[slotById.get(cycle[0] as string) ?? 0] ?? 0;
+    const first = planIndexOf(index, Math.max(0, slotById.slotOf(cycle[0] as string)));
     add(
       ErrorCodes.PLAN_INVALID,
       'dependency-cycle',

@@ -1,5 +1,6 @@
 import { ErrorCodes } from '../errors.js';
 import { IntList } from './int-list.js';
+import { StepIdTable } from './step-id-table.js';
 import type { AddProblem } from './validate-plan.js';
 
 /**
@@ -11,28 +12,9 @@ export interface CollectedSteps {
   /** The step object as given (its `tool`, `args`, `dependsOn` are read from it). */
   readonly raw: readonly Record<string, unknown>[];
   readonly ids: readonly string[];
-  /** Position of each slot's step in the plan's `steps` array (for JSON paths). */
-  readonly planIndex: Int32Array;
-  readonly slotById: SlotsById;
-}
-
-/**
- * Step ids to slots, kept in an object without prototype rather than a Map. V8 stores such an
- * object's keys as internalized strings and, once an id from `dependsOn` or a reference has been
- * looked up, compares it by pointer (strings from `JSON.parse` are internalized already); a Map
- * compares the characters of both strings, a read at a random place in the plan per lookup. At
- * 200,000 steps that halved the time of linking dependencies and resolving references.
- */
-export class SlotsById {
-  private readonly slots: Record<string, number> = Object.create(null);
-
-  get(id: string): number | undefined {
-    return this.slots[id];
-  }
-
-  set(id: string, slot: number): void {
-    this.slots[id] = slot;
-  }
+  /** Position of each slot's step in the plan's `steps` array (for JSON paths); none when it is the slot itself. */
+  readonly planIndex: Int32Array | undefined;
+  readonly slotById: StepIdTable;
 }
 
 /**
@@ -75,34 +57,54 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** The steps that have a string id, first occurrence wins; later duplicates are reported. */
 export function collectSteps(rawSteps: readonly unknown[], add: AddProblem): CollectedSteps {
-  // Sized once: grown by push, two arrays of 200,000 leave a trail of copies behind.
-  const raw = new Array<Record<string, unknown>>(rawSteps.length);
+  // While every step so far has a slot of its own, the plan's array serves as `raw` and slot and
+  // index coincide: copies of the array and an index per step are made only once a step is left out.
+  let raw: Record<string, unknown>[] | undefined;
+  let planIndex: Int32Array | undefined;
+  // Sized once: grown by push, an array of 200,000 leaves a trail of copies behind.
   const ids = new Array<string>(rawSteps.length);
-  const planIndex = new Int32Array(rawSteps.length);
-  const slotById = new SlotsById();
+  const slotById = new StepIdTable(rawSteps.length);
   let count = 0;
   for (let index = 0; index < rawSteps.length; index++) {
     const step: unknown = rawSteps[index];
-    if (!isObject(step) || typeof step.id !== 'string') continue;
-    const id = step.id;
-    const existing = slotById.get(id);
-    if (existing !== undefined) {
-      add(
-        ErrorCodes.PLAN_INVALID,
-        'duplicate-step-id',
-        `/steps/${index}/id`,
-        `step id "${id}" is already used by /steps/${planIndex[existing]}`,
-      );
+    const accepted = isObject(step) && typeof step.id === 'string' && slotById.slotOf(step.id) === -1;
+    if (!accepted) {
+      if (!raw || !planIndex) {
+        raw = rawSteps.slice(0, count) as Record<string, unknown>[];
+        planIndex = new Int32Array(rawSteps.length);
+        for (let slot = 0; slot < count; slot++) planIndex[slot] = slot;
+      }
+      if (isObject(step) && typeof step.id === 'string') {
+        const existing = planIndex[slotById.slotOf(step.id)];
+        add(
+          ErrorCodes.PLAN_INVALID,
+          'duplicate-step-id',
+          `/steps/${index}/id`,
+          `step id "${step.id}" is already used by /steps/${existing}`,
+        );
+      }
       continue;
     }
-    planIndex[count] = index;
-    slotById.set(id, count);
-    raw[count] = step;
+    const id = step.id as string;
+    slotById.add(id);
+    if (raw && planIndex) {
+      raw.push(step);
+      planIndex[count] = index;
+    }
     ids[count++] = id;
   }
-  raw.length = count;
   ids.length = count;
-  return { raw, ids, planIndex: planIndex.subarray(0, count), slotById };
+  return {
+    raw: raw ?? (rawSteps as Record<string, unknown>[]),
+    ids,
+    planIndex: planIndex?.subarray(0, count),
+    slotById,
+  };
+}
+
+/** Where slot `slot`'s step is in the plan's `steps` array. */
+export function planIndexOf(steps: CollectedSteps, slot: number): number {
+  return steps.planIndex ? (steps.planIndex[slot] as number) : slot;
 }
 
 /** A step's `dependsOn` when it is an array (anything else is the schema's problem). */
@@ -131,10 +133,10 @@ export function linkDependencies(steps: CollectedSteps, engine: string, add: Add
     for (let position = 0; position < dependsOn.length; position++) {
       const dependency = dependsOn[position];
       if (typeof dependency !== 'string') continue;
-      const slot = slotById.get(dependency);
-      if (slot === undefined || (engine === 'sequential' && slot > current)) {
-        reportDependency(steps, current, position, dependency, slot === undefined, add);
-        if (slot === undefined) continue;
+      const slot = slotById.slotOf(dependency);
+      if (slot === -1 || (engine === 'sequential' && slot > current)) {
+        reportDependency(steps, current, position, dependency, slot === -1, add);
+        if (slot === -1) continue;
       }
       if (stamped) {
         if ((seen as Int32Array)[slot] === current + 1) continue;
@@ -157,7 +159,7 @@ function reportDependency(
   unknown: boolean,
   add: AddProblem,
 ): void {
-  const path = `/steps/${steps.planIndex[slot]}/dependsOn/${position}`;
+  const path = `/steps/${planIndexOf(steps, slot)}/dependsOn/${position}`;
   const id = steps.ids[slot];
   if (unknown) {
     add(

@@ -1,6 +1,6 @@
 import { ErrorCodes } from '../errors.js';
 import { answerAncestorQueries } from './ancestor-queries.js';
-import type { DependencyIndex, TopologicalOrder } from './dependency-index.js';
+import { type DependencyIndex, planIndexOf, type TopologicalOrder } from './dependency-index.js';
 import { IntList } from './int-list.js';
 import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
 import type { AddProblem } from './validate-plan.js';
@@ -53,8 +53,8 @@ export class ReferenceJudge {
   }
 
   // One visitor for every step (not a closure per step); `slot` says whose references these are.
-  private readonly visit: ReferenceVisitor = (stepId, form) => {
-    const target = this.index.slotById.get(stepId);
+  private readonly visit: ReferenceVisitor = (text, from, to, form) => {
+    const target = this.index.slotById.slotOf(text, from, to);
     if (asksAncestry(this.engine, target, this.acyclic)) {
       this.sources.push(this.slot);
       this.targets.push(target);
@@ -95,8 +95,8 @@ export function reportReferenceProblems(
   if (clean) return;
   const id = index.ids[slot] as string;
   for (const reference of findReferences((index.raw[slot] as Record<string, unknown>).args)) {
-    const target = index.slotById.get(reference.stepId);
-    const path = `/steps/${index.planIndex[slot]}/args${reference.path}`;
+    const target = index.slotById.slotOf(reference.stepId);
+    const path = `/steps/${planIndexOf(index, slot)}/args${reference.path}`;
     if (!asksAncestry(engine, target, acyclic)) {
       const kind = problemWithoutAncestry(reference.form, target, engine);
       if (kind) add(ErrorCodes.PLAN_INVALID, kind, path, messageWithoutAncestry(kind, reference));
@@ -112,20 +112,20 @@ export function reportReferenceProblems(
 }
 
 /** Does a reference need the ancestry answer? Only on permissive engines, in acyclic plans, to a known step. */
-function asksAncestry(engine: string, target: number | undefined, acyclic: boolean): target is number {
-  return engine !== 'sequential' && target !== undefined && acyclic;
+function asksAncestry(engine: string, target: number, acyclic: boolean): boolean {
+  return engine !== 'sequential' && target !== -1 && acyclic;
 }
 
 /** The reference problems that need no ancestry: forbidden (strict engine) and unknown step. */
 function problemWithoutAncestry(
   form: Reference['form'],
-  target: number | undefined,
+  target: number,
   engine: string,
 ): ProblemWithoutAncestry | undefined {
   // Strict passes arguments as written; a "$word" that names no step is just text.
-  if (engine === 'sequential') return form === 'object' || target !== undefined ? 'reference-forbidden' : undefined;
+  if (engine === 'sequential') return form === 'object' || target !== -1 ? 'reference-forbidden' : undefined;
   // A known step in a cyclic plan: the cycle is reported already, and ancestry is not defined there.
-  return target === undefined ? 'reference-unknown-step' : undefined;
+  return target === -1 ? 'reference-unknown-step' : undefined;
 }
 
 function messageWithoutAncestry(kind: ProblemWithoutAncestry, reference: Reference): string {

@@ -82,12 +82,15 @@ function asStringReference(value: unknown): { stepId: string; pointer: string } 
 }
 
 /**
- * Called for each reference in document order with the step id it names; `reference` is the
- * reference itself (its pointer is read only by who needs it) and `segments` the live path to it
- * (copy to keep), empty unless the walk was asked for paths.
+ * Called for each reference in document order. The step id it names is `text.slice(from, to)`
+ * (left uncut: validation looks it up by range); `reference` is the reference itself (its pointer
+ * is read only by who needs it) and `segments` the live path to it (copy to keep), empty unless
+ * the walk was asked for paths.
  */
 export type ReferenceVisitor = (
-  stepId: string,
+  text: string,
+  from: number,
+  to: number,
   form: Reference['form'],
   reference: unknown,
   segments: readonly (string | number)[],
@@ -95,8 +98,8 @@ export type ReferenceVisitor = (
 
 /**
  * Calls `visit` for every reference inside `args`, in document order. Validation asks only for
- * the step each reference names: no paths, no pointers, nothing allocated but the id of a string
- * reference (a path per reference costs a string as long as the reference is deep).
+ * the step each reference names: no paths, no pointers, nothing allocated (a path per reference
+ * costs a string as long as the reference is deep).
  */
 export function walkReferences(args: unknown, visit: ReferenceVisitor, withPaths = false): void {
   walkValue(args, visit, withPaths ? [] : undefined);
@@ -105,13 +108,13 @@ export function walkReferences(args: unknown, visit: ReferenceVisitor, withPaths
 function walkValue(value: unknown, visit: ReferenceVisitor, segments: (string | number)[] | undefined): void {
   if (typeof value === 'string') {
     const end = stringReferenceEnd(value);
-    if (end !== -1) visit(value.slice(1, end), 'string', value, segments ?? NO_SEGMENTS);
+    if (end !== -1) visit(value, 1, end, 'string', value, segments ?? NO_SEGMENTS);
     return;
   }
   if (typeof value !== 'object' || value === null) return;
   const objectId = objectReferenceId(value);
   if (objectId !== undefined) {
-    visit(objectId, 'object', value, segments ?? NO_SEGMENTS);
+    visit(objectId, 0, objectId.length, 'object', value, segments ?? NO_SEGMENTS);
     return;
   }
   if (Array.isArray(value)) {
@@ -137,12 +140,9 @@ export function findReferences(args: unknown): Reference[] {
   const found: Reference[] = [];
   walkReferences(
     args,
-    (stepId, form, reference, segments) => {
-      const pointer =
-        form === 'string'
-          ? (reference as string).slice(stepId.length + 1)
-          : ((reference as { pointer?: string }).pointer ?? '');
-      found.push({ stepId, pointer, path: toJsonPath(segments), form });
+    (text, from, to, form, reference, segments) => {
+      const pointer = form === 'string' ? text.slice(to) : ((reference as { pointer?: string }).pointer ?? '');
+      found.push({ stepId: text.slice(from, to), pointer, path: toJsonPath(segments), form });
     },
     true,
   );

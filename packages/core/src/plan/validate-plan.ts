@@ -6,6 +6,7 @@ import {
   collectSteps,
   type DependencyIndex,
   linkDependencies,
+  planIndexOf,
   type TopologicalOrder,
   topologicalOrder,
 } from './dependency-index.js';
@@ -162,7 +163,7 @@ function checkSteps(
   add: AddProblem,
 ): void {
   const { tools } = options;
-  const { raw, planIndex } = index;
+  const { raw } = index;
   const goalSteps = options.goalSteps ?? engine === 'agentic';
   const judge = new ReferenceJudge(index, sorted, engine);
   const noted = new Uint8Array(raw.length);
@@ -172,15 +173,15 @@ function checkSteps(
   };
   for (; slot < raw.length; slot++) {
     const step = raw[slot] as Record<string, unknown>;
-    checkTool(step, planIndex[slot] as number, goalSteps, tools, note);
+    checkTool(step, planIndexOf(index, slot), goalSteps, tools, note);
     judge.collect(slot, step.args);
-    checkArgs(step, planIndex[slot] as number, tools, note);
+    checkArgs(step, planIndexOf(index, slot), tools, note);
   }
   const verdicts = judge.judge();
   const acyclic = sorted.order !== undefined;
   for (let reported = 0; reported < raw.length; reported++) {
     const step = raw[reported] as Record<string, unknown>;
-    const at = planIndex[reported] as number;
+    const at = planIndexOf(index, reported);
     if (noted[reported] === 1) checkTool(step, at, goalSteps, tools, add);
     reportReferenceProblems(index, reported, verdicts, engine, acyclic, add);
     if (noted[reported] === 1) checkArgs(step, at, tools, add);

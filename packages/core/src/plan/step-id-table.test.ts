@@ -1,0 +1,63 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { StepIdTable } from './step-id-table.js';
+
+/** Adds the ids the way validation does (first occurrence wins); every lookup that a Map answers differently. */
+function differencesFromMap(ids: readonly string[], absent: readonly string[], maxProbes?: number): string[] {
+  const table = new StepIdTable(ids.length, maxProbes);
+  const expected = new Map<string, number>();
+  const differences: string[] = [];
+  const check = (what: string, actual: number, wanted: number) => {
+    if (actual !== wanted) differences.push(`${what}: ${actual}, not ${wanted}`);
+  };
+  for (const id of ids) {
+    check(`before adding ${JSON.stringify(id)}`, table.slotOf(id), expected.get(id) ?? -1);
+    if (!expected.has(id)) {
+      check(`add ${JSON.stringify(id)}`, table.add(id), expected.size);
+      expected.set(id, expected.size);
+    }
+  }
+  for (const [id, slot] of expected) {
+    check(JSON.stringify(id), table.slotOf(id), slot);
+    // As a string reference holds it: "$id/pointer", looked up by range.
+    check(`range of ${JSON.stringify(id)}`, table.slotOf(`$${id}/value`, 1, id.length + 1), slot);
+  }
+  for (const id of absent) check(`absent ${JSON.stringify(id)}`, table.slotOf(id), expected.get(id) ?? -1);
+  return differences;
+}
+
+const idArbitrary = fc.oneof(
+  fc.constantFrom('a', 'b', 's1', 's10', '__proto__', 'constructor', '0', '', 'ab'),
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: 'binary', maxLength: 4 }),
+);
+
+describe('StepIdTable', () => {
+  it('finds what a Map finds, repeated and absent ids included', () => {
+    fc.assert(
+      fc.property(fc.array(idArbitrary, { maxLength: 60 }), fc.array(idArbitrary, { maxLength: 20 }), (ids, absent) => {
+        expect(differencesFromMap(ids, absent)).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('hands every id to a Map when probing runs long, and still finds the same slots', () => {
+    fc.assert(
+      fc.property(
+        fc.array(idArbitrary, { minLength: 10, maxLength: 60 }),
+        fc.array(idArbitrary, { maxLength: 20 }),
+        (ids, absent) => {
+          // One probe each: the first collision gives up hashing.
+          expect(differencesFromMap(ids, absent, 1)).toEqual([]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds 100,000 ids', () => {
+    const ids = Array.from({ length: 100_000 }, (_, index) => `step-${index}`);
+    expect(differencesFromMap(ids, ['step-100000', 'step-', 'step-01'])).toEqual([]);
+  });
+});

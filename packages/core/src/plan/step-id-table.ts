@@ -1,0 +1,112 @@
+/** Probes one insert or lookup may take before the table gives up its hashing for a Map. */
+const MAX_PROBES = 64;
+
+/**
+ * Step ids to slots, for validation's lookups (`dependsOn`, references): an open-addressing hash
+ * table in typed arrays, sized once, with the ids' characters copied side by side.
+ *
+ * A Map was the slowest part of validating large plans: it grows by rehashing (reading every key
+ * string again) and compares a looked-up id with its key character by character, the key being a
+ * string somewhere in the plan — at 200,000 steps each lookup was a cache miss. Here a lookup
+ * reads the table and the compact copy of the characters, and a string reference (`"$id/…"`) is
+ * looked up by range, without cutting the id out of it.
+ *
+ * The hash is seeded per table, and a probe sequence longer than MAX_PROBES (ids crafted to
+ * collide) hands every id to a Map, so no input makes an operation cost more than MAX_PROBES.
+ */
+export class StepIdTable {
+  /** Pairs (hash, slot + 1); slot + 1 = 0 marks an empty bucket. */
+  private readonly buckets: Int32Array;
+  private readonly mask: number;
+  private readonly seed = (Math.random() * 0x1_0000_0000) >>> 0;
+  /** The ids' characters one after another; slot s owns `chars[charStart[s] .. charStart[s + 1] - 1]`. */
+  private chars: Uint16Array;
+  private readonly charStart: Int32Array;
+  private count = 0;
+  /** Set once hashing has given up (see the class comment). */
+  private fallback: Map<string, number> | undefined;
+
+  /** `maxProbes` is lowered by tests to reach the Map. */
+  constructor(
+    capacity: number,
+    private readonly maxProbes = MAX_PROBES,
+  ) {
+    // At most half full: linear probing stays short.
+    const size = 2 ** Math.ceil(Math.log2(Math.max(2, 2 * capacity)));
+    this.buckets = new Int32Array(2 * size);
+    this.mask = size - 1;
+    this.chars = new Uint16Array(Math.max(16, 8 * capacity));
+    this.charStart = new Int32Array(capacity + 1);
+  }
+
+  /** The slot of the step whose id is `text.slice(from, to)`, or -1. */
+  slotOf(text: string, from = 0, to = text.length): number {
+    if (this.fallback) return this.fallback.get(text.slice(from, to)) ?? -1;
+    const hash = this.hash(text, from, to);
+    for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
+      const entry = this.buckets[2 * at + 1] as number;
+      if (entry === 0) return -1;
+      if (this.buckets[2 * at] === hash && this.matches(entry - 1, text, from, to)) return entry - 1;
+    }
+    return -1;
+  }
+
+  /** Adds `id`, which must not be in the table (see `slotOf`), as the next slot; returns that slot. */
+  add(id: string): number {
+    const slot = this.count++;
+    this.copyCharacters(slot, id);
+    if (this.fallback) {
+      this.fallback.set(id, slot);
+      return slot;
+    }
+    const hash = this.hash(id, 0, id.length);
+    for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
+      if (this.buckets[2 * at + 1] === 0) {
+        this.buckets[2 * at] = hash;
+        this.buckets[2 * at + 1] = slot + 1;
+        return slot;
+      }
+    }
+    this.giveUpHashing();
+    return slot;
+  }
+
+  private hash(text: string, from: number, to: number): number {
+    let hash = this.seed ^ (to - from);
+    for (let index = from; index < to; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+    // Mix the high bits into the low ones the mask keeps.
+    hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+    hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+    return hash ^ (hash >>> 16);
+  }
+
+  private matches(slot: number, text: string, from: number, to: number): boolean {
+    const start = this.charStart[slot] as number;
+    if ((this.charStart[slot + 1] as number) - start !== to - from) return false;
+    for (let index = 0; index < to - from; index++) {
+      if (this.chars[start + index] !== text.charCodeAt(from + index)) return false;
+    }
+    return true;
+  }
+
+  private copyCharacters(slot: number, id: string): void {
+    const start = this.charStart[slot] as number;
+    if (start + id.length > this.chars.length) {
+      const larger = new Uint16Array(Math.max(2 * this.chars.length, start + id.length));
+      larger.set(this.chars);
+      this.chars = larger;
+    }
+    for (let index = 0; index < id.length; index++) this.chars[start + index] = id.charCodeAt(index);
+    this.charStart[slot + 1] = start + id.length;
+  }
+
+  private giveUpHashing(): void {
+    const fallback = new Map<string, number>();
+    for (let slot = 0; slot < this.count; slot++) {
+      const start = this.charStart[slot] as number;
+      const end = this.charStart[slot + 1] as number;
+      fallback.set(String.fromCharCode(...this.chars.subarray(start, end)), slot);
+    }
+    this.fallback = fallback;
+  }
+}
