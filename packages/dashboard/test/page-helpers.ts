@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type RunEvent, type RunStore, readAll } from '@stepwise/core';
@@ -44,10 +47,16 @@ export async function stepStatuses(store: RunStore, runId: string): Promise<Reco
 
 const ELSEWHERE = fileURLToPath(new URL('./fixtures/run-elsewhere.mjs', import.meta.url));
 
-/** Starts a run in a child process (a SQLite file or a postgres:// URL); resolves with its id once it has started, and with its end. */
+/**
+ * Starts a run in a child process (a SQLite file or a postgres:// URL); resolves with its id once
+ * it has started, and with its end. Its second step holds until `release()`, so a page is sure to
+ * see it running however slow the machine is.
+ */
 export function runElsewhere(database: string, steps: number, stepMs: number, schema = 'stepwise') {
+  const gate = path.join(mkdtempSync(path.join(tmpdir(), 'stepwise-gate-')), 'release');
   const child = spawn(process.execPath, [ELSEWHERE, database, String(steps), String(stepMs), schema], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, STEPWISE_TEST_GATE: gate },
   });
   const lines = createInterface({ input: child.stdout });
   const messages: Record<string, string>[] = [];
@@ -66,5 +75,5 @@ export function runElsewhere(database: string, steps: number, stepMs: number, sc
       look();
       child.once('exit', (code) => reject(new Error(`the run's process exited (${code}) before printing ${key}`)));
     });
-  return { runId: next('runId'), status: () => next('status'), child };
+  return { runId: next('runId'), status: () => next('status'), release: () => writeFileSync(gate, ''), child };
 }
