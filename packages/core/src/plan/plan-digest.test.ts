@@ -27,7 +27,7 @@ function shuffleKeys(value: unknown, random: () => number): unknown {
   return value;
 }
 
-/** The original, hand-built canonical form: the native-stringify version must match it exactly. */
+/** The original, hand-built canonical form: canonicalJson must match it exactly. */
 function referenceCanonical(value: unknown): string {
   if (value === null || typeof value !== 'object') {
     const text = JSON.stringify(value);
@@ -49,6 +49,18 @@ describe('planDigest', () => {
       { numRuns: 500 },
     );
     expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
+  });
+
+  it('gives a value and its JSON round trip the same text (what a store gives back is what was hashed)', () => {
+    const values = [
+      { at: new Date(Date.UTC(2030, 0, 1)), boxed: [new String('text'), new Number(2), new Boolean(false)] },
+      { bytes: new Uint8Array([3, 1, 2, 0, 9, 8, 7, 6, 5, 4, 11]), map: new Map([[1, 2]]), nan: Number.NaN, zero: -0 },
+      { custom: { toJSON: (key: string) => ({ key, z: 1, a: 2 }) }, skipped: () => 1, symbol: Symbol('s') },
+      [undefined, () => 1, { toJSON: () => undefined }],
+    ];
+    for (const value of values) expect(canonicalJson(value)).toBe(canonicalJson(JSON.parse(JSON.stringify(value))));
+    expect(canonicalJson(values[0])).toBe('{"at":"2030-01-01T00:00:00.000Z","boxed":["text",2,false]}');
+    expect(() => canonicalJson({ big: 1n })).toThrow(TypeError);
   });
 
   // RFC 8785 (JSON Canonicalization Scheme), sections 3.2.2 and 3.2.3: numbers as ECMAScript
