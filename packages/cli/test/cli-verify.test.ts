@@ -143,6 +143,26 @@ describe('stepwise verify and the commands that load a run', () => {
     expect(all.stdout).toMatch(/\d+ runs: \d+ intact, 0 unchained, [1-9]\d* changed outside Stepwise\n$/);
   });
 
+  it("an execution's record pointed at another call: show of it and verify refuse it", async () => {
+    const { runId, events } = await run('two', [
+      { id: 'first', tool: 'sleep_ms', args: { ms: 1, label: 'first' } },
+      { id: 'second', tool: 'sleep_ms', args: { ms: 1, label: 'second' }, dependsOn: ['first'] },
+    ]);
+    const [first, second] = events.filter((event) => event.type === 'tool-call') as (RunEvent & {
+      executionId: string;
+    })[];
+    forge((sql) =>
+      sql.prepare('update executions set call_seq = ? where execution_id = ?').run(second?.seq, first?.executionId),
+    );
+    const shown = await stepwise(['show', first?.executionId as string]);
+    expect([shown.code, shown.stderr.trim()]).toEqual([
+      1,
+      `stepwise show: E507 run ${runId}: the store's record of execution ${first?.executionId} does not match its journal (it differs from what the journal says) — the database was changed outside Stepwise`,
+    ]);
+    const verified = await stepwise(['verify', runId]);
+    expect(verified.stderr).toContain(`E507 run ${runId}: the store's record of execution ${first?.executionId}`);
+  });
+
   it('a chain recomputed without the key is refused at its first event', async () => {
     const { runId } = await run('relinked', [{ id: 'f', tool: 'flaky', args: { key: 'relinked' } }]);
     const store = createSqliteStore({ path: database() });

@@ -7,8 +7,8 @@ import {
   type RunStore,
   readVerifiedJournal,
   StepwiseError,
-  verifyRun,
 } from '@stepwise/core';
+import { canonicalJson } from '@stepwise/core/engine';
 import { executionRecord, foldRun, summarizeRun } from '@stepwise/core/store';
 import { formatDuration, goalProgressByStep, stepTimings } from '@stepwise/dashboard/report';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
@@ -132,15 +132,24 @@ function printGoalProgress(context: CommandContext, byStep: ReadonlyMap<string, 
 }
 
 async function showExecution(context: CommandContext, store: RunStore, id: string, shown: Shown): Promise<number> {
-  const record = await store.getExecution(id);
-  if (!record)
+  const stored = await store.getExecution(id);
+  if (!stored)
     throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `execution ${id} is not in the journal`, { location: id });
-  // The record comes partly from the store's projections: the run's journal and what the store
-  // says of it must agree, or the record may be forged.
-  const checked = await verifyRun(store, record.runId, { journalKey: shown.journalKey });
-  if (!checked.ok) throw journalTamperedError(checked);
-  const { json } = shown;
-  if (json) print(context, JSON.stringify(record, null, 2));
+  // The store builds the record partly from its projections: print the one the run's (checked)
+  // journal gives, and refuse when the store's differs from it.
+  const { events } = await readVerifiedJournal(store, stored.runId, { journalKey: shown.journalKey });
+  const record = executionRecord(foldRun(events, stored.runId), id);
+  if (!record || canonicalJson(record) !== canonicalJson(stored)) {
+    const difference = record ? 'it differs from what the journal says' : 'the journal has no such execution';
+    throw journalTamperedError({
+      ok: false,
+      runId: stored.runId,
+      reason: 'projection',
+      view: `execution ${id}`,
+      difference,
+    });
+  }
+  if (shown.json) print(context, JSON.stringify(record, null, 2));
   else printExecution(context, record);
   return ExitCodes.COMPLETED;
 }
