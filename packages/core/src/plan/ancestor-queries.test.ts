@@ -30,7 +30,7 @@ function randomQueries(size: number, count: number, seed: number): { sources: nu
 }
 
 function expectOracle(dependencies: Dependencies, sources: number[], targets: number[], limits?: SearchLimits) {
-  const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 };
+  const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false };
   const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, limits, work);
   let positives = 0;
   sources.forEach((source, query) => {
@@ -113,25 +113,33 @@ describe('answerAncestorQueries', () => {
 
   // The shapes that were quadratic with a spanning forest and bitsets: every reference is settled
   // by the labels or a short search, and the work per reference does not grow with the plan.
-  for (const [shape, build] of [
-    ['references many hops back in a random DAG', (size: number) => randomDependencies(size, 7, size, 3)],
-    ['references far back along interleaved chains', (size: number) => interleavedDependencies(size, 16, 9)],
+  for (const [shape, build, hops] of [
+    ['references many hops back in a random DAG', (size: number) => randomDependencies(size, 7, size, 3), () => 6],
+    [
+      'references far back along interleaved chains',
+      (size: number) => interleavedDependencies(size, 16, 9),
+      (size: number) => size / 32,
+    ],
+    ['references a few links back in a random DAG', (size: number) => randomDependencies(size, 5, size, 3), () => 3],
   ] as const) {
     it(`settles ${shape} with a bounded search`, () => {
       const perReference: number[] = [];
+      const labelled: boolean[] = [];
       for (const size of [5000, 20_000]) {
         const dependencies = build(size);
-        const hops = shape.includes('interleaved') ? size / 32 : 6;
         // Ancestors by construction: every answer must be 1.
-        const { sources, targets } = ancestorQueries(dependencies, hops, size);
-        const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 };
+        const { sources, targets } = ancestorQueries(dependencies, hops(size), size);
+        const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false };
         const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, undefined, work);
         expect(answers.indexOf(0)).toBe(-1);
         expect(work.leftToBitsets).toBe(0);
         perReference.push(work.searchedEdges / sources.length);
+        labelled.push(work.labelled);
       }
       expect(perReference[1]).toBeLessThan(32);
       expect(perReference[1]).toBeLessThan(2 * (perReference[0] as number) + 1);
+      // A few links back, searches without labels settle them all: no labels are built.
+      if (shape.includes('a few links')) expect(labelled).toEqual([false, false]);
     }, 120_000);
   }
 });

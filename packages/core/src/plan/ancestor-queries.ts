@@ -2,9 +2,8 @@ import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
 import type { AncestryGraph } from './dependency-index.js';
 import { IntList } from './int-list.js';
 import { propagateBitsets } from './propagate-bitsets.js';
-import { reachabilityLabels } from './reachability-labels.js';
 
-/** How much the searches of stage 2 may look at (tests lower it to reach stage 3). */
+/** How much the searches of stages 2 and 3 may look at (tests lower it to reach stage 4). */
 export interface SearchLimits {
   /** Dependency edges one search may look at before its query is left to the bitsets. */
   readonly edgesPerSearch: number;
@@ -14,69 +13,123 @@ export interface SearchLimits {
 
 /** What the stages did (tests and the benchmark read it). */
 export interface AncestryWork {
-  /** Queries settled by labels or a search (stage 2). */
+  /** Queries settled by a search, with or without labels (stages 2 and 3). */
   searched: number;
   /** Dependency edges the searches looked at. */
   searchedEdges: number;
-  /** Queries left to the bitsets (stage 3). */
+  /** Queries left to the bitsets (stage 4). */
   leftToBitsets: number;
+  /** Whether stage 3 built labels. */
+  labelled: boolean;
 }
 
 const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 16 };
 
+/** Edges a search without labels may look at in stage 2 (its retry of the hard queries: RETRY_EDGES). */
+const SHORT_SEARCH_EDGES = 64;
+const RETRY_EDGES = 256;
+/** Queries left over that the bitsets answer in one pass of one word per step, rather than labels. */
+const FEW_QUERIES = 32;
+
 /**
  * For each query q, is `targets[q]` a (transitive) dependency of `sources[q]`? Answers 1 or 0.
  *
- * In three stages, each taking only what the one before left:
- * 1. the topological-position test and the direct dependencies: O(N + E + R) for N steps, E edges
- *    and R queries (chains, fan-out/fan-in, references to a dependency);
- * 2. labels built in O(N + E) (see `reachabilityLabels`: four depth-first forests and a path
- *    cover) that settle a query at once when they can, and otherwise a breadth-first search back
- *    from the source that enters only steps the labels leave possible and stops at the first one
- *    they say the target surely reaches. One search looks at no more than `edgesPerSearch` edges
- *    (1,024), all of them together at most `edgesPerItem` (16) × (N + E + R): this stage is linear;
- * 3. the queries a search gave up on are answered together by propagating bitsets along the
- *    topological order (`propagateBitsets`): O((N + E) · ⌈T / 32⌉) for T distinct targets left.
+ * In four stages, each taking only what the one before left, for N steps, E edges, R queries:
+ * 1. the direct dependencies and the topological-position test: O(N + E + R) (chains,
+ *    fan-out/fan-in, references to a dependency);
+ * 2. a breadth-first search back from the source, without labels, entering only steps after the
+ *    target in the topological order, at most SHORT_SEARCH_EDGES (64) edges each: references a few
+ *    links back settle here with no memory but two numbers per step. Once more than 32 + 1/64 of
+ *    the queries so far gave up, the rest go to stage 3; otherwise those that gave up are tried
+ *    again with RETRY_EDGES (256) edges. At most 64 R + 256 (32 + R / 64) edges in all;
+ * 3. labels built in O(N + E) (see `reachabilityLabels`: three depth-first forests and a path
+ *    cover) that settle a query at once when they can, and otherwise the same search, entering
+ *    only steps the labels leave possible and stopping at the first one they say the target surely
+ *    reaches, at most `edgesPerSearch` (1,024) edges each. Skipped when FEW_QUERIES or fewer are left;
+ * 4. what is left is answered by propagating bitsets along the topological order
+ *    (`propagateBitsets`): O((N + E) · ⌈T / 32⌉) for T distinct targets left.
+ * Stages 2 and 3 together look at no more than `edgesPerItem` (16) × (N + E + R) edges: linear.
  *
- * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 3 stays for
+ * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 4 stays for
  * graphs the labels do not capture (a wide grid with references across it is one); on the shapes
  * plans have — chains, trees, fan-out, random graphs, interleaved chains, references many hops
- * back — stage 2 settles every query within a few dozen edges and stage 3 gets little or nothing.
+ * back — stages 2 and 3 settle every query within a few dozen edges and stage 4 gets little or nothing.
  */
 export function answerAncestorQueries(
   graph: AncestryGraph,
   sources: ArrayLike<number>,
   targets: ArrayLike<number>,
   limits: SearchLimits = DEFAULT_LIMITS,
-  work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0 },
+  work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false },
 ): Uint8Array {
   const answers = new Uint8Array(sources.length);
   const undecided = answerDirectly(graph, sources, targets, answers);
   if (undecided.length === 0) return answers;
+  const searches = new Searches(graph, sources, targets, answers, limits, work);
+  let left = searchWithoutLabels(searches, undecided);
+  if (left.length > FEW_QUERIES) {
+    searches.search.useLabels();
+    work.labelled = true;
+    left = searches.settleAll(left, limits.edgesPerSearch);
+  }
+  work.leftToBitsets = left.length;
+  if (left.length > 0) propagateBitsets(graph, sources, targets, left, answers);
+  return answers;
+}
 
-  const search = new AncestorSearch(reachabilityLabels(graph));
-  let budget = limits.edgesPerItem * (graph.order.length + graph.dependents.list.length + sources.length);
-  const leftOver = new IntList(Math.min(undecided.length, 1024));
-  for (let index = 0; index < undecided.length; index++) {
-    const query = undecided[index] as number;
-    if (budget <= 0) {
-      leftOver.push(query);
-      continue;
+/** The searches of stages 2 and 3, answering into `answers`, within one edge budget. */
+class Searches {
+  readonly search: AncestorSearch;
+  private budget: number;
+
+  constructor(
+    graph: AncestryGraph,
+    private readonly sources: ArrayLike<number>,
+    private readonly targets: ArrayLike<number>,
+    private readonly answers: Uint8Array,
+    private readonly limits: SearchLimits,
+    private readonly work: AncestryWork,
+  ) {
+    this.search = new AncestorSearch(graph);
+    this.budget = limits.edgesPerItem * (graph.order.length + graph.dependencies.list.length + sources.length);
+  }
+
+  /** Answers `query` unless the search gives up within `maxEdges` (and the budget); true when answered. */
+  settle(query: number, maxEdges: number): boolean {
+    const allowed = Math.min(maxEdges, this.limits.edgesPerSearch, this.budget);
+    if (allowed <= 0) return false;
+    const answer = this.search.settle(this.sources[query] as number, this.targets[query] as number, allowed);
+    this.budget -= this.search.edges;
+    this.work.searchedEdges += this.search.edges;
+    if (answer === UNSETTLED) return false;
+    this.answers[query] = answer;
+    this.work.searched++;
+    return true;
+  }
+
+  /** Tries each of `queries`; returns those not answered. */
+  settleAll(queries: Int32Array, maxEdges: number): Int32Array {
+    const left = new IntList(Math.min(queries.length, 1024));
+    for (let index = 0; index < queries.length; index++) {
+      if (!this.settle(queries[index] as number, maxEdges)) left.push(queries[index] as number);
     }
-    const source = sources[query] as number;
-    const answer = search.settle(source, targets[query] as number, Math.min(limits.edgesPerSearch, budget));
-    budget -= search.edges;
-    work.searchedEdges += search.edges;
-    if (answer === UNSETTLED) {
-      leftOver.push(query);
-    } else {
-      answers[query] = answer;
-      work.searched++;
+    return left.view();
+  }
+}
+
+/** Stage 2 (see `answerAncestorQueries`): returns the queries it leaves to the labels. */
+function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Array {
+  const hard = new IntList(1024);
+  for (let index = 0; index < undecided.length; index++) {
+    if (searches.settle(undecided[index] as number, SHORT_SEARCH_EDGES)) continue;
+    hard.push(undecided[index] as number);
+    if (hard.length > 32 + index / 64) {
+      // Too many for searches without labels: the labels pay for themselves.
+      for (let rest = index + 1; rest < undecided.length; rest++) hard.push(undecided[rest] as number);
+      return hard.view();
     }
   }
-  work.leftToBitsets = leftOver.length;
-  if (leftOver.length > 0) propagateBitsets(graph, sources, targets, leftOver.view(), answers);
-  return answers;
+  return searches.settleAll(hard.view(), RETRY_EDGES);
 }
 
 /**
@@ -92,7 +145,8 @@ function answerDirectly(
 ): Int32Array {
   const { position, dependencies } = graph;
   const { start, list } = dependencies;
-  const undecided = new IntList(1024);
+  // Sized for every query at once: growing would copy.
+  const undecided = new IntList(sources.length);
   // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source` (long lists only).
   let marked: Int32Array | undefined;
   let markedFor = -1;

@@ -1,11 +1,12 @@
 import { ErrorCodes } from '../errors.js';
-import { type DependencyIndex, planIndexOf } from './dependency-index.js';
+import { type DependencyIndex, idOf, planIndexOf } from './dependency-index.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** Reports one `dependency-cycle` problem per cycle, naming its members in execution order. */
 export function reportCycles(index: DependencyIndex, add: AddProblem): void {
-  const { ids, slotById, dependencies } = index;
+  const { slotById, dependencies } = index;
   const { start, list } = dependencies;
+  const ids = index.raw.map((_, slot) => idOf(index, slot));
   const byId = new Map(
     ids.map((id, slot) => [id, Array.from(list.subarray(start[slot], start[slot + 1]), (d) => ids[d] as string)]),
   );

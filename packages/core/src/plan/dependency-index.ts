@@ -9,9 +9,8 @@ import type { AddProblem } from './validate-plan.js';
  * whole validation, the arrays a third of that.
  */
 export interface CollectedSteps {
-  /** The step object as given (its `tool`, `args`, `dependsOn` are read from it). */
+  /** The step object as given (its `id`, `tool`, `args`, `dependsOn` are read from it; `id` is a string). */
   readonly raw: readonly Record<string, unknown>[];
-  readonly ids: readonly string[];
   /** Position of each slot's step in the plan's `steps` array (for JSON paths); none when it is the slot itself. */
   readonly planIndex: Int32Array | undefined;
   readonly slotById: StepIdTable;
@@ -61,8 +60,6 @@ export function collectSteps(rawSteps: readonly unknown[], add: AddProblem): Col
   // index coincide: copies of the array and an index per step are made only once a step is left out.
   let raw: Record<string, unknown>[] | undefined;
   let planIndex: Int32Array | undefined;
-  // Sized once: grown by push, an array of 200,000 leaves a trail of copies behind.
-  const ids = new Array<string>(rawSteps.length);
   const slotById = new StepIdTable(rawSteps.length);
   let count = 0;
   for (let index = 0; index < rawSteps.length; index++) {
@@ -85,21 +82,19 @@ export function collectSteps(rawSteps: readonly unknown[], add: AddProblem): Col
       }
       continue;
     }
-    const id = step.id as string;
-    slotById.add(id);
+    slotById.add(step.id as string);
     if (raw && planIndex) {
       raw.push(step);
       planIndex[count] = index;
     }
-    ids[count++] = id;
+    count++;
   }
-  ids.length = count;
-  return {
-    raw: raw ?? (rawSteps as Record<string, unknown>[]),
-    ids,
-    planIndex: planIndex?.subarray(0, count),
-    slotById,
-  };
+  return { raw: raw ?? (rawSteps as Record<string, unknown>[]), planIndex: planIndex?.subarray(0, count), slotById };
+}
+
+/** The id of slot `slot`'s step. */
+export function idOf(steps: CollectedSteps, slot: number): string {
+  return (steps.raw[slot] as Record<string, unknown>).id as string;
 }
 
 /** Where slot `slot`'s step is in the plan's `steps` array. */
@@ -160,7 +155,7 @@ function reportDependency(
   add: AddProblem,
 ): void {
   const path = `/steps/${planIndexOf(steps, slot)}/dependsOn/${position}`;
-  const id = steps.ids[slot];
+  const id = idOf(steps, slot);
   if (unknown) {
     add(
       ErrorCodes.PLAN_INVALID,
@@ -179,8 +174,14 @@ function reportDependency(
   }
 }
 
-/** The reverse of `dependencies`: each slot's dependents, in plan order. O(steps + edges). */
-export function reverseAdjacency(dependencies: Adjacency): Adjacency {
+/**
+ * The reverse of `dependencies`: each slot's dependents, in plan order. O(steps + edges).
+ * `cursors` (one number per step) is scratch the caller has spare.
+ */
+export function reverseAdjacency(
+  dependencies: Adjacency,
+  cursors = new Int32Array(dependencies.start.length - 1),
+): Adjacency {
   const { start, list } = dependencies;
   const count = start.length - 1;
   const reverseStart = new Int32Array(count + 1);
@@ -190,14 +191,14 @@ export function reverseAdjacency(dependencies: Adjacency): Adjacency {
   }
   for (let slot = 0; slot < count; slot++) {
     reverseStart[slot + 1] = (reverseStart[slot + 1] as number) + (reverseStart[slot] as number);
+    cursors[slot] = reverseStart[slot] as number;
   }
   const reverseList = new Int32Array(list.length);
-  const fill = reverseStart.slice(0, count);
   for (let slot = 0; slot < count; slot++) {
     for (let edge = start[slot] as number; edge < (start[slot + 1] as number); edge++) {
       const dependency = list[edge] as number;
-      reverseList[fill[dependency] as number] = slot;
-      fill[dependency] = (fill[dependency] as number) + 1;
+      reverseList[cursors[dependency] as number] = slot;
+      cursors[dependency] = (cursors[dependency] as number) + 1;
     }
   }
   return { start: reverseStart, list: reverseList };
@@ -206,27 +207,27 @@ export function reverseAdjacency(dependencies: Adjacency): Adjacency {
 /**
  * Kahn's algorithm over index arrays: O(steps + edges), ready steps leave in plan order.
  * (graphology was ~10× slower here at 100,000 steps; it backs `planGraph` for callers who
- * want a graph object.)
+ * want a graph object.) Two arrays per step, not four: `order` is the scratch of the reversal
+ * until it fills, and a step's `position` counts its dependencies not yet ordered until it has one.
  */
 export function topologicalOrder(dependencies: Adjacency): TopologicalOrder {
   const count = dependencies.start.length - 1;
-  const dependents = reverseAdjacency(dependencies);
-  const remaining = new Int32Array(count);
   const order = new Int32Array(count);
+  const dependents = reverseAdjacency(dependencies, order);
+  const position = new Int32Array(count);
   let tail = 0;
   for (let slot = 0; slot < count; slot++) {
-    remaining[slot] = (dependencies.start[slot + 1] as number) - (dependencies.start[slot] as number);
-    if (remaining[slot] === 0) order[tail++] = slot;
+    position[slot] = (dependencies.start[slot + 1] as number) - (dependencies.start[slot] as number);
+    if (position[slot] === 0) order[tail++] = slot;
   }
-  const position = new Int32Array(count);
   const { start, list } = dependents;
   for (let head = 0; head < tail; head++) {
     const current = order[head] as number;
     position[current] = head;
     for (let edge = start[current] as number; edge < (start[current + 1] as number); edge++) {
       const next = list[edge] as number;
-      remaining[next] = (remaining[next] as number) - 1;
-      if (remaining[next] === 0) order[tail++] = next;
+      position[next] = (position[next] as number) - 1;
+      if (position[next] === 0) order[tail++] = next;
     }
   }
   return { order: tail === count ? order : undefined, position, dependents };

@@ -1,6 +1,6 @@
 import { ErrorCodes } from '../errors.js';
 import { answerAncestorQueries } from './ancestor-queries.js';
-import { type DependencyIndex, planIndexOf, type TopologicalOrder } from './dependency-index.js';
+import { type DependencyIndex, idOf, planIndexOf, type TopologicalOrder } from './dependency-index.js';
 import { IntList } from './int-list.js';
 import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
 import type { AddProblem } from './validate-plan.js';
@@ -93,7 +93,7 @@ export function reportReferenceProblems(
   let clean = flagged[slot] === 0;
   for (let answer = query; clean && answer < end; answer++) clean = answers[answer] === 1;
   if (clean) return;
-  const id = index.ids[slot] as string;
+  const id = idOf(index, slot);
   for (const reference of findReferences((index.raw[slot] as Record<string, unknown>).args)) {
     const target = index.slotById.slotOf(reference.stepId);
     const path = `/steps/${planIndexOf(index, slot)}/args${reference.path}`;

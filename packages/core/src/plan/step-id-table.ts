@@ -15,12 +15,17 @@ const MAX_PROBES = 64;
  * collide) hands every id to a Map, so no input makes an operation cost more than MAX_PROBES.
  */
 export class StepIdTable {
-  /** Pairs (hash, slot + 1); slot + 1 = 0 marks an empty bucket. */
+  /** Slot + 1 per bucket; 0 marks an empty bucket. */
   private readonly buckets: Int32Array;
   private readonly mask: number;
+  /** Each slot's hash, compared before its characters. */
+  private readonly hashes: Int32Array;
   private readonly seed = (Math.random() * 0x1_0000_0000) >>> 0;
-  /** The ids' characters one after another; slot s owns `chars[charStart[s] .. charStart[s + 1] - 1]`. */
-  private chars: Uint16Array;
+  /**
+   * The ids' characters one after another; slot s owns `chars[charStart[s] .. charStart[s + 1] - 1]`.
+   * One byte per character until an id has one above 255 (ids are ASCII as a rule).
+   */
+  private chars: Uint8Array | Uint16Array;
   private readonly charStart: Int32Array;
   private count = 0;
   /** Set once hashing has given up (see the class comment). */
@@ -33,9 +38,10 @@ export class StepIdTable {
   ) {
     // At most half full: linear probing stays short.
     const size = 2 ** Math.ceil(Math.log2(Math.max(2, 2 * capacity)));
-    this.buckets = new Int32Array(2 * size);
+    this.buckets = new Int32Array(size);
     this.mask = size - 1;
-    this.chars = new Uint16Array(Math.max(16, 8 * capacity));
+    this.hashes = new Int32Array(capacity);
+    this.chars = new Uint8Array(Math.max(16, 8 * capacity));
     this.charStart = new Int32Array(capacity + 1);
   }
 
@@ -44,9 +50,9 @@ export class StepIdTable {
     if (this.fallback) return this.fallback.get(text.slice(from, to)) ?? -1;
     const hash = this.hash(text, from, to);
     for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
-      const entry = this.buckets[2 * at + 1] as number;
+      const entry = this.buckets[at] as number;
       if (entry === 0) return -1;
-      if (this.buckets[2 * at] === hash && this.matches(entry - 1, text, from, to)) return entry - 1;
+      if (this.hashes[entry - 1] === hash && this.matches(entry - 1, text, from, to)) return entry - 1;
     }
     return -1;
   }
@@ -60,10 +66,10 @@ export class StepIdTable {
       return slot;
     }
     const hash = this.hash(id, 0, id.length);
+    this.hashes[slot] = hash;
     for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
-      if (this.buckets[2 * at + 1] === 0) {
-        this.buckets[2 * at] = hash;
-        this.buckets[2 * at + 1] = slot + 1;
+      if (this.buckets[at] === 0) {
+        this.buckets[at] = slot + 1;
         return slot;
       }
     }
@@ -91,9 +97,12 @@ export class StepIdTable {
 
   private copyCharacters(slot: number, id: string): void {
     const start = this.charStart[slot] as number;
-    if (start + id.length > this.chars.length) {
-      const larger = new Uint16Array(Math.max(2 * this.chars.length, start + id.length));
-      larger.set(this.chars);
+    let wide = this.chars instanceof Uint16Array;
+    for (let index = 0; index < id.length && !wide; index++) wide = id.charCodeAt(index) > 0xff;
+    if (start + id.length > this.chars.length || wide !== this.chars instanceof Uint16Array) {
+      const length = Math.max(start + id.length, 2 * this.chars.length);
+      const larger = wide ? new Uint16Array(length) : new Uint8Array(length);
+      larger.set(this.chars.subarray(0, start));
       this.chars = larger;
     }
     for (let index = 0; index < id.length; index++) this.chars[start + index] = id.charCodeAt(index);

@@ -3,8 +3,10 @@ import { compileSchema } from '../tools/schema.js';
 import type { ToolCatalog } from '../tools/tool-registry.js';
 import { reportCycles } from './dependency-cycles.js';
 import {
+  type CollectedSteps,
   collectSteps,
   type DependencyIndex,
+  idOf,
   linkDependencies,
   planIndexOf,
   type TopologicalOrder,
@@ -127,15 +129,15 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   checkSteps(index, sorted, engine, options, add);
 
   if (problems.length === 0 && parsed.success && sorted.order) {
-    return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps.ids, sorted.order) };
+    return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted.order) };
   }
   return { ok: false, plan: parsed.success ? parsed.data : undefined, problems };
 }
 
 /** The ids in topological order (a loop: `Array.from` over a typed array allocates a result object per element). */
-function idsInOrder(ids: readonly string[], order: Int32Array): string[] {
+function idsInOrder(steps: CollectedSteps, order: Int32Array): string[] {
   const inOrder = new Array<string>(order.length);
-  for (let rank = 0; rank < order.length; rank++) inOrder[rank] = ids[order[rank] as number] as string;
+  for (let rank = 0; rank < order.length; rank++) inOrder[rank] = idOf(steps, order[rank] as number);
   return inOrder;
 }
 
