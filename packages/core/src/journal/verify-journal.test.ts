@@ -97,6 +97,30 @@ describe('the hash chain RunJournal writes', () => {
     expect(chain).toBe(chainValue(runId, first, undefined));
   });
 
+  it('links concurrent steps in seq order through group commits, batched durability included', async () => {
+    for (const durability of ['step', 'batched'] as const) {
+      const store = new MemoryStore();
+      const fan = createPolicyEngine({
+        policy: permissivePolicy({ tools }),
+        options: { tools, store, journalKey: KEY, durability },
+      });
+      const steps = Array.from({ length: 40 }, (_, index) => ({
+        id: `m${index}`,
+        tool: 'produce',
+        args: { value: index },
+      }));
+      const handle = fan.run(
+        makePlan([...steps, { id: 'join', tool: 'produce', dependsOn: steps.map((step) => step.id) }]),
+      );
+      expect((await handle.result).status).toBe('completed');
+      const events = await readAll(store, handle.runId);
+      expect(verifyJournal(handle.runId, events, { journalKey: KEY })).toMatchObject({
+        ok: true,
+        events: events.length,
+      });
+    }
+  });
+
   it('does not depend on the order of keys (a store may reorder them)', async () => {
     const { runId, events } = await journalOf();
     const reordered = events.map(
