@@ -70,14 +70,33 @@ describe('a run of steps that never wait', () => {
       renewals.push(renewed);
       return renewed;
     };
+    // A lease not renewed within its TTL counts as lost (the run stops), so the TTL must outlast the
+    // longest stall of a loaded machine; a chain of steps that each keep the thread busy for a
+    // millisecond works for at least twice that, however fast the machine.
+    const ttlMs = 600;
+    const spinning = new ToolRegistry([
+      defineTool({
+        name: 'spin',
+        description: 'keeps the thread busy for a millisecond',
+        input: { type: 'object' },
+        effect: 'read',
+        execute: () => {
+          const until = performance.now() + 1;
+          while (performance.now() < until) {
+            // Busy on purpose: a step that never waits.
+          }
+          return { ok: true };
+        },
+      }),
+    ]);
     const started = Date.now();
-    const handle = dagEngine({ tools, store, leaseTtlMs: 120 }).run(fanOut(6000));
+    const handle = dagEngine({ tools: spinning, store, leaseTtlMs: ttlMs }).run(chainPlan(2 * ttlMs, 'spin'));
     const result = await handle.result;
     const elapsed = Date.now() - started;
     expect(result.status).toBe('completed');
-    expect(elapsed).toBeGreaterThan(240);
-    // Renewed every 40 ms (a third of the TTL): the lease never lapsed while the run held it.
-    expect(renewals.length).toBeGreaterThanOrEqual(Math.floor(elapsed / 120));
+    expect(elapsed).toBeGreaterThan(2 * ttlMs);
+    // Renewed every third of the TTL: the lease never lapsed while the run held it.
+    expect(renewals.length).toBeGreaterThanOrEqual(Math.floor(elapsed / ttlMs));
     const expiries = renewals.map((lease) => Date.parse(lease.expiresAt));
     for (let index = 1; index < expiries.length; index++) {
       expect(expiries[index] as number).toBeGreaterThan(expiries[index - 1] as number);

@@ -1,6 +1,6 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent, RunEventInput } from './events.js';
 import { ChainWriter, type JournalKey, journalKeyObject } from './journal-chain.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { Lease, RunStore } from './run-store.js';
 
@@ -72,10 +72,15 @@ export interface RunJournalOptions {
   readonly store: RunStore;
   /** The run's lease; every append carries its fencing token. */
   readonly lease?: Lease;
+  /**
+   * When (local epoch ms) `lease` was asked for: the lease counts as lost once this plus its TTL
+   * passes unrenewed. Default: when the journal is created.
+   */
+  readonly leaseTakenAt?: number;
   /** Seq of the last event already in the store (0 for a new run). */
   readonly lastSeq?: number;
   readonly redactor?: Redactor;
-  /** Renew the lease this often (ms); default a third of its remaining time. */
+  /** Renew the lease this often (ms); default a third of its TTL. */
   readonly renewEveryMs?: number;
   /** The run's plan digest, when known (saves re-hashing a large plan at the end). */
   readonly planDigest?: string;
@@ -137,7 +142,7 @@ export class RunJournal {
   readonly redactor: Redactor;
   readonly planDigest: string | undefined;
   readonly #store: RunStore;
-  #lease: Lease | undefined;
+  readonly #leaseKeeper: LeaseKeeper | undefined;
   #nextSeq: number;
   #pending: RunEvent[] = [];
   /** When the oldest pending event was emitted (epoch ms). */
@@ -157,7 +162,6 @@ export class RunJournal {
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
   readonly #failureListeners = new Set<(error: unknown) => void>();
-  #renewTimer: NodeJS.Timeout | undefined;
   readonly #batched: boolean;
   /** Seq of the last event the store acknowledged. */
   #durableSeq: number;
@@ -169,7 +173,6 @@ export class RunJournal {
   constructor(options: RunJournalOptions) {
     this.runId = options.runId;
     this.#store = options.store;
-    this.#lease = options.lease;
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.#durableSeq = options.lastSeq ?? 0;
     this.redactor = options.redactor ?? createRedactor();
@@ -177,16 +180,29 @@ export class RunJournal {
     this.#batched = options.durability === 'batched';
     const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);
     this.#links = new ChainWriter(this.runId, options.lastSeq ?? 0, options.lastChain, key);
-    if (this.#lease) {
-      const remaining = Date.parse(this.#lease.expiresAt) - Date.now();
-      const every = options.renewEveryMs ?? Math.max(50, Math.floor(remaining / 3));
-      this.#renewTimer = setInterval(() => this.#renew(), every);
-      this.#renewTimer.unref();
+    if (options.lease) {
+      this.#leaseKeeper = new LeaseKeeper({
+        store: this.#store,
+        lease: options.lease,
+        ...(options.leaseTakenAt === undefined ? {} : { takenAt: options.leaseTakenAt }),
+        ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
+        onLost: (error) => this.#fail(error),
+      });
     }
   }
 
   get lease(): Lease | undefined {
-    return this.#lease;
+    return this.#leaseKeeper?.lease;
+  }
+
+  /**
+   * Why this journal takes no more events — its lease was lost (E501: the store refused a renewal
+   * or an append, or the lease's time ran out unrenewed) or the store refused a batch — checking
+   * the lease's deadline first; `undefined` while the run may go on. The kernel asks before a tool starts.
+   */
+  fencedBy(): unknown {
+    if (this.#failure === undefined) this.#leaseKeeper?.check();
+    return this.#failure;
   }
 
   /** The store this journal writes to (what was committed can be read back from it). */
@@ -228,9 +244,15 @@ export class RunJournal {
 
   /**
    * Called once, when the store first refuses a batch — also a commit nobody awaits (`commitSoon`),
-   * so a run can stop at once instead of at its next flush.
+   * so a run can stop at once instead of at its next flush — or the lease is lost (E501), the
+   * moment a renewal finds it gone or its time runs out. A listener added after the failure is
+   * called at once.
    */
   onFailure(listener: (error: unknown) => void): () => void {
+    if (this.#failure !== undefined) {
+      listener(this.#failure);
+      return () => false;
+    }
     this.#failureListeners.add(listener);
     return () => this.#failureListeners.delete(listener);
   }
@@ -341,12 +363,10 @@ export class RunJournal {
       if (this.#failure) throw this.#failure;
       // Linked as late as possible: the digest is of the event as the store is about to take it.
       for (const event of batch) this.#links.stamp(event);
-      await this.#store.append(this.runId, batch, this.#lease);
+      await this.#store.append(this.runId, batch, this.#leaseKeeper?.lease);
       this.#durableSeq = batch.at(-1)?.seq ?? this.#durableSeq;
     } catch (error) {
-      const first = this.#failure === undefined;
-      this.#failure = error;
-      if (first) this.#tellFailure(error);
+      this.#fail(error);
       throw error;
     } finally {
       this.#writing--;
@@ -362,7 +382,11 @@ export class RunJournal {
     }
   }
 
-  #tellFailure(error: unknown): void {
+  /** The first failure fences the journal off: nothing more is appended, the lease is no longer renewed. */
+  #fail(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = error;
+    this.#leaseKeeper?.stop();
     for (const listener of this.#failureListeners) {
       try {
         listener(error);
@@ -379,24 +403,14 @@ export class RunJournal {
     return event;
   }
 
-  async #renew(): Promise<void> {
-    if (!this.#lease || this.#failure) return;
-    try {
-      this.#lease = await this.#store.renewLease(this.#lease);
-    } catch (error) {
-      this.#failure = StepwiseError.isInstance(error)
-        ? error
-        : new StepwiseError(ErrorCodes.LEASE_CONFLICT, `lost the lease on run ${this.runId}`, { cause: error });
-    }
-  }
-
   /** Flushes, stops renewing and releases the lease. */
   async close(): Promise<void> {
-    if (this.#renewTimer) clearInterval(this.#renewTimer);
+    this.#leaseKeeper?.stop();
     try {
       await this.flush();
     } finally {
-      if (this.#lease && !this.#failure) await this.#store.releaseLease(this.#lease).catch(() => undefined);
+      const lease = this.#leaseKeeper?.lease;
+      if (lease && !this.#failure) await this.#store.releaseLease(lease).catch(() => undefined);
     }
   }
 }

@@ -3,6 +3,7 @@ import type { Effect } from '../tools/define-tool.js';
 import type { ApprovalDecision, ApprovalHandler, ApprovalRequest } from './approval.js';
 import type { KernelContext, ToolCallRequest } from './invoke-step.js';
 import { answerOrWait } from './pause-approval.js';
+import { raceAbort } from './tool-execution.js';
 
 type ApprovalOutcome = { decision: 'approved' | 'denied' | 'skipped' | 'waiting'; reason?: string };
 
@@ -71,12 +72,20 @@ async function decideWithoutHandler(
   return { decision, reason };
 }
 
-/** The handler's answer; a handler that throws denies, with its error as the reason. */
+/**
+ * The handler's answer; a handler that throws denies, with its error as the reason. The wait ends
+ * when the run's signal aborts (the run stopped or lost its lease) even if the handler ignores it.
+ */
 async function askHandler(handler: ApprovalHandler, request: ApprovalRequest): Promise<ApprovalDecision | boolean> {
+  const failed = (error: unknown) => ({
+    decision: 'deny' as const,
+    reason: `approval handler failed: ${error instanceof Error ? error.message : error}`,
+  });
   try {
-    return await handler(request);
+    const raced = await raceAbort(Promise.resolve(handler(request)), request.signal);
+    return raced.kind === 'done' ? raced.value : failed(request.signal.reason);
   } catch (error) {
-    return { decision: 'deny', reason: `approval handler failed: ${error instanceof Error ? error.message : error}` };
+    return failed(error);
   }
 }
 

@@ -106,9 +106,9 @@ export async function executeTool(
     },
     artifacts,
   });
-  const cancelled = (): Execution => ({
+  const cancelled = (reason: unknown = signal.reason): Execution => ({
     status: 'cancelled',
-    error: cancelledError(request.stepId, signal.reason),
+    error: cancelledError(request.stepId, reason),
     artifacts,
   });
   try {
@@ -119,6 +119,10 @@ export async function executeTool(
       : toolSignal === neverAborted
         ? { kind: 'done' as const, value: await returned }
         : await raceAbort(Promise.resolve(returned), toolSignal);
+    // A result that comes once the run's lease is lost (from a tool that ignored its signal) is
+    // refused: another owner may hold the run, and the journal takes nothing more.
+    const fenced = context.journal.fencedBy();
+    if (fenced !== undefined) return cancelled(fenced);
     if (raced.kind === 'done') return await checkOutput(request, tool, raced.value, artifacts);
     return signal.aborted ? cancelled() : timedOut();
   } catch (thrown) {
@@ -179,7 +183,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * Settles when the tool settles or `signal` aborts, whichever is first: a tool may ignore its
  * signal, the kernel does not wait for it. The listener is removed either way.
  */
-async function raceAbort<T>(
+export async function raceAbort<T>(
   running: Promise<T>,
   signal: AbortSignal,
 ): Promise<{ kind: 'done'; value: T } | { kind: 'interrupted' }> {

@@ -62,6 +62,7 @@ export async function respond(
   options: RespondOptions = {},
 ): Promise<ApprovalResponseEvent> {
   checkAnswer(runId, answer);
+  const leaseTakenAt = Date.now();
   const lease = await store.acquireLease(runId, `respond:${process.pid}:${randomUUID()}`, 30_000);
   if (!lease) {
     throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is held by another process; answer again`, {
@@ -79,6 +80,7 @@ export async function respond(
       runId,
       store,
       lease,
+      leaseTakenAt,
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       lastChain: verification.lastChain,

@@ -43,15 +43,17 @@ export interface StartRunOptions extends SessionOptions {
   readonly planDigest?: string;
 }
 
+/** Takes the run's lease; `takenAt` (local ms, before the request) bounds how long it may be held unrenewed. */
 async function lease(options: SessionOptions, runId: string) {
   const owner = options.owner ?? `${process.pid}:${randomUUID()}`;
+  const takenAt = Date.now();
   const lease = await options.store.acquireLease(runId, owner, options.leaseTtlMs ?? 30_000);
   if (!lease) {
     throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is being executed by another owner`, {
       location: runId,
     });
   }
-  return lease;
+  return { lease, takenAt };
 }
 
 /** Takes the run's lease and journals `run-start`. */
@@ -61,7 +63,8 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
   const journal = new RunJournal({
     runId: options.runId,
     store: options.store,
-    lease: held,
+    lease: held.lease,
+    leaseTakenAt: held.takenAt,
     lastSeq: 0,
     planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
@@ -118,7 +121,8 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
     const journal = new RunJournal({
       runId: options.runId,
       store: options.store,
-      lease: held,
+      lease: held.lease,
+      leaseTakenAt: held.takenAt,
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       lastChain: verification.lastChain,
@@ -138,7 +142,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
     }
     return { journal, run, plan: run.plan, events, processes };
   } catch (error) {
-    await options.store.releaseLease(held).catch(() => undefined);
+    await options.store.releaseLease(held.lease).catch(() => undefined);
     throw error;
   }
 }

@@ -68,16 +68,22 @@ export class SessionControl {
     return this.#ended;
   }
 
-  stop(kind: StopKind, reason: string): void {
+  /** `abortReason` is what `signal` aborts with; default an E307 error carrying `reason`. */
+  stop(kind: StopKind, reason: string, abortReason?: StepwiseError): void {
     if (this.#stop) return;
     this.#stop = { kind, reason };
-    this.#controller.abort(new StepwiseError(ErrorCodes.STEP_CANCELLED, reason));
+    this.#controller.abort(abortReason ?? new StepwiseError(ErrorCodes.STEP_CANCELLED, reason));
   }
 
-  /** The journal refused a write: stop everything; the result rejects with this (first) error. */
+  /**
+   * The journal refused a write, or the run's lease was lost: stop everything; the result rejects
+   * with this (first) error, and the signal aborts with it when it is a `StepwiseError` (E501 for a
+   * lost lease), so a tool can tell a lost run from a cancelled one.
+   */
   journalFailed(error: unknown): void {
     this.#fatal ??= { error };
-    this.stop('failed', `the journal failed: ${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    this.stop('failed', `the journal failed: ${message}`, StepwiseError.isInstance(error) ? error : undefined);
   }
 
   hold(reason: string): void {

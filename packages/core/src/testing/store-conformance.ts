@@ -1,5 +1,6 @@
 import { auditCases } from './conformance-audit.js';
 import { durabilityCases } from './conformance-durability.js';
+import { fencingCases } from './conformance-fencing.js';
 import { journalCases } from './conformance-journal.js';
 import { leaseCases } from './conformance-leases.js';
 import { raceCases } from './conformance-races.js';
@@ -17,4 +18,5 @@ export function runStoreConformance(harness: StoreHarness): void {
   leaseCases(harness);
   raceCases(harness);
   durabilityCases(harness);
+  fencingCases(harness);
 }

@@ -1,0 +1,109 @@
+import { ErrorCodes, StepwiseError } from '../errors.js';
+import type { Lease, RunStore } from './run-store.js';
+
+export interface LeaseKeeperOptions {
+  readonly store: Pick<RunStore, 'renewLease'>;
+  readonly lease: Lease;
+  /**
+   * When (local epoch ms) the lease was asked for: it is held at most until this plus its TTL,
+   * whatever the store's clock says. Default: now.
+   */
+  readonly takenAt?: number;
+  /** Renew this often (ms). Default a third of the lease's TTL (at least 50 ms). */
+  readonly renewEveryMs?: number;
+  /** Called once, when the lease is lost (the store refused a renewal, or its time ran out first). */
+  readonly onLost: (error: StepwiseError) => void;
+}
+
+/**
+ * Keeps a run's lease: renews it every third of its TTL and declares it lost (E501, naming the run)
+ * as soon as the store refuses a renewal or the lease's local deadline passes unrenewed. The deadline
+ * is measured on this machine's clock from when each renewal was sent, so it never ends later than
+ * the store's own expiry: once it passes, another owner may hold the run, and nothing of this one
+ * may start. A store that is briefly away (a retryable error) is asked again at the next renewal
+ * until the deadline.
+ */
+export class LeaseKeeper {
+  readonly #store: Pick<RunStore, 'renewLease'>;
+  readonly #onLost: (error: StepwiseError) => void;
+  #lease: Lease;
+  #deadline: number;
+  #lost: StepwiseError | undefined;
+  #renewing = false;
+  readonly #renewTimer: NodeJS.Timeout;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: LeaseKeeperOptions) {
+    this.#store = options.store;
+    this.#onLost = options.onLost;
+    this.#lease = options.lease;
+    this.#deadline = (options.takenAt ?? Date.now()) + options.lease.ttlMs;
+    const every = options.renewEveryMs ?? Math.max(50, Math.floor(options.lease.ttlMs / 3));
+    this.#renewTimer = setInterval(() => this.#tick(), every);
+    this.#renewTimer.unref();
+    this.#armDeadline();
+  }
+
+  get lease(): Lease {
+    return this.#lease;
+  }
+
+  /** Why the lease is lost, checking its local deadline first; `undefined` while it is held. */
+  check(): StepwiseError | undefined {
+    if (this.#lost === undefined && Date.now() > this.#deadline) this.#expire();
+    return this.#lost;
+  }
+
+  /** Stops renewing (the run ended, or its journal failed). */
+  stop(): void {
+    clearInterval(this.#renewTimer);
+    if (this.#deadlineTimer) clearTimeout(this.#deadlineTimer);
+  }
+
+  #armDeadline(): void {
+    if (this.#deadlineTimer) clearTimeout(this.#deadlineTimer);
+    // +1: a timer may fire a millisecond early, and `check` compares strictly.
+    this.#deadlineTimer = setTimeout(() => this.check(), Math.max(0, this.#deadline - Date.now() + 1));
+    this.#deadlineTimer.unref();
+  }
+
+  #tick(): void {
+    if (this.check() || this.#renewing) return;
+    this.#renewing = true;
+    this.#renew().finally(() => {
+      this.#renewing = false;
+    });
+  }
+
+  async #renew(): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      const renewed = await this.#store.renewLease(this.#lease);
+      if (this.#lost) return;
+      this.#lease = renewed;
+      this.#deadline = sentAt + renewed.ttlMs;
+      this.#armDeadline();
+    } catch (error) {
+      // Asked again at the next tick; the deadline still ends it if the store stays away.
+      if (StepwiseError.isInstance(error) && error.retryable && error.code !== ErrorCodes.LEASE_CONFLICT) return;
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#lose(`the store refused to renew it: ${reason}`, error);
+    }
+  }
+
+  #expire(): void {
+    const ttl = this.#lease.ttlMs;
+    this.#lose(`it was not renewed within its ${ttl} ms time-to-live, so another owner may hold the run`);
+  }
+
+  #lose(why: string, cause?: unknown): void {
+    if (this.#lost) return;
+    const { runId } = this.#lease;
+    this.#lost = new StepwiseError(ErrorCodes.LEASE_CONFLICT, `lost the lease on run ${runId}: ${why}`, {
+      location: runId,
+      ...(cause === undefined ? {} : { cause }),
+    });
+    this.stop();
+    this.#onLost(this.#lost);
+  }
+}
