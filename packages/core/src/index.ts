@@ -92,6 +92,8 @@ export {
   type Artifact,
   defineTool,
   type Effect,
+  type ToolClaim,
+  type ToolClaimContext,
   type ToolContext,
   type ToolDefinition,
   type ToolLogger,

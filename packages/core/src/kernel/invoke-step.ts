@@ -9,6 +9,7 @@ import type { AnyTool, ToolRegistry } from '../tools/tool-registry.js';
 import type { ApprovalOptions } from './approval.js';
 import { admitCall, refusedOutcome } from './call-admission.js';
 import type { JournaledAnswers } from './pause-approval.js';
+import { acquireClaim, type ClaimingTool, releaseClaim } from './tool-claim.js';
 import { cancelledError, type Execution, executeTool, neverAborted } from './tool-execution.js';
 
 /** What the kernel needs from the engine that calls it. */
@@ -69,10 +70,13 @@ export interface ToolCallRequest {
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
- * Calls one tool: whitelist → argument validation → preconditions → approval →
- * journal `tool-call` → execute with timeout and signal → output validation → journal `tool-result`.
+ * Calls one tool: whitelist → argument validation → preconditions → approval → what the tool must
+ * wait for (`acquire`: a cluster-wide slot) → the lease, checked again → journal `tool-call` →
+ * execute with timeout and signal → output validation → journal `tool-result`.
  * The only place a tool's `execute` is ever called. Never throws for tool problems.
  *
+ * Every wait comes before the `tool-call`, and the run's lease is checked after them: a run that
+ * stopped or lost its lease meanwhile (its signal aborts then) journals no call and starts no tool.
  * A non-idempotent tool runs only once its `tool-call` is durable, so a crash leaves evidence and
  * resume fails the step as interrupted. An idempotent tool (every `read` tool by default) may run
  * again after a crash, so it starts at once and its call is committed as soon as the ready promise
@@ -84,10 +88,32 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
   const admission = await admitCall(request, context, signal, started);
   if (!admission.admitted) return admission.outcome;
   const { tool, args } = admission;
+  if (tool.acquire === undefined) return startCall(request, tool, args, context, signal, started);
+  // Listeners (and a reader of the store) learn the step started while it waits for its claim.
+  context.journal.commitSoon();
+  const claimed = await acquireClaim(request, tool as ClaimingTool, context, signal, started);
+  if ('refused' in claimed) return claimed.refused;
+  try {
+    return await startCall(request, tool, args, context, signal, started);
+  } finally {
+    await releaseClaim(claimed.claim);
+  }
+}
 
-  // A run cancelled while this call waited (approval, preconditions) never starts the tool.
-  if (signal.aborted) {
-    const error = context.journal.redactor.redact(cancelledError(request.stepId, signal.reason));
+/** From the admitted (and claimed) call to its journaled result; refused if the run stopped or lost its lease meanwhile. */
+async function startCall(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+): Promise<ToolCallOutcome> {
+  // Asked first: a lease whose time ran out is declared lost here, which aborts the run's signal.
+  const fenced = context.journal.fencedBy();
+  if (fenced !== undefined || signal.aborted) {
+    const reason = signal.aborted ? signal.reason : fenced;
+    const error = context.journal.redactor.redact(cancelledError(request.stepId, reason));
     return refusedOutcome(request, 'cancelled', error, started);
   }
 

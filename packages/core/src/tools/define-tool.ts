@@ -54,6 +54,23 @@ export interface ProcessRecord {
   readonly command?: readonly string[];
 }
 
+/** What a call holds while its tool runs (a slot of a cluster-wide limit); see `ToolDefinition.acquire`. */
+export interface ToolClaim {
+  /** Frees what was acquired: called once, when the call has settled or when it does not start after all. */
+  release(): Promise<void> | void;
+}
+
+/** What `ToolDefinition.acquire` gets: the call it is for, and the signal that ends its wait. */
+export interface ToolClaimContext {
+  /** The run's signal: aborted when the run stops or loses its lease. Stop waiting then. */
+  readonly signal: AbortSignal;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly executionId: string;
+  /** The run's lease time-to-live (ms), when it runs under a lease: how long a claim should outlive a dead holder. */
+  readonly leaseTtlMs: number | undefined;
+}
+
 export interface ToolDefinition<Input = unknown, Output = unknown> {
   /** Unique within a registry; what plans name in `step.tool`. */
   readonly name: string;
@@ -66,6 +83,15 @@ export interface ToolDefinition<Input = unknown, Output = unknown> {
   readonly idempotent: boolean;
   /** Default timeout for this tool when the step gives none. */
   readonly timeoutMs?: number;
+  /**
+   * Waits for what a call needs before it may start (a slot of a cluster-wide limit) and returns
+   * what frees it. The kernel calls it once the call is admitted (arguments, preconditions,
+   * approval) and before the call is journaled, then checks the run's lease again: a run that stops
+   * or loses its lease while waiting journals no call, so resume runs the step again instead of
+   * failing it as interrupted. The step's timeout starts after it. A throw fails the call (its
+   * code and `retryable` kept) without starting the tool.
+   */
+  acquire?(context: ToolClaimContext): Promise<ToolClaim>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
@@ -79,6 +105,8 @@ export interface ToolOptions<InputSchema, OutputSchema> {
   readonly effect: Effect;
   readonly idempotent?: boolean;
   readonly timeoutMs?: number;
+  /** See `ToolDefinition.acquire`. */
+  acquire?(context: ToolClaimContext): Promise<ToolClaim>;
   execute(
     input: InferSchema<InputSchema>,
     context: ToolContext,

@@ -1,0 +1,48 @@
+import { toStepError } from '../errors.js';
+import type { ToolClaim } from '../tools/define-tool.js';
+import type { AnyTool } from '../tools/tool-registry.js';
+import { refusedOutcome } from './call-admission.js';
+import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
+import { cancelledError } from './tool-execution.js';
+
+/** A tool that declares what its calls wait for. */
+export type ClaimingTool = AnyTool & { readonly acquire: NonNullable<AnyTool['acquire']> };
+
+/**
+ * Waits for what the tool's `acquire` claims (a cluster-wide slot) with the run's signal, before
+ * anything of the call is journaled. A wait the run's stop or lost lease ends gives a `cancelled`
+ * outcome, a claim that fails a `failed` one: either way the tool never started and no `tool-call`
+ * exists, so a resume runs the step again.
+ */
+export async function acquireClaim(
+  request: ToolCallRequest,
+  tool: ClaimingTool,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+): Promise<{ readonly claim: ToolClaim } | { readonly refused: ToolCallOutcome }> {
+  try {
+    const claim = await tool.acquire({
+      signal,
+      runId: context.runId,
+      stepId: request.stepId,
+      executionId: request.executionId,
+      leaseTtlMs: context.journal.lease?.ttlMs,
+    });
+    return { claim };
+  } catch (error) {
+    const stopped = signal.aborted ? signal.reason : context.journal.fencedBy();
+    const refusal = stopped === undefined ? toStepError(error) : cancelledError(request.stepId, stopped);
+    const status = stopped === undefined ? 'failed' : 'cancelled';
+    return { refused: refusedOutcome(request, status, context.journal.redactor.redact(refusal), started) };
+  }
+}
+
+/** Frees a claim once its call settled. A release that fails is left to the claim's own expiry. */
+export async function releaseClaim(claim: ToolClaim): Promise<void> {
+  try {
+    await claim.release();
+  } catch {
+    // Nothing to do: a claim that is not freed expires (a slot's time-to-live).
+  }
+}
