@@ -5,7 +5,7 @@ import { propagateBitsets } from './propagate-bitsets.js';
 
 /** How much the searches of stages 2 and 3 may look at (tests lower it to reach stage 4). */
 export interface SearchLimits {
-  /** Dependency edges one search may look at before its query is left to the bitsets. */
+  /** Dependency edges one search may look at before its query is left to a later stage. */
   readonly edgesPerSearch: number;
   /** Edges all searches together may look at, per step, edge and query of the graph. */
   readonly edgesPerItem: number;
@@ -23,11 +23,18 @@ export interface AncestryWork {
   labelled: boolean;
 }
 
-const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 16 };
+// 64 per item: stage 2 averages up to 128 edges a query and may take half.
+const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 64 };
 
-/** Edges a search without labels may look at in stage 2 (its retry of the hard queries: RETRY_EDGES). */
-const SHORT_SEARCH_EDGES = 64;
-const RETRY_EDGES = 256;
+/**
+ * Stage 2 goes on while its searches look at no more than this many edges per query on average
+ * (plus STAGE_TWO_SLACK): a search without labels reads two numbers per step it enters, one with
+ * labels a record of eight, and the labels cost four walks over the graph to build. On references
+ * 2–8 random links back in a random plan, searches without labels average 55 edges and took half
+ * the time of labels and searches with them (18 edges).
+ */
+const STAGE_TWO_AVERAGE = 128;
+const STAGE_TWO_SLACK = 8192;
 /** Queries left over that the bitsets answer in one pass of one word per step, rather than labels. */
 const FEW_QUERIES = 32;
 
@@ -38,17 +45,17 @@ const FEW_QUERIES = 32;
  * 1. the direct dependencies and the topological-position test: O(N + E + R) (chains,
  *    fan-out/fan-in, references to a dependency);
  * 2. a breadth-first search back from the source, without labels, entering only steps after the
- *    target in the topological order, at most SHORT_SEARCH_EDGES (64) edges each: references a few
- *    links back settle here with no memory but two numbers per step. Once more than 32 + 1/64 of
- *    the queries so far gave up, the rest go to stage 3; otherwise those that gave up are tried
- *    again with RETRY_EDGES (256) edges. At most 64 R + 256 (32 + R / 64) edges in all;
+ *    target in the topological order: references a few links back, even in random plans, settle
+ *    here with no memory but two numbers per step. Stage 2 hands the rest to stage 3 once its
+ *    searches average more than STAGE_TWO_AVERAGE (128) edges per query (references far back
+ *    along chains) or use half the budget: at most 128 R + 8,192 + `edgesPerSearch` edges;
  * 3. labels built in O(N + E) (see `reachabilityLabels`: three depth-first forests and a path
  *    cover) that settle a query at once when they can, and otherwise the same search, entering
  *    only steps the labels leave possible and stopping at the first one they say the target surely
  *    reaches, at most `edgesPerSearch` (1,024) edges each. Skipped when FEW_QUERIES or fewer are left;
  * 4. what is left is answered by propagating bitsets along the topological order
  *    (`propagateBitsets`): O((N + E) · ⌈T / 32⌉) for T distinct targets left.
- * Stages 2 and 3 together look at no more than `edgesPerItem` (16) × (N + E + R) edges: linear.
+ * Stages 2 and 3 together look at no more than `edgesPerItem` (64) × (N + E + R) edges: linear.
  *
  * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 4 stays for
  * graphs the labels do not capture (a wide grid with references across it is one); on the shapes
@@ -67,7 +74,7 @@ export function answerAncestorQueries(
   if (undecided.length === 0) return answers;
   const searches = new Searches(graph, sources, targets, answers, limits, work);
   let left = searchWithoutLabels(searches, undecided);
-  if (left.length > FEW_QUERIES) {
+  if (left.length > FEW_QUERIES && searches.budgetLeft > 0) {
     searches.search.useLabels();
     work.labelled = true;
     left = searches.settleAll(left, limits.edgesPerSearch);
@@ -81,6 +88,9 @@ export function answerAncestorQueries(
 class Searches {
   readonly search: AncestorSearch;
   private budget: number;
+  private readonly initialBudget: number;
+  /** Edges looked at so far. */
+  spent = 0;
 
   constructor(
     graph: AncestryGraph,
@@ -92,6 +102,12 @@ class Searches {
   ) {
     this.search = new AncestorSearch(graph);
     this.budget = limits.edgesPerItem * (graph.order.length + graph.dependencies.list.length + sources.length);
+    this.initialBudget = this.budget;
+  }
+
+  /** The share of the budget not spent yet. */
+  get budgetLeft(): number {
+    return this.initialBudget > 0 ? this.budget / this.initialBudget : 0;
   }
 
   /** Answers `query` unless the search gives up within `maxEdges` (and the budget); true when answered. */
@@ -100,6 +116,7 @@ class Searches {
     if (allowed <= 0) return false;
     const answer = this.search.settle(this.sources[query] as number, this.targets[query] as number, allowed);
     this.budget -= this.search.edges;
+    this.spent += this.search.edges;
     this.work.searchedEdges += this.search.edges;
     if (answer === UNSETTLED) return false;
     this.answers[query] = answer;
@@ -119,17 +136,19 @@ class Searches {
 
 /** Stage 2 (see `answerAncestorQueries`): returns the queries it leaves to the labels. */
 function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Array {
-  const hard = new IntList(1024);
+  const left = new IntList(1024);
+  const spentBefore = searches.spent;
   for (let index = 0; index < undecided.length; index++) {
-    if (searches.settle(undecided[index] as number, SHORT_SEARCH_EDGES)) continue;
-    hard.push(undecided[index] as number);
-    if (hard.length > 32 + index / 64) {
-      // Too many for searches without labels: the labels pay for themselves.
-      for (let rest = index + 1; rest < undecided.length; rest++) hard.push(undecided[rest] as number);
-      return hard.view();
+    const query = undecided[index] as number;
+    if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
+    const spent = searches.spent - spentBefore;
+    if (spent > STAGE_TWO_AVERAGE * (index + 1) + STAGE_TWO_SLACK || searches.budgetLeft < 0.5) {
+      // The labels pay for themselves here.
+      for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
+      break;
     }
   }
-  return searches.settleAll(hard.view(), RETRY_EDGES);
+  return left.view();
 }
 
 /**
