@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validatePlan } from '../src/plan/validate-plan.js';
-import { createTestTools } from '../src/testing/fixtures.js';
+import { createTestTools, seededRandom } from '../src/testing/fixtures.js';
 import { validatePlanBefore } from './validate-plan-before.js';
 
 const { registry } = createTestTools();
@@ -122,6 +122,39 @@ function referenceTarget(
   return `s${target}`;
 }
 
+/**
+ * Thousands of steps in chains laid out round-robin, a fifth of them also depending on a step of
+ * another chain; each step references a step far back in its own chain (an ancestor) or, one in
+ * ten, any earlier step (often not one). Searches without labels give up on references this far
+ * back, so the labels are built, searched with, and some references left to the bitsets.
+ */
+const chainsArbitrary = fc
+  .record({
+    size: fc.integer({ min: 1500, max: 3000 }),
+    chains: fc.constantFrom(1, 3, 8),
+    seed: fc.integer({ min: 1, max: 1_000_000 }),
+  })
+  .map(({ size, chains, seed }) => {
+    const random = seededRandom(seed);
+    const steps = Array.from({ length: size }, (_, index) => {
+      const dependsOn = index >= chains ? [`s${index - chains}`] : [];
+      if (chains > 1 && index > chains && random() < 0.2) {
+        dependsOn.push(`s${index - 1 - Math.floor(random() * (chains - 1))}`);
+      }
+      const rounds = Math.floor(index / chains);
+      const target =
+        random() < 0.9 ? index - chains * (1 + Math.floor(random() * rounds)) : Math.floor(random() * index);
+      const reference = index % 2 === 0 ? { $ref: `s${target}`, pointer: '/value' } : { nested: [`$s${target}/value`] };
+      return {
+        id: `s${index}`,
+        tool: 'echo',
+        ...(dependsOn.length > 0 ? { dependsOn } : {}),
+        ...(rounds > 0 && target >= 0 && target !== index ? { args: { value: reference } } : {}),
+      };
+    });
+    return { id: 'p', steps };
+  });
+
 describe('validatePlan reports what the previous implementation reported', () => {
   it('on random, often broken plans, for every engine', () => {
     fc.assert(
@@ -145,6 +178,16 @@ describe('validatePlan reports what the previous implementation reported', () =>
         expect(now).toEqual(validatePlanBefore(input, { engine, tools: registry }));
       }),
       { numRuns: 500 },
+    );
+  }, 120_000);
+
+  it('on plans of thousands of steps whose references need the labels', () => {
+    fc.assert(
+      fc.property(chainsArbitrary, (input) => {
+        const now = validatePlan(input, { tools: registry });
+        expect(now).toEqual(validatePlanBefore(input, { tools: registry }));
+      }),
+      { numRuns: 12 },
     );
   }, 120_000);
 
