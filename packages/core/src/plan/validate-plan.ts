@@ -129,15 +129,18 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   checkSteps(index, sorted, engine, options, add);
 
   if (problems.length === 0 && parsed.success && sorted.order) {
-    return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted.order) };
+    return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted) };
   }
   return { ok: false, plan: parsed.success ? parsed.data : undefined, problems };
 }
 
-/** The ids in topological order (a loop: `Array.from` over a typed array allocates a result object per element). */
-function idsInOrder(steps: CollectedSteps, order: Int32Array): string[] {
-  const inOrder = new Array<string>(order.length);
-  for (let rank = 0; rank < order.length; rank++) inOrder[rank] = idOf(steps, order[rank] as number);
+/**
+ * The ids in topological order. Steps are read in plan order, each id written at its position:
+ * reading them in topological order would jump about the plan, a cache miss per step.
+ */
+function idsInOrder(steps: CollectedSteps, sorted: TopologicalOrder): string[] {
+  const inOrder = new Array<string>(steps.raw.length);
+  for (let slot = 0; slot < steps.raw.length; slot++) inOrder[sorted.position[slot] as number] = idOf(steps, slot);
   return inOrder;
 }
 
