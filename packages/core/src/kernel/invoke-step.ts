@@ -36,6 +36,8 @@ export interface StepInvocation {
   readonly outputs?: ReadonlyMap<string, unknown>;
   /** Replaces the step's args (a recovery hook's retry with new args). */
   readonly args?: Record<string, unknown>;
+  /** The plan's revision this attempt runs under (default 0); part of `ctx.idempotencyKey`. */
+  readonly revision?: number;
 }
 
 /** The outcome of one tool call, before it becomes a StepResult (agentic steps make many). */
@@ -64,6 +66,11 @@ export interface ToolCallRequest {
   readonly turn?: number;
   /** Agentic: the model's own id for this call, journaled with the `tool-call`. */
   readonly toolCallId?: string;
+  /**
+   * The plan's revision, for a call that carries out a plan step: `ctx.idempotencyKey` is then derived
+   * from the run, the step and it. Without it the key is the `executionId`.
+   */
+  readonly revision?: number;
 }
 
 /** Optional keys of hot-path objects are assigned after the literal: no conditional spreads. */
@@ -227,6 +234,7 @@ export async function invokeStep(step: Step, invocation: StepInvocation, context
         requiresApproval: step.requiresApproval,
         timeoutMs: step.timeoutMs,
         description: step.description,
+        revision: invocation.revision ?? 0,
       },
       context,
     );

@@ -5,6 +5,7 @@ import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js'
 import { describeProcess } from '../tools/process-groups.js';
 import { compileSchema, formatIssues } from '../tools/schema.js';
 import type { AnyTool } from '../tools/tool-registry.js';
+import { deriveIdempotencyKey } from './idempotency-key.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
 import { signalWithTimeout } from './signal-with-timeout.js';
 
@@ -50,6 +51,13 @@ function toolContextFor(
     runId: context.runId,
     stepId: request.stepId,
     executionId: request.executionId,
+    // Hashed when a tool asks: most tools never read it.
+    get idempotencyKey() {
+      const { revision } = request;
+      return revision === undefined
+        ? request.executionId
+        : deriveIdempotencyKey(context.runId, request.stepId, revision);
+    },
     attempt: request.attempt,
     log: context.log ?? noopLog,
     addArtifact: (artifact) => artifacts.push(artifact),

@@ -110,6 +110,7 @@ export class AttemptRunner {
         attempt,
         references: policy.references,
         outputs: board.outputs,
+        revision: board.plan.revision ?? 0,
         ...(slot.args ? { args: slot.args } : {}),
       },
       kernel,

@@ -31,6 +31,14 @@ export interface ToolContext {
   readonly runId: string;
   readonly stepId: string;
   readonly executionId: string;
+  /**
+   * The same for every attempt of one effect: a plan step's calls get a hash of the run, the step and
+   * the plan's revision (not the attempt), so a retry after a timeout or a resume after a crash asks
+   * for the same effect with the same key. Key the effect by it (a unique key, an idempotency header)
+   * to perform it once. A call without a plan step of its own (a goal step's model-chosen call) gets
+   * its `executionId`.
+   */
+  readonly idempotencyKey: string;
   readonly attempt: number;
   readonly log: ToolLogger;
   /** Records an artifact (stdout, stderr, diagnostics…) with the execution. */
