@@ -41,6 +41,7 @@ export function openConnection(options: PostgresConnectionOptions): PostgresConn
       location: 'connectionString',
     });
   }
+  if (!options.pool) checkConnectionString(options.connectionString as string);
   const ownsPool = !options.pool;
   const pool =
     options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
@@ -63,6 +64,40 @@ export function openConnection(options: PostgresConnectionOptions): PostgresConn
       return closing;
     },
   };
+}
+
+const POSTGRES_SCHEMES = new Set(['postgres:', 'postgresql:', 'socket:']);
+
+/**
+ * Refuses (E601) what `pg` would take for a host name and fail on later as E503 ENOTFOUND: text that
+ * is not a URL, or a URL of another database. Accepted, as `pg` reads them: `postgres://` and
+ * `postgresql://` URLs (an empty host with `?host=/socket/directory` included), `socket:` URLs, and a
+ * socket directory path (`/var/run/postgresql`, optionally followed by a space and a database name).
+ * The message never quotes the string: it may hold a password.
+ */
+export function checkConnectionString(connectionString: string): void {
+  if (connectionString.startsWith('/')) return;
+  // As pg does: spaces and stray `%` are encoded first, and a URL whose host is empty (`user@/db`) is
+  // read with a stand-in host.
+  const text = /[ ]|%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(connectionString)
+    ? encodeURI(connectionString).replace(/%25(\d\d)/g, '%$1')
+    : connectionString;
+  const url = parseUrl(text) ?? parseUrl(text.replace('@/', '@stand-in-host/'));
+  if (url && POSTGRES_SCHEMES.has(url.protocol)) return;
+  const what = url ? 'is a URL of another kind' : 'is not a URL';
+  throw new StepwiseError(
+    ErrorCodes.CONFIG_INVALID,
+    `connectionString ${what}: use postgres://user:password@host:port/database (or postgresql://, or a socket directory)`,
+    { location: 'connectionString' },
+  );
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Creates the schema and runs pending migrations; kysely's Migrator serialises concurrent processes with an advisory lock. */
