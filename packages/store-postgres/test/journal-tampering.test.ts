@@ -55,7 +55,7 @@ describe.skipIf(!postgres)('a Postgres journal changed behind the store', () => 
   async function failedRun(): Promise<string> {
     const store = open();
     const engine = createPolicyEngine({
-      policy: permissivePolicy({ tools }, { name: 'dag', validation: 'dag', retry: { maxAttempts: 1 } }),
+      policy: permissivePolicy({ tools, retry: { maxAttempts: 1 } }, { name: 'dag', validation: 'dag' }),
       options: { tools, store, journalKey: KEY },
     });
     const handle = engine.run(
@@ -82,9 +82,10 @@ describe.skipIf(!postgres)('a Postgres journal changed behind the store', () => 
 
   it('a failed run made completed in the journal: E507 naming its run-end', async () => {
     const runId = await failedRun();
-    const [{ seq }] = await query<{ seq: number }>(url, `select max(seq) as seq from ${events} where run_id = $1`, [
+    const [last] = await query<{ seq: number }>(url, `select max(seq) as seq from ${events} where run_id = $1`, [
       runId,
     ]);
+    const seq = last?.seq;
     await query(
       url,
       `update ${events} set payload = (payload::jsonb || '{"status":"completed"}')::json where run_id = $1 and seq = $2`,

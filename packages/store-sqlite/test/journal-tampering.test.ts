@@ -52,7 +52,7 @@ const tools = new ToolRegistry([
 function engineOn(path: string, journalKey: string | undefined = KEY) {
   const store = createSqliteStore({ path });
   const engine = createPolicyEngine({
-    policy: permissivePolicy({ tools }, { name: 'dag', validation: 'dag', retry: { maxAttempts: 1 } }),
+    policy: permissivePolicy({ tools, retry: { maxAttempts: 1 } }, { name: 'dag', validation: 'dag' }),
     options: { tools, store, ...(journalKey === undefined ? {} : { journalKey }) },
   });
   return { store, engine };
