@@ -2,6 +2,7 @@ import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
 import type { AncestryGraph } from './dependency-index.js';
 import { IntList } from './int-list.js';
 import { propagateBitsets } from './propagate-bitsets.js';
+import { SpareInts } from './spare-ints.js';
 
 /** How much the searches of stages 2 and 3 may look at (tests lower it to reach stage 4). */
 export interface SearchLimits {
@@ -68,11 +69,12 @@ export function answerAncestorQueries(
   targets: ArrayLike<number>,
   limits: SearchLimits = DEFAULT_LIMITS,
   work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false },
+  spare = new SpareInts(),
 ): Uint8Array {
   const answers = new Uint8Array(sources.length);
-  const undecided = answerDirectly(graph, sources, targets, answers);
+  const undecided = answerDirectly(graph, sources, targets, answers, spare);
   if (undecided.length === 0) return answers;
-  const searches = new Searches(graph, sources, targets, answers, limits, work);
+  const searches = new Searches(graph, sources, targets, answers, limits, work, spare);
   let left = searchWithoutLabels(searches, undecided);
   if (left.length > FEW_QUERIES && searches.budgetLeft > 0) {
     searches.search.useLabels();
@@ -99,8 +101,9 @@ class Searches {
     private readonly answers: Uint8Array,
     private readonly limits: SearchLimits,
     private readonly work: AncestryWork,
+    spare: SpareInts,
   ) {
-    this.search = new AncestorSearch(graph);
+    this.search = new AncestorSearch(graph, spare);
     this.budget = limits.edgesPerItem * (graph.order.length + graph.dependencies.list.length + sources.length);
     this.initialBudget = this.budget;
   }
@@ -161,11 +164,12 @@ function answerDirectly(
   sources: ArrayLike<number>,
   targets: ArrayLike<number>,
   answers: Uint8Array,
+  spare: SpareInts,
 ): Int32Array {
   const { position, dependencies } = graph;
   const { start, list } = dependencies;
   // Sized for every query at once: growing would copy.
-  const undecided = new IntList(sources.length);
+  const undecided = new IntList(sources.length, spare);
   // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source` (long lists only).
   let marked: Int32Array | undefined;
   let markedFor = -1;

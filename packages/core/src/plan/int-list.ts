@@ -1,3 +1,5 @@
+import type { SpareInts } from './spare-ints.js';
+
 /**
  * A growing list of 32-bit integers in one typed array: the per-reference lists of validation
  * (sources, targets, undecided queries) hold up to a few hundred thousand numbers, which as plain
@@ -7,8 +9,9 @@ export class IntList {
   private items: Int32Array;
   length = 0;
 
-  constructor(capacity = 16) {
-    this.items = new Int32Array(Math.max(1, capacity));
+  /** `spare`: where to take the first array from (see `SpareInts`). */
+  constructor(capacity = 16, spare?: SpareInts) {
+    this.items = spare ? spare.take(Math.max(1, capacity)) : new Int32Array(Math.max(1, capacity));
   }
 
   push(value: number): void {

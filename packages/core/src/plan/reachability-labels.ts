@@ -7,8 +7,10 @@ import type { Adjacency, AncestryGraph } from './dependency-index.js';
  */
 const POSITION = 0;
 const PATH = 1;
+/** The number of the last search that entered the step (see `enterOnce`): one cache line per step entered. */
+const MARK = 2;
 /** Forest f's numbers start at FOREST + 2f: enter, then last (see `forest`). */
-const FOREST = 2;
+const FOREST = 3;
 const ENTER = 0;
 const LAST = 1;
 /**
@@ -46,24 +48,23 @@ export interface ReachabilityLabels {
 }
 
 /**
- * Scratch arrays of the forest walks, one number per step each. The caller may lend two arrays
- * it has spare (the search lends its own: it is not searching while the labels are built).
+ * Scratch arrays of the forest walks, one number per step each; the caller may lend arrays it
+ * has spare (the search lends its own: it is not searching while the labels are built).
  */
-export class ForestWork {
+export interface ForestWork {
+  readonly enter: Int32Array;
+  readonly stackSlot: Int32Array;
   /** How many children of the step at each depth were looked at. */
   readonly stackTried: Int32Array;
-
-  constructor(
-    readonly enter: Int32Array,
-    readonly stackSlot: Int32Array,
-  ) {
-    this.stackTried = new Int32Array(enter.length);
-  }
 }
 
 export function reachabilityLabels(
   graph: AncestryGraph,
-  work = new ForestWork(new Int32Array(graph.order.length), new Int32Array(graph.order.length)),
+  work: ForestWork = {
+    enter: new Int32Array(graph.order.length),
+    stackSlot: new Int32Array(graph.order.length),
+    stackTried: new Int32Array(graph.order.length),
+  },
 ): ReachabilityLabels {
   const { order, position, dependents, dependencies } = graph;
   const count = order.length;
@@ -75,6 +76,14 @@ export function reachabilityLabels(
   });
   pathCover(records, order, dependencies, work);
   return { steps: count, records };
+}
+
+/** Marks `step` as entered by search `mark` (numbers from 1 up); false when it was already. */
+export function enterOnce(labels: ReachabilityLabels, step: number, mark: number): boolean {
+  const at = step * STRIDE + MARK;
+  if (labels.records[at] === mark) return false;
+  labels.records[at] = mark;
+  return true;
 }
 
 /** Certain: true only when `target` reaches `step` (`step` ≠ `target`). */

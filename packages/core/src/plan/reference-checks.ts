@@ -3,6 +3,7 @@ import { answerAncestorQueries } from './ancestor-queries.js';
 import { type DependencyIndex, idOf, planIndexOf, type TopologicalOrder } from './dependency-index.js';
 import { IntList } from './int-list.js';
 import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
+import type { SpareInts } from './spare-ints.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** What the first pass over the references learnt, in index form: no strings, no paths. */
@@ -63,8 +64,8 @@ export class ReferenceJudge {
     }
   };
 
-  /** Answers the ancestry of every reference collected. */
-  judge(): ReferenceVerdicts {
+  /** Answers the ancestry of every reference collected; `spare` arrays are written over. */
+  judge(spare: SpareInts): ReferenceVerdicts {
     const { sources, targets, sorted } = this;
     const answers =
       sources.length > 0 && sorted.order
@@ -72,6 +73,9 @@ export class ReferenceJudge {
             { ...sorted, order: sorted.order, dependencies: this.index.dependencies },
             sources.view(),
             targets.view(),
+            undefined,
+            undefined,
+            spare,
           )
         : new Uint8Array(0);
     return { answers, queryStart: this.queryStart, flagged: this.flagged };

@@ -56,6 +56,16 @@ describe('StepIdTable', () => {
     );
   });
 
+  it('answers the same once its arrays are handed over and written over', () => {
+    const ids = ['a', 'b', 's10', '__proto__', 'ünïcödé', ''];
+    const table = new StepIdTable(ids.length);
+    for (const id of ids) table.add(id);
+    for (const array of table.release((slot) => ids[slot] as string)) array.fill(-7);
+    expect(ids.map((id) => table.slotOf(id))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(table.slotOf('$s10/value', 1, 4)).toBe(2);
+    expect(table.slotOf('ghost')).toBe(-1);
+  });
+
   it('holds 100,000 ids', () => {
     const ids = Array.from({ length: 100_000 }, (_, index) => `step-${index}`);
     expect(differencesFromMap(ids, ['step-100000', 'step-', 'step-01'])).toEqual([]);

@@ -28,8 +28,10 @@ export class StepIdTable {
   private chars: Uint8Array | Uint16Array;
   private readonly charStart: Int32Array;
   private count = 0;
-  /** Set once hashing has given up (see the class comment). */
+  /** Set once hashing has given up (see the class comment), or the table's arrays were handed over (`release`). */
   private fallback: Map<string, number> | undefined;
+  /** Set by `release`: where the ids are read from for the Map built on the next lookup. */
+  private idOf: ((slot: number) => string) | undefined;
 
   /** `maxProbes` is lowered by tests to reach the Map. */
   constructor(
@@ -47,6 +49,7 @@ export class StepIdTable {
 
   /** The slot of the step whose id is `text.slice(from, to)`, or -1. */
   slotOf(text: string, from = 0, to = text.length): number {
+    if (this.idOf && !this.fallback) this.fallback = this.mapOf(this.idOf);
     if (this.fallback) return this.fallback.get(text.slice(from, to)) ?? -1;
     const hash = this.hash(text, from, to);
     for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
@@ -109,13 +112,27 @@ export class StepIdTable {
     this.charStart[slot + 1] = start + id.length;
   }
 
+  /**
+   * Hands the table's arrays over for other use (see `SpareInts`) once the bulk of the lookups is
+   * done. A lookup after that (reporting a rejected plan) builds a Map from `idOf` first.
+   */
+  release(idOf: (slot: number) => string): Int32Array[] {
+    this.idOf = idOf;
+    const arrays = [this.buckets, this.hashes, this.charStart];
+    if (this.chars.byteLength >= 4) arrays.push(new Int32Array(this.chars.buffer, 0, this.chars.byteLength >> 2));
+    return arrays;
+  }
+
   private giveUpHashing(): void {
-    const fallback = new Map<string, number>();
-    for (let slot = 0; slot < this.count; slot++) {
+    this.fallback = this.mapOf((slot) => {
       const start = this.charStart[slot] as number;
-      const end = this.charStart[slot + 1] as number;
-      fallback.set(String.fromCharCode(...this.chars.subarray(start, end)), slot);
-    }
-    this.fallback = fallback;
+      return String.fromCharCode(...this.chars.subarray(start, this.charStart[slot + 1] as number));
+    });
+  }
+
+  private mapOf(idOf: (slot: number) => string): Map<string, number> {
+    const map = new Map<string, number>();
+    for (let slot = 0; slot < this.count; slot++) map.set(idOf(slot), slot);
+    return map;
   }
 }

@@ -20,6 +20,7 @@ import { isPlainValidPlan } from './plan-shape-check.js';
 import { ReferenceJudge, reportReferenceProblems } from './reference-checks.js';
 import { findReferences, toJsonPath } from './references.js';
 import { schemaIssueProblems } from './schema-issue-problems.js';
+import { SpareInts } from './spare-ints.js';
 
 export type ProblemKind =
   | 'json-syntax'
@@ -182,7 +183,8 @@ function checkSteps(
     judge.collect(slot, step.args);
     checkArgs(step, planIndexOf(index, slot), tools, note);
   }
-  const verdicts = judge.judge();
+  // The step-id table has done its bulk work: the searches write over its arrays.
+  const verdicts = judge.judge(new SpareInts(index.slotById.release((slot) => idOf(index, slot))));
   const acyclic = sorted.order !== undefined;
   for (let reported = 0; reported < raw.length; reported++) {
     const step = raw[reported] as Record<string, unknown>;
