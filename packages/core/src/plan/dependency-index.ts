@@ -1,5 +1,6 @@
 import { ErrorCodes } from '../errors.js';
 import { IntList } from './int-list.js';
+import { SpareInts } from './spare-ints.js';
 import { StepIdTable } from './step-id-table.js';
 import type { AddProblem } from './validate-plan.js';
 
@@ -37,8 +38,6 @@ export interface TopologicalOrder {
   readonly order: Int32Array | undefined;
   /** Index of each slot in `order` (meaningful only when `order` is defined). */
   readonly position: Int32Array;
-  /** Slots that depend on each slot, in plan order. */
-  readonly dependents: Adjacency;
 }
 
 /** An acyclic dependency graph with its topological order (see `topologicalOrder`). */
@@ -207,20 +206,20 @@ export function reverseAdjacency(
 /**
  * Kahn's algorithm over index arrays: O(steps + edges), ready steps leave in plan order.
  * (graphology was ~10× slower here at 100,000 steps; it backs `planGraph` for callers who
- * want a graph object.) Two arrays per step, not four: `order` is the scratch of the reversal
- * until it fills, and a step's `position` counts its dependencies not yet ordered until it has one.
+ * want a graph object.) `order` is the scratch of the reversal until it fills, a step's
+ * `position` counts its dependencies not yet ordered until it has one, and the dependents go to
+ * `spare` once sorted (the labels, when they are built, reverse the dependencies again).
  */
-export function topologicalOrder(dependencies: Adjacency): TopologicalOrder {
+export function topologicalOrder(dependencies: Adjacency, spare = new SpareInts()): TopologicalOrder {
   const count = dependencies.start.length - 1;
   const order = new Int32Array(count);
-  const dependents = reverseAdjacency(dependencies, order);
+  const { start, list } = reverseAdjacency(dependencies, order);
   const position = new Int32Array(count);
   let tail = 0;
   for (let slot = 0; slot < count; slot++) {
     position[slot] = (dependencies.start[slot + 1] as number) - (dependencies.start[slot] as number);
     if (position[slot] === 0) order[tail++] = slot;
   }
-  const { start, list } = dependents;
   for (let head = 0; head < tail; head++) {
     const current = order[head] as number;
     position[current] = head;
@@ -230,5 +229,6 @@ export function topologicalOrder(dependencies: Adjacency): TopologicalOrder {
       if (position[next] === 0) order[tail++] = next;
     }
   }
-  return { order: tail === count ? order : undefined, position, dependents };
+  spare.give(start, list);
+  return { order: tail === count ? order : undefined, position };
 }

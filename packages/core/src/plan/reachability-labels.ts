@@ -1,4 +1,4 @@
-import type { Adjacency, AncestryGraph } from './dependency-index.js';
+import { type Adjacency, type AncestryGraph, reverseAdjacency } from './dependency-index.js';
 
 /*
  * Each step's labels sit side by side in one Int32Array, STRIDE numbers per step: a question
@@ -66,7 +66,8 @@ export function reachabilityLabels(
     stackTried: new Int32Array(graph.order.length),
   },
 ): ReachabilityLabels {
-  const { order, position, dependents, dependencies } = graph;
+  const { order, position, dependencies } = graph;
+  const dependents = reverseAdjacency(dependencies);
   const count = order.length;
   const records = new Int32Array(count * STRIDE);
   for (let slot = 0; slot < count; slot++) records[slot * STRIDE + POSITION] = position[slot] as number;

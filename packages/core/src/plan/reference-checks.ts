@@ -33,15 +33,17 @@ export class ReferenceJudge {
   private readonly acyclic: boolean;
   private slot = 0;
 
+  /** `spare`: arrays to write into rather than allocate (see `SpareInts`). */
   constructor(
     private readonly index: DependencyIndex,
     private readonly sorted: TopologicalOrder,
     private readonly engine: string,
+    spare: SpareInts,
   ) {
     const count = index.raw.length;
-    this.sources = new IntList(count);
-    this.targets = new IntList(count);
-    this.queryStart = new Int32Array(count + 1);
+    this.sources = new IntList(count, spare);
+    this.targets = new IntList(count, spare);
+    this.queryStart = spare.take(count + 1);
     this.flagged = new Uint8Array(count);
     this.acyclic = sorted.order !== undefined;
   }

@@ -125,9 +125,10 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   // Structure checks run on whatever steps have an id, so one bad field does not hide the rest.
   const steps = collectSteps(rawSteps, add);
   const index: DependencyIndex = { ...steps, dependencies: linkDependencies(steps, engine, add) };
-  const sorted = topologicalOrder(index.dependencies);
+  const spare = new SpareInts();
+  const sorted = topologicalOrder(index.dependencies, spare);
   if (!sorted.order) reportCycles(index, add);
-  checkSteps(index, sorted, engine, options, add);
+  checkSteps(index, sorted, engine, options, add, spare);
 
   if (problems.length === 0 && parsed.success && sorted.order) {
     return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted) };
@@ -167,11 +168,12 @@ function checkSteps(
   engine: string,
   options: ValidatePlanOptions,
   add: AddProblem,
+  spare: SpareInts,
 ): void {
   const { tools } = options;
   const { raw } = index;
   const goalSteps = options.goalSteps ?? engine === 'agentic';
-  const judge = new ReferenceJudge(index, sorted, engine);
+  const judge = new ReferenceJudge(index, sorted, engine, spare);
   const noted = new Uint8Array(raw.length);
   let slot = 0;
   const note: AddProblem = () => {
@@ -184,7 +186,8 @@ function checkSteps(
     checkArgs(step, planIndexOf(index, slot), tools, note);
   }
   // The step-id table has done its bulk work: the searches write over its arrays.
-  const verdicts = judge.judge(new SpareInts(index.slotById.release((slot) => idOf(index, slot))));
+  spare.give(...index.slotById.release((slot) => idOf(index, slot)));
+  const verdicts = judge.judge(spare);
   const acyclic = sorted.order !== undefined;
   for (let reported = 0; reported < raw.length; reported++) {
     const step = raw[reported] as Record<string, unknown>;
