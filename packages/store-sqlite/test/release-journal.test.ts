@@ -116,7 +116,9 @@ describe('the journal format a database records', () => {
     }
     expect(error).toMatchObject({ code: ErrorCodes.STORE_SCHEMA_NEWER, location: path });
     expect(String((error as Error).message)).toMatch(
-      new RegExp(`journals in format version ${JOURNAL_VERSION + 1}, newer than this release reads \\(${JOURNAL_VERSION}\\)`),
+      new RegExp(
+        `journals in format version ${JOURNAL_VERSION + 1}, newer than this release reads \\(${JOURNAL_VERSION}\\)`,
+      ),
     );
     expect(readFileSync(path).equals(before)).toBe(true);
   });
