@@ -7,8 +7,8 @@ export type Dependencies = number[][];
 export function ancestryGraph(dependencies: Dependencies): AncestryGraph {
   const adjacency = adjacencyOf(dependencies);
   const sorted = topologicalOrder(adjacency);
-  if (!sorted.order) throw new Error('not acyclic');
-  return { ...sorted, order: sorted.order, dependencies: adjacency };
+  if (!sorted.acyclic) throw new Error('not acyclic');
+  return { position: sorted.position, dependencies: adjacency };
 }
 
 /** Dependency lists in the compressed form validation keeps them in. */

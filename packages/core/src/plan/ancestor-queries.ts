@@ -104,7 +104,7 @@ class Searches {
     spare: SpareInts,
   ) {
     this.search = new AncestorSearch(graph, spare);
-    this.budget = limits.edgesPerItem * (graph.order.length + graph.dependencies.list.length + sources.length);
+    this.budget = limits.edgesPerItem * (graph.position.length + graph.dependencies.list.length + sources.length);
     this.initialBudget = this.budget;
   }
 

@@ -35,7 +35,7 @@ export class AncestorSearch {
     private readonly graph: AncestryGraph,
     spare: SpareInts,
   ) {
-    const count = graph.order.length;
+    const count = graph.position.length;
     this.steps = spare.take(2 * count);
     for (let slot = 0; slot < count; slot++) this.steps[2 * slot] = graph.position[slot] as number;
     this.queue = spare.take(count);

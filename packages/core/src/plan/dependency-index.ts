@@ -34,16 +34,23 @@ export interface DependencyIndex extends CollectedSteps {
 
 /** A topological order of a dependency graph, when it has one. */
 export interface TopologicalOrder {
-  /** Slots in topological order; ready steps leave in plan order. `undefined` when there is a cycle. */
-  readonly order: Int32Array | undefined;
-  /** Index of each slot in `order` (meaningful only when `order` is defined). */
+  /** False when there is a cycle. */
+  readonly acyclic: boolean;
+  /** Each slot's place in the order, ready steps leaving in plan order (meaningful only when acyclic). */
   readonly position: Int32Array;
 }
 
 /** An acyclic dependency graph with its topological order (see `topologicalOrder`). */
-export interface AncestryGraph extends TopologicalOrder {
-  readonly order: Int32Array;
+export interface AncestryGraph {
+  readonly position: Int32Array;
   readonly dependencies: Adjacency;
+}
+
+/** The slots in topological order (the inverse of `position`), for the few who walk the order. */
+export function slotsInOrder(position: Int32Array): Int32Array {
+  const order = new Int32Array(position.length);
+  for (let slot = 0; slot < position.length; slot++) order[position[slot] as number] = slot;
+  return order;
 }
 
 /** Lists up to this long are searched for repeats in place; longer ones use a stamp per slot. */
@@ -206,9 +213,9 @@ export function reverseAdjacency(
 /**
  * Kahn's algorithm over index arrays: O(steps + edges), ready steps leave in plan order.
  * (graphology was ~10× slower here at 100,000 steps; it backs `planGraph` for callers who
- * want a graph object.) `order` is the scratch of the reversal until it fills, a step's
- * `position` counts its dependencies not yet ordered until it has one, and the dependents go to
- * `spare` once sorted (the labels, when they are built, reverse the dependencies again).
+ * want a graph object.) The queue is the scratch of the reversal until it fills, a step's
+ * `position` counts its dependencies not yet ordered until it has one, and the queue and the
+ * dependents go to `spare` once sorted (`slotsInOrder` and the labels rebuild what they need).
  */
 export function topologicalOrder(dependencies: Adjacency, spare = new SpareInts()): TopologicalOrder {
   const count = dependencies.start.length - 1;
@@ -229,6 +236,6 @@ export function topologicalOrder(dependencies: Adjacency, spare = new SpareInts(
       if (position[next] === 0) order[tail++] = next;
     }
   }
-  spare.give(start, list);
-  return { order: tail === count ? order : undefined, position };
+  spare.give(order, start, list);
+  return { acyclic: tail === count, position };
 }

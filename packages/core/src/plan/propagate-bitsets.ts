@@ -1,4 +1,4 @@
-import type { AncestryGraph } from './dependency-index.js';
+import { type AncestryGraph, slotsInOrder } from './dependency-index.js';
 
 /** Targets answered per pass of the bitset propagation: 64 words of 32 bits per step. */
 const WORDS_PER_PASS = 64;
@@ -15,7 +15,8 @@ export function propagateBitsets(
   queries: Int32Array,
   answers: Uint8Array,
 ): void {
-  const { order, position } = graph;
+  const { position } = graph;
+  const order = slotsInOrder(position);
   const { start, list } = graph.dependencies;
   const bitOf = new Int32Array(position.length).fill(-1);
   const distinct: number[] = [];

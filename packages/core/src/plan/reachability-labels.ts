@@ -1,4 +1,4 @@
-import { type Adjacency, type AncestryGraph, reverseAdjacency } from './dependency-index.js';
+import { type Adjacency, type AncestryGraph, reverseAdjacency, slotsInOrder } from './dependency-index.js';
 
 /*
  * Each step's labels sit side by side in one Int32Array, STRIDE numbers per step: a question
@@ -61,12 +61,13 @@ export interface ForestWork {
 export function reachabilityLabels(
   graph: AncestryGraph,
   work: ForestWork = {
-    enter: new Int32Array(graph.order.length),
-    stackSlot: new Int32Array(graph.order.length),
-    stackTried: new Int32Array(graph.order.length),
+    enter: new Int32Array(graph.position.length),
+    stackSlot: new Int32Array(graph.position.length),
+    stackTried: new Int32Array(graph.position.length),
   },
 ): ReachabilityLabels {
-  const { order, position, dependencies } = graph;
+  const { position, dependencies } = graph;
+  const order = slotsInOrder(position);
   const dependents = reverseAdjacency(dependencies);
   const count = order.length;
   const records = new Int32Array(count * STRIDE);

@@ -45,7 +45,7 @@ export class ReferenceJudge {
     this.targets = new IntList(count, spare);
     this.queryStart = spare.take(count + 1);
     this.flagged = new Uint8Array(count);
-    this.acyclic = sorted.order !== undefined;
+    this.acyclic = sorted.acyclic;
   }
 
   /** The references in one step's `args`; steps come in slot order. */
@@ -70,9 +70,9 @@ export class ReferenceJudge {
   judge(spare: SpareInts): ReferenceVerdicts {
     const { sources, targets, sorted } = this;
     const answers =
-      sources.length > 0 && sorted.order
+      sources.length > 0 && sorted.acyclic
         ? answerAncestorQueries(
-            { ...sorted, order: sorted.order, dependencies: this.index.dependencies },
+            { position: sorted.position, dependencies: this.index.dependencies },
             sources.view(),
             targets.view(),
             undefined,

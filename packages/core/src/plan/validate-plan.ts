@@ -127,10 +127,10 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   const index: DependencyIndex = { ...steps, dependencies: linkDependencies(steps, engine, add) };
   const spare = new SpareInts();
   const sorted = topologicalOrder(index.dependencies, spare);
-  if (!sorted.order) reportCycles(index, add);
+  if (!sorted.acyclic) reportCycles(index, add);
   checkSteps(index, sorted, engine, options, add, spare);
 
-  if (problems.length === 0 && parsed.success && sorted.order) {
+  if (problems.length === 0 && parsed.success && sorted.acyclic) {
     return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted) };
   }
   return { ok: false, plan: parsed.success ? parsed.data : undefined, problems };
@@ -188,7 +188,7 @@ function checkSteps(
   // The step-id table has done its bulk work: the searches write over its arrays.
   spare.give(...index.slotById.release((slot) => idOf(index, slot)));
   const verdicts = judge.judge(spare);
-  const acyclic = sorted.order !== undefined;
+  const acyclic = sorted.acyclic;
   for (let reported = 0; reported < raw.length; reported++) {
     const step = raw[reported] as Record<string, unknown>;
     const at = planIndexOf(index, reported);
