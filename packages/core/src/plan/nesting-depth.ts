@@ -11,12 +11,17 @@ function deeper(value: unknown, depth: number): boolean {
   // Bytes hold numbers only: nothing nests inside them, and walking a megabyte of them costs.
   if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
   if (depth === 0) return true;
+  // Strings, numbers and the like are skipped without a call: a plan is mostly such leaves.
   if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) if (deeper(value[index], depth - 1)) return true;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      if (typeof item === 'object' && item !== null && deeper(item, depth - 1)) return true;
+    }
     return false;
   }
   for (const key in value) {
-    if (deeper((value as Record<string, unknown>)[key], depth - 1) && Object.hasOwn(value, key)) return true;
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && deeper(item, depth - 1) && Object.hasOwn(value, key)) return true;
   }
   return false;
 }
