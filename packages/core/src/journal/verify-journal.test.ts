@@ -315,6 +315,15 @@ describe('where a journal is loaded', () => {
     expect(verifyJournal(runId, events, { journalKey: KEY })).toMatchObject({ ok: true, integrity: 'keyed' });
   });
 
+  it('a keyed run is not continued without its key: E601, nothing journaled', async () => {
+    const { store, runId } = await waitingRun(KEY);
+    const before = (await readAll(store, runId)).length;
+    const needsKey = expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, location: 'journalKey' });
+    await expect(respond(store, runId, { stepId: 'p', decision: 'approve', by: 'ops' })).rejects.toEqual(needsKey);
+    await expect(engine(store, undefined, true).resume(runId).result).rejects.toEqual(needsKey);
+    expect((await readAll(store, runId)).length).toBe(before);
+  });
+
   it('readVerifiedJournal follows a run in pages; verifyRun checks it and what the store says of it', async () => {
     const { store, runId } = await waitingRun(KEY);
     const first = await readVerifiedJournal(store, runId, { journalKey: KEY });

@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent } from './events.js';
 import {
   CHAIN_VALUE_LENGTH,
@@ -166,4 +167,18 @@ export function checkJournal(
   const verification = verifyJournal(runId, events, options);
   if (!verification.ok) throw journalTamperedError(verification);
   return verification;
+}
+
+/**
+ * Throws E601 when events cannot be added to a verified journal without breaking its chain: it is
+ * keyed and no key was given (the writer's links would not verify with the key). Called by those
+ * that reopen a run to journal more (resume, `respond`).
+ */
+export function checkLinkable(verification: JournalIntact): void {
+  if (verification.integrity !== 'keyed-unverified') return;
+  throw new StepwiseError(
+    ErrorCodes.CONFIG_INVALID,
+    `run ${verification.runId} is chained with a journal key (HMAC-SHA-256): give the engine (or respond) that journalKey to continue it`,
+    { location: 'journalKey', details: { runId: verification.runId } },
+  );
 }

@@ -6,6 +6,7 @@ import { RunJournal } from '../journal/journal.js';
 import type { JournalKey } from '../journal/journal-chain.js';
 import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
+import { checkLinkable } from '../journal/verify-journal.js';
 import { approvalState, type PendingApproval } from './pending-approvals.js';
 
 /**
@@ -72,6 +73,7 @@ export async function respond(
   let journal: RunJournal | undefined;
   try {
     const { events, verification } = await readVerifiedJournal(store, runId, options);
+    checkLinkable(verification);
     const run = foldRun(events, runId);
     if (!run.plan)
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${runId} has no journal`, { location: runId });

@@ -8,6 +8,7 @@ import { JOURNAL_VERSION } from '../journal/journal-version.js';
 import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import type { Redactor } from '../journal/redact.js';
 import type { RunStore } from '../journal/run-store.js';
+import { checkLinkable } from '../journal/verify-journal.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
@@ -110,6 +111,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
   const held = await lease(options, options.runId);
   try {
     const { events, verification } = await readVerifiedJournal(options.store, options.runId, options);
+    checkLinkable(verification);
     const run = foldRun(events, options.runId);
     if (!run.plan) {
       throw new StepwiseError(ErrorCodes.RUN_NOT_FOUND, `run ${options.runId} has no journal`, {
