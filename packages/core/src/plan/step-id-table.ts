@@ -18,8 +18,6 @@ export class StepIdTable {
   /** Slot + 1 per bucket; 0 marks an empty bucket. */
   private readonly buckets: Int32Array;
   private readonly mask: number;
-  /** Each slot's hash, compared before its characters. */
-  private readonly hashes: Int32Array;
   private readonly seed = (Math.random() * 0x1_0000_0000) >>> 0;
   /**
    * The ids' characters one after another; slot s owns `chars[charStart[s] .. charStart[s + 1] - 1]`.
@@ -42,7 +40,6 @@ export class StepIdTable {
     const size = 2 ** Math.ceil(Math.log2(Math.max(2, 2 * capacity)));
     this.buckets = new Int32Array(size);
     this.mask = size - 1;
-    this.hashes = new Int32Array(capacity);
     this.chars = new Uint8Array(Math.max(16, 8 * capacity));
     this.charStart = new Int32Array(capacity + 1);
   }
@@ -51,11 +48,12 @@ export class StepIdTable {
   slotOf(text: string, from = 0, to = text.length): number {
     if (this.idOf && !this.fallback) this.fallback = this.mapOf(this.idOf);
     if (this.fallback) return this.fallback.get(text.slice(from, to)) ?? -1;
+    const { buckets, mask, maxProbes } = this;
     const hash = this.hash(text, from, to);
-    for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
-      const entry = this.buckets[at] as number;
+    for (let probe = 0, at = hash & mask; probe < maxProbes; probe++, at = (at + 1) & mask) {
+      const entry = buckets[at] as number;
       if (entry === 0) return -1;
-      if (this.hashes[entry - 1] === hash && this.matches(entry - 1, text, from, to)) return entry - 1;
+      if (this.matches(entry - 1, text, from, to)) return entry - 1;
     }
     return -1;
   }
@@ -69,7 +67,6 @@ export class StepIdTable {
       return slot;
     }
     const hash = this.hash(id, 0, id.length);
-    this.hashes[slot] = hash;
     for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
       if (this.buckets[at] === 0) {
         this.buckets[at] = slot + 1;
@@ -90,10 +87,11 @@ export class StepIdTable {
   }
 
   private matches(slot: number, text: string, from: number, to: number): boolean {
-    const start = this.charStart[slot] as number;
-    if ((this.charStart[slot + 1] as number) - start !== to - from) return false;
+    const { chars, charStart } = this;
+    const start = charStart[slot] as number;
+    if ((charStart[slot + 1] as number) - start !== to - from) return false;
     for (let index = 0; index < to - from; index++) {
-      if (this.chars[start + index] !== text.charCodeAt(from + index)) return false;
+      if (chars[start + index] !== text.charCodeAt(from + index)) return false;
     }
     return true;
   }
@@ -118,7 +116,7 @@ export class StepIdTable {
    */
   release(idOf: (slot: number) => string): Int32Array[] {
     this.idOf = idOf;
-    const arrays = [this.buckets, this.hashes, this.charStart];
+    const arrays = [this.buckets, this.charStart];
     if (this.chars.byteLength >= 4) arrays.push(new Int32Array(this.chars.buffer, 0, this.chars.byteLength >> 2));
     return arrays;
   }
