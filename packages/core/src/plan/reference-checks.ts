@@ -19,8 +19,8 @@ type ProblemWithoutAncestry = 'reference-forbidden' | 'reference-unknown-step';
 
 /**
  * First pass, fed one step at a time (`collect`, in slot order) by the pass that checks tools and
- * arguments, so each step's objects are read once while they are in cache: the step each
- * reference names; then `judge` answers their ancestry all at once (`answerAncestorQueries`).
+ * arguments, so the plan is walked once for all three: the step each reference names; then
+ * `judge` answers their ancestry all at once (`answerAncestorQueries`).
  * Paths are left for the references that turn out to have a problem: one path string per
  * reference, as long as the reference is deep, added up to hundreds of megabytes on plans with
  * deeply nested references.
