@@ -48,9 +48,10 @@ export class JournalWriter {
     this.#blobs.reset();
     const row = this.#selectRun.get(runId);
     const lastSeq = row?.last_seq ?? 0;
+    // Lease first, as every store: a fenced-off writer learns it lost the run (E501), whatever its seq.
+    checkLease(runId, heldLease(runId, row), lease, now);
     checkBatch(runId, lastSeq, events);
     checkSeqRange(runId, events);
-    checkLease(runId, heldLease(runId, row), lease, now);
     const runKey = row ? row.key : Number(this.#insertRun.run(runId).lastInsertRowid);
     const fold = this.#folds.take(runId, lastSeq);
     const before = runFields(fold);

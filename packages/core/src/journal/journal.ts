@@ -360,6 +360,9 @@ export class RunJournal {
 
   async #write(batch: RunEvent[]): Promise<void> {
     try {
+      // A lease whose time ran out unrenewed is lost before the store is asked (E501 rather than whatever
+      // the store would answer a writer that lost its run, such as a seq conflict).
+      if (this.#failure === undefined) this.#leaseKeeper?.check();
       if (this.#failure) throw this.#failure;
       // Linked as late as possible: the digest is of the event as the store is about to take it.
       for (const event of batch) this.#links.stamp(event);

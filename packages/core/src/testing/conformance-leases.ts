@@ -21,7 +21,8 @@ export function leaseCases(harness: StoreHarness): void {
   const withStore = storeRunner(harness);
 
   describe('store conformance: leases', () => {
-    it('gives a run to one owner at a time and fences stale writers (E501)', () => withStore(oneOwnerAtATime));
+    it('gives a run to one owner at a time and fences stale writers (E501, whatever their seq)', () =>
+      withStore(oneOwnerAtATime));
     it('lets another owner take an expired lease', () => withStore(expiredLeaseIsTaken));
     it('refuses a lease request it cannot date with E004, and the run stays free', () =>
       withStore(refusesUndatableLeaseRequests));
@@ -44,6 +45,8 @@ async function oneOwnerAtATime(store: RunStore): Promise<undefined> {
   await expectCode(store.append(runId, stamp(runId, 2, [resumeInput('a')]), renewed), ErrorCodes.LEASE_CONFLICT);
   await expectCode(store.renewLease(renewed), ErrorCodes.LEASE_CONFLICT);
   await store.append(runId, stamp(runId, 2, [resumeInput('b')]), second);
+  // A writer that lost the run learns that, not that its seq is taken: E501 before E502.
+  await expectCode(store.append(runId, stamp(runId, 2, [resumeInput('late')]), renewed), ErrorCodes.LEASE_CONFLICT);
   expect((await readAll(store, runId)).length).toBe(2);
   return undefined;
 }
