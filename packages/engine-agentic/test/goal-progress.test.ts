@@ -168,7 +168,7 @@ describe('goal progress', () => {
       toolCall('echo', { value: 'two' }),
       toolCall('echo', { value: 'never' }),
     ]);
-    const first = testEngine({ model: before, tools: tools.registry, store, leaseTtlMs: 100 });
+    const first = testEngine({ model: before, tools: tools.registry, store, leaseTtlMs: 500 });
     const crashed = await first.engine.run(plan, { runId: 'run_progress' }).result.catch((error: unknown) => error);
     expect(crashed).toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE });
     const journaled = await readAll(store, 'run_progress');

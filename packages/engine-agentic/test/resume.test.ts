@@ -58,7 +58,7 @@ describe('resume of a goal step', () => {
     const store = crashingStore(memory, (events) =>
       events.some((event) => event.type === 'tool-call' && event.tool === 'note'),
     );
-    const first = testEngine({ model: before, tools: tools.registry, store: store as MemoryStore, leaseTtlMs: 100 });
+    const first = testEngine({ model: before, tools: tools.registry, store: store as MemoryStore, leaseTtlMs: 500 });
     const crashed = await first.engine.run(plan, { runId: 'run_crash' }).result.catch((error: unknown) => error);
     expect(crashed).toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE });
     expect(before.calls).toBe(2);

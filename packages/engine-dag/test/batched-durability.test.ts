@@ -123,7 +123,7 @@ describe("durability: 'batched'", () => {
       store.freeze();
       return new Promise(() => undefined);
     });
-    const options: DagEngineOptions = { tools: registry, store, durability: 'batched', leaseTtlMs: 100 };
+    const options: DagEngineOptions = { tools: registry, store, durability: 'batched', leaseTtlMs: 500 };
     const handle = dagEngine(options).run(chainAround(100, 100));
     while (!store.frozen) await pause(5);
     const before = await storedEvents(inner, handle.runId);

@@ -60,7 +60,7 @@ function crashingRun(plan: Plan, options: Partial<DagEngineOptions> = {}) {
   const inner = new MemoryStore();
   const store = new FreezableStore(inner);
   addCrashTools(harness, store);
-  const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 150, ...options }).run(plan);
+  const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 500, ...options }).run(plan);
   return { harness, inner, store, handle };
 }
 
@@ -153,7 +153,7 @@ describe('resume after an in-process simulated crash', () => {
     const harness = createHarness();
     const inner = new MemoryStore();
     const store = new FreezableStore(inner);
-    const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 150 }).run(
+    const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 500 }).run(
       makePlan([
         { id: 'flaky', tool: 'flaky', args: { failures: 1 }, retry: { maxAttempts: 3, initialDelayMs: 60_000 } },
         { id: 'after', tool: 'echo', args: { value: '$flaky/succeededOn' }, dependsOn: ['flaky'] },
@@ -172,7 +172,8 @@ describe('resume after an in-process simulated crash', () => {
   it('lets exactly one of two concurrent resumers win the run', async () => {
     const { harness, inner, store, handle } = crashingRun(plan('crash_read'));
     await waitFor(() => store.frozen);
-    await pause(200);
+    // Past the crashed run's lease (500 ms), so both resumers find the run free.
+    await pause(600);
     const options = { tools: harness.registry, store: inner };
     const outcomes = await Promise.allSettled([
       dagEngine(options).resume(handle.runId).result,
@@ -280,7 +281,7 @@ describe('resume from a journal', () => {
       args: { ms: 20 },
       dependsOn: ['gate'],
     }));
-    const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 150, concurrency: 2 }).run(
+    const handle = dagEngine({ tools: harness.registry, store, leaseTtlMs: 500, concurrency: 2 }).run(
       makePlan([{ id: 'gate', tool: 'crash_read', args: {} }, ...parallel]),
     );
     await waitFor(() => store.frozen);

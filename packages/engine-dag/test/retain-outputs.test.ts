@@ -137,7 +137,7 @@ describe("retainOutputs: 'referenced'", () => {
       { id: 'b', tool: 'make', args: {}, dependsOn: ['a'] },
       { id: 'c', tool: 'crash', args: { fromA: { $ref: 'a', pointer: '/step' } }, dependsOn: ['b'] },
     ]);
-    const options: DagEngineOptions = { tools, store, retainOutputs: 'referenced', leaseTtlMs: 100 };
+    const options: DagEngineOptions = { tools, store, retainOutputs: 'referenced', leaseTtlMs: 500 };
     const handle = dagEngine(options).run(plan);
     while (!store.frozen) await pause(5);
     const { result } = await resumeWhenFree({ ...options, store: inner }, handle.runId);

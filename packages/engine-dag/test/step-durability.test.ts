@@ -144,7 +144,7 @@ describe("durability: 'step' (the default)", () => {
       tools: registry,
       store,
       concurrency: 4,
-      leaseTtlMs: 100,
+      leaseTtlMs: 500,
     };
     const handle = dagEngine(options).run(plan);
     while (!store.frozen) await pause(5);
