@@ -76,7 +76,7 @@ export function answerAncestorQueries(
   if (undecided.length === 0) return answers;
   const searches = new Searches(graph, sources, targets, answers, limits, work, spare);
   let left = searchWithoutLabels(searches, undecided);
-  if (left.length > FEW_QUERIES && searches.budgetLeft > 0) {
+  if (left.length > FEW_QUERIES && searches.canSearch) {
     searches.search.useLabels();
     work.labelled = true;
     left = searches.settleAll(left, limits.edgesPerSearch);
@@ -108,9 +108,14 @@ class Searches {
     this.initialBudget = this.budget;
   }
 
-  /** The share of the budget not spent yet. */
-  get budgetLeft(): number {
-    return this.initialBudget > 0 ? this.budget / this.initialBudget : 0;
+  /** Has half the budget or more been spent? */
+  get halfSpent(): boolean {
+    return this.budget <= this.initialBudget / 2;
+  }
+
+  /** Is any budget left? */
+  get canSearch(): boolean {
+    return this.budget > 0;
   }
 
   /** Answers `query` unless the search gives up within `maxEdges` (and the budget); true when answered. */
@@ -145,7 +150,7 @@ function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Ar
     const query = undecided[index] as number;
     if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
     const spent = searches.spent - spentBefore;
-    if (spent > STAGE_TWO_AVERAGE * (index + 1) + STAGE_TWO_SLACK || searches.budgetLeft < 0.5) {
+    if (spent > STAGE_TWO_AVERAGE * (index + 1) + STAGE_TWO_SLACK || searches.halfSpent) {
       // The labels pay for themselves here.
       for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
       break;
