@@ -103,7 +103,7 @@ async function runAndKill(workspace: string, database: string, sandbox: string):
 }
 
 async function resume(workspace: string, database: string, sandbox: string, runId: string) {
-  // The killed host's lease (1 s) must expire first.
+  // The killed host's lease (3 s) must expire first.
   for (let attempt = 0; attempt < 40; attempt++) {
     const child = spawn(process.execPath, [HOST, 'resume', database, workspace, sandbox, runId], {
       stdio: ['ignore', 'pipe', 'pipe'],
