@@ -73,10 +73,11 @@ export interface RunJournalOptions {
   /** The run's lease; every append carries its fencing token. */
   readonly lease?: Lease;
   /**
-   * When (local epoch ms) `lease` was asked for: the lease counts as lost once this plus its TTL
-   * passes unrenewed. Default: when the journal is created.
+   * Until when (local epoch ms) `lease` is held unrenewed: `leaseDeadline(lease, sentAt, receivedAt)`
+   * of the request that took it. Past it the lease counts as lost. Default: computed when the
+   * journal is created, as if the lease had just been taken.
    */
-  readonly leaseTakenAt?: number;
+  readonly leaseDeadline?: number;
   /** Seq of the last event already in the store (0 for a new run). */
   readonly lastSeq?: number;
   readonly redactor?: Redactor;
@@ -184,7 +185,7 @@ export class RunJournal {
       this.#leaseKeeper = new LeaseKeeper({
         store: this.#store,
         lease: options.lease,
-        ...(options.leaseTakenAt === undefined ? {} : { takenAt: options.leaseTakenAt }),
+        ...(options.leaseDeadline === undefined ? {} : { deadline: options.leaseDeadline }),
         ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
         onLost: (error) => this.#fail(error),
       });

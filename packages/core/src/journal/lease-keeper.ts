@@ -1,14 +1,26 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { Lease, RunStore } from './run-store.js';
 
+/**
+ * Until when (local epoch ms) a lease the store just granted or renewed is surely held: the store's
+ * `expiresAt` when its clock agrees with this machine's, kept between the TTL after the request was
+ * sent (the store cannot have started the lease earlier) and the TTL after its answer arrived (nor
+ * later). A store whose clock runs ahead therefore cannot make the lease look longer than it is by
+ * more than the answer's travel time; a store slow to answer (a pool to wait for, migrations on
+ * first use) does not shorten it.
+ */
+export function leaseDeadline(lease: Lease, sentAt: number, receivedAt = Date.now()): number {
+  const expiresAt = Date.parse(lease.expiresAt);
+  const earliest = sentAt + lease.ttlMs;
+  if (Number.isNaN(expiresAt)) return earliest;
+  return Math.min(Math.max(expiresAt, earliest), receivedAt + lease.ttlMs);
+}
+
 export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, 'renewLease'>;
   readonly lease: Lease;
-  /**
-   * When (local epoch ms) the lease was asked for: it is held at most until this plus its TTL,
-   * whatever the store's clock says. Default: now.
-   */
-  readonly takenAt?: number;
+  /** Until when (local epoch ms) the lease is held unrenewed (see `leaseDeadline`). Default: `leaseDeadline(lease, now)`. */
+  readonly deadline?: number;
   /** Renew this often (ms). Default a third of the lease's TTL (at least 50 ms). */
   readonly renewEveryMs?: number;
   /** Called once, when the lease is lost (the store refused a renewal, or its time ran out first). */
@@ -18,9 +30,8 @@ export interface LeaseKeeperOptions {
 /**
  * Keeps a run's lease: renews it every third of its TTL and declares it lost (E501, naming the run)
  * as soon as the store refuses a renewal or the lease's local deadline passes unrenewed. The deadline
- * is measured on this machine's clock from when each renewal was sent, so it never ends later than
- * the store's own expiry: once it passes, another owner may hold the run, and nothing of this one
- * may start. A store that is briefly away (a retryable error) is asked again at the next renewal
+ * is kept on this machine's clock (`leaseDeadline`), so it does not end later than the store's own
+ * expiry: once it passes, another owner may hold the run, and nothing of this one may start. A store that is briefly away (a retryable error) is asked again at the next renewal
  * until the deadline.
  */
 export class LeaseKeeper {
@@ -37,7 +48,7 @@ export class LeaseKeeper {
     this.#store = options.store;
     this.#onLost = options.onLost;
     this.#lease = options.lease;
-    this.#deadline = (options.takenAt ?? Date.now()) + options.lease.ttlMs;
+    this.#deadline = options.deadline ?? leaseDeadline(options.lease, Date.now());
     const every = options.renewEveryMs ?? Math.max(50, Math.floor(options.lease.ttlMs / 3));
     this.#renewTimer = setInterval(() => this.#tick(), every);
     this.#renewTimer.unref();
@@ -81,7 +92,7 @@ export class LeaseKeeper {
       const renewed = await this.#store.renewLease(this.#lease);
       if (this.#lost) return;
       this.#lease = renewed;
-      this.#deadline = sentAt + renewed.ttlMs;
+      this.#deadline = leaseDeadline(renewed, sentAt);
       this.#armDeadline();
     } catch (error) {
       // Asked again at the next tick; the deadline still ends it if the store stays away.

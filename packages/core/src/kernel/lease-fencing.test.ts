@@ -5,6 +5,7 @@ import type { RunEvent } from '../journal/events.js';
 import { type Lease, readAll } from '../journal/run-store.js';
 import type { Step } from '../plan/plan-schema.js';
 import type { EngineOptions } from '../run/engine-options.js';
+import { reopenRun, startRun } from '../run/run-session.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -16,10 +17,15 @@ const TTL_MS = 300;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const stale = (runId: string) => new StepwiseError(ErrorCodes.LEASE_CONFLICT, `lease on run ${runId} is stale`);
 
-/** A MemoryStore whose renewals and appends a test can make fail from some moment on. */
+/** A MemoryStore whose renewals and appends a test can make fail from some moment on, and whose reads it can slow down. */
 class ScriptedStore extends MemoryStore {
   refuseRenewals = false;
   refuseAppends = false;
+  readDelayMs = 0;
+  override async *read(runId: string, afterSeq?: number): AsyncIterable<RunEvent> {
+    if (this.readDelayMs > 0) await pause(this.readDelayMs);
+    yield* super.read(runId, afterSeq);
+  }
   override renewLease(lease: Lease): Promise<Lease> {
     return this.refuseRenewals ? Promise.reject(stale(lease.runId)) : super.renewLease(lease);
   }
@@ -201,5 +207,36 @@ describe('a lost lease stops the run', () => {
     expect(seen.started).toEqual([]);
     const types = (await readAll(store, 'run_fenced')).map((event) => event.type);
     expect(types).toEqual(['run-start', 'step-start', 'approval-request']);
+  });
+});
+
+describe('reopening a run takes its time without losing the lease', () => {
+  async function ended(store: ScriptedStore, runId: string) {
+    const plan = makePlan([{ id: 'one', tool: 'wait', args: { ms: 0 } }]);
+    const journal = await startRun({ store, runId, plan, engine: 'test', leaseTtlMs: TTL_MS });
+    await journal.close();
+  }
+
+  it('renews a lease the journal read outlasted before the run goes on', async () => {
+    const store = new ScriptedStore();
+    await ended(store, 'run_slow_read');
+    store.readDelayMs = TTL_MS + 100;
+    const { journal } = await reopenRun({ store, runId: 'run_slow_read', leaseTtlMs: TTL_MS });
+    expect(journal.fencedBy()).toBeUndefined();
+    await journal.record({ type: 'run-resume', owner: 'me', interrupted: [] });
+    await journal.close();
+  });
+
+  it('gives up (E501) when another owner took the run while it was being read', async () => {
+    const store = new ScriptedStore();
+    await ended(store, 'run_taken');
+    store.readDelayMs = TTL_MS + 100;
+    const reopening = reopenRun({ store, runId: 'run_taken', leaseTtlMs: TTL_MS }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await pause(TTL_MS + 20);
+    expect(await store.acquireLease('run_taken', 'other', 60_000)).toBeDefined();
+    expectLeaseConflict(await reopening, 'run_taken');
   });
 });

@@ -4,6 +4,7 @@ import type { ApprovalResponseEvent } from '../journal/events.js';
 import { foldRun } from '../journal/fold-run.js';
 import { RunJournal } from '../journal/journal.js';
 import type { JournalKey } from '../journal/journal-chain.js';
+import { leaseDeadline } from '../journal/lease-keeper.js';
 import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
 import { checkLinkable } from '../journal/verify-journal.js';
@@ -63,7 +64,7 @@ export async function respond(
   options: RespondOptions = {},
 ): Promise<ApprovalResponseEvent> {
   checkAnswer(runId, answer);
-  const leaseTakenAt = Date.now();
+  const sentAt = Date.now();
   const lease = await store.acquireLease(runId, `respond:${process.pid}:${randomUUID()}`, 30_000);
   if (!lease) {
     throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is held by another process; answer again`, {
@@ -82,7 +83,7 @@ export async function respond(
       runId,
       store,
       lease,
-      leaseTakenAt,
+      leaseDeadline: leaseDeadline(lease, sentAt),
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       lastChain: verification.lastChain,

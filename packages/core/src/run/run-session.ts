@@ -5,9 +5,10 @@ import { addUsage, type FoldedRun, foldRun, type StepState } from '../journal/fo
 import { type Durability, type EventListener, RunJournal } from '../journal/journal.js';
 import type { JournalKey } from '../journal/journal-chain.js';
 import { JOURNAL_VERSION } from '../journal/journal-version.js';
+import { leaseDeadline } from '../journal/lease-keeper.js';
 import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import type { Redactor } from '../journal/redact.js';
-import type { RunStore } from '../journal/run-store.js';
+import type { Lease, RunStore } from '../journal/run-store.js';
 import { checkLinkable } from '../journal/verify-journal.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import { planDigest } from '../plan/plan-digest.js';
@@ -44,17 +45,32 @@ export interface StartRunOptions extends SessionOptions {
   readonly planDigest?: string;
 }
 
-/** Takes the run's lease; `takenAt` (local ms, before the request) bounds how long it may be held unrenewed. */
+/**
+ * Renews a lease that was taken before slow work (reading and checking a long journal, waiting for
+ * orphaned processes to die) once a third of its TTL is spent, so that work does not count against
+ * the run. A lease another owner took meanwhile fails the renewal (E501): the run is theirs.
+ */
+async function renewedAfterWork(
+  store: RunStore,
+  held: { readonly lease: Lease; readonly deadline: number },
+): Promise<{ readonly lease: Lease; readonly deadline: number }> {
+  if (held.deadline - Date.now() > (held.lease.ttlMs * 2) / 3) return held;
+  const sentAt = Date.now();
+  const lease = await store.renewLease(held.lease);
+  return { lease, deadline: leaseDeadline(lease, sentAt) };
+}
+
+/** Takes the run's lease, and until when it is held unrenewed (`leaseDeadline`, on this machine's clock). */
 async function lease(options: SessionOptions, runId: string) {
   const owner = options.owner ?? `${process.pid}:${randomUUID()}`;
-  const takenAt = Date.now();
+  const sentAt = Date.now();
   const lease = await options.store.acquireLease(runId, owner, options.leaseTtlMs ?? 30_000);
   if (!lease) {
     throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} is being executed by another owner`, {
       location: runId,
     });
   }
-  return { lease, takenAt };
+  return { lease, deadline: leaseDeadline(lease, sentAt) };
 }
 
 /** Takes the run's lease and journals `run-start`. */
@@ -65,7 +81,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     runId: options.runId,
     store: options.store,
     lease: held.lease,
-    leaseTakenAt: held.takenAt,
+    leaseDeadline: held.deadline,
     lastSeq: 0,
     planDigest: digest,
     ...(options.redactor ? { redactor: options.redactor } : {}),
@@ -120,11 +136,12 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
     }
     // Under the lease and before anything runs: a command the crashed host started must not run beside the next step.
     const processes = await killOrphanedProcesses([...run.processes.values()].flat());
+    const kept = await renewedAfterWork(options.store, held);
     const journal = new RunJournal({
       runId: options.runId,
       store: options.store,
-      lease: held.lease,
-      leaseTakenAt: held.takenAt,
+      lease: kept.lease,
+      leaseDeadline: kept.deadline,
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       lastChain: verification.lastChain,
