@@ -70,27 +70,26 @@ export function collectSteps(rawSteps: readonly unknown[], add: AddProblem): Col
   let count = 0;
   for (let index = 0; index < rawSteps.length; index++) {
     const step: unknown = rawSteps[index];
-    const accepted = isObject(step) && typeof step.id === 'string' && slotById.slotOf(step.id) === -1;
-    if (!accepted) {
+    const hasId = isObject(step) && typeof step.id === 'string';
+    const slot = hasId ? slotById.intern(step.id as string) : -1;
+    if (slot !== count) {
       if (!raw || !planIndex) {
         raw = rawSteps.slice(0, count) as Record<string, unknown>[];
         planIndex = new Int32Array(rawSteps.length);
-        for (let slot = 0; slot < count; slot++) planIndex[slot] = slot;
+        for (let kept = 0; kept < count; kept++) planIndex[kept] = kept;
       }
-      if (isObject(step) && typeof step.id === 'string') {
-        const existing = planIndex[slotById.slotOf(step.id)];
+      if (hasId) {
         add(
           ErrorCodes.PLAN_INVALID,
           'duplicate-step-id',
           `/steps/${index}/id`,
-          `step id "${step.id}" is already used by /steps/${existing}`,
+          `step id "${step.id}" is already used by /steps/${planIndex[slot]}`,
         );
       }
       continue;
     }
-    slotById.add(step.id as string);
     if (raw && planIndex) {
-      raw.push(step);
+      raw.push(step as Record<string, unknown>);
       planIndex[count] = index;
     }
     count++;

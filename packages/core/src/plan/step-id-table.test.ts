@@ -12,10 +12,8 @@ function differencesFromMap(ids: readonly string[], absent: readonly string[], m
   };
   for (const id of ids) {
     check(`before adding ${JSON.stringify(id)}`, table.slotOf(id), expected.get(id) ?? -1);
-    if (!expected.has(id)) {
-      check(`add ${JSON.stringify(id)}`, table.add(id), expected.size);
-      expected.set(id, expected.size);
-    }
+    check(`intern ${JSON.stringify(id)}`, table.intern(id), expected.get(id) ?? expected.size);
+    if (!expected.has(id)) expected.set(id, expected.size);
   }
   for (const [id, slot] of expected) {
     check(JSON.stringify(id), table.slotOf(id), slot);
@@ -59,7 +57,7 @@ describe('StepIdTable', () => {
   it('answers the same once its arrays are handed over and written over', () => {
     const ids = ['a', 'b', 's10', '__proto__', 'ünïcödé', ''];
     const table = new StepIdTable(ids.length);
-    for (const id of ids) table.add(id);
+    for (const id of ids) table.intern(id);
     for (const array of table.release((slot) => ids[slot] as string)) array.fill(-7);
     expect(ids.map((id) => table.slotOf(id))).toEqual([0, 1, 2, 3, 4, 5]);
     expect(table.slotOf('$s10/value', 1, 4)).toBe(2);

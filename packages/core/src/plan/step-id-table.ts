@@ -58,22 +58,33 @@ export class StepIdTable {
     return -1;
   }
 
-  /** Adds `id`, which must not be in the table (see `slotOf`), as the next slot; returns that slot. */
-  add(id: string): number {
+  /** The slot of `id`: the one it has, or else the next one, which it is given (one hash, one probe). */
+  intern(id: string): number {
+    if (this.fallback) {
+      const known = this.fallback.get(id);
+      if (known !== undefined) return known;
+      this.fallback.set(id, this.count);
+      return this.append(id);
+    }
+    const { buckets, mask, maxProbes } = this;
+    const hash = this.hash(id, 0, id.length);
+    for (let probe = 0, at = hash & mask; probe < maxProbes; probe++, at = (at + 1) & mask) {
+      const entry = buckets[at] as number;
+      if (entry === 0) {
+        buckets[at] = this.count + 1;
+        return this.append(id);
+      }
+      if (this.matches(entry - 1, id, 0, id.length)) return entry - 1;
+    }
+    // Not there (it would be within MAX_PROBES of its bucket), and no room within reach.
+    const slot = this.append(id);
+    this.giveUpHashing();
+    return slot;
+  }
+
+  private append(id: string): number {
     const slot = this.count++;
     this.copyCharacters(slot, id);
-    if (this.fallback) {
-      this.fallback.set(id, slot);
-      return slot;
-    }
-    const hash = this.hash(id, 0, id.length);
-    for (let probe = 0, at = hash & this.mask; probe < this.maxProbes; probe++, at = (at + 1) & this.mask) {
-      if (this.buckets[at] === 0) {
-        this.buckets[at] = slot + 1;
-        return slot;
-      }
-    }
-    this.giveUpHashing();
     return slot;
   }
 
