@@ -75,7 +75,8 @@ describe('LeaseKeeper', () => {
     const { lease } = await leased(200);
     const { keeper, asked, lost } = keep(lease, () => never());
     expect(keeper.check()).toBeUndefined();
-    await pause(260);
+    // Its deadline timer declares it lost; a loaded machine may fire it late, so wait for it.
+    for (let waited = 0; lost.length === 0 && waited < 5_000; waited += 20) await pause(20);
     // At most the one renewal that never answered (none if the machine stalled past the deadline).
     expect(asked.length).toBeLessThanOrEqual(1);
     expect(lost).toHaveLength(1);
