@@ -7,7 +7,7 @@
 export const MAX_NESTING_DEPTH = 256;
 
 /** Is anything in `value` nested deeper than `depth` levels? Stops as soon as it knows. */
-function deeper(value: unknown, depth: number): boolean {
+export function deeper(value: unknown, depth: number): boolean {
   // Bytes hold numbers only: nothing nests inside them, and walking a megabyte of them costs.
   if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
   if (depth === 0) return true;
@@ -22,6 +22,48 @@ function deeper(value: unknown, depth: number): boolean {
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key];
     if (typeof item === 'object' && item !== null && deeper(item, depth - 1) && Object.hasOwn(value, key)) return true;
+  }
+  return false;
+}
+
+/** How many levels a step's `args` may nest: the plan, `steps` and the step are three. */
+export const ARGS_NESTING_DEPTH = MAX_NESTING_DEPTH - 3;
+
+/**
+ * `deeper(plan, MAX_NESTING_DEPTH)` leaving out the `args` of each step of the plan's own `steps`
+ * array: validation measures those while it walks their references (see `walkReferences`), which
+ * spares a second walk over the bulk of a plan. Any other value is measured whole.
+ */
+export function deeperOutsideArgs(plan: unknown): boolean {
+  if (typeof plan !== 'object' || plan === null || Array.isArray(plan) || !Array.isArray((plan as Plain).steps)) {
+    return deeper(plan, MAX_NESTING_DEPTH);
+  }
+  for (const key in plan) {
+    const value = (plan as Plain)[key];
+    const own = Object.hasOwn(plan, key);
+    if (
+      key === 'steps' && own ? stepsDeeperOutsideArgs(value as unknown[]) : deeper(value, MAX_NESTING_DEPTH - 1) && own
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+type Plain = Record<string, unknown>;
+
+/** The steps array sits at MAX_NESTING_DEPTH - 1 levels, each step at one less, a step's fields at two less. */
+function stepsDeeperOutsideArgs(steps: readonly unknown[]): boolean {
+  for (let index = 0; index < steps.length; index++) {
+    const step = steps[index];
+    if (typeof step !== 'object' || step === null || Array.isArray(step) || ArrayBuffer.isView(step)) {
+      if (deeper(step, MAX_NESTING_DEPTH - 2)) return true;
+      continue;
+    }
+    for (const key in step) {
+      if (key === 'args' && Object.hasOwn(step, key)) continue;
+      if (deeper((step as Plain)[key], ARGS_NESTING_DEPTH) && Object.hasOwn(step, key)) return true;
+    }
   }
   return false;
 }

@@ -2,6 +2,7 @@ import { ErrorCodes } from '../errors.js';
 import { answerAncestorQueries } from './ancestor-queries.js';
 import { type DependencyIndex, idOf, planIndexOf, type TopologicalOrder } from './dependency-index.js';
 import { IntList } from './int-list.js';
+import { ARGS_NESTING_DEPTH, deeper } from './nesting-depth.js';
 import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
 import type { SpareInts } from './spare-ints.js';
 import type { AddProblem } from './validate-plan.js';
@@ -48,11 +49,19 @@ export class ReferenceJudge {
     this.acyclic = sorted.acyclic;
   }
 
-  /** The references in one step's `args`; steps come in slot order. */
-  collect(slot: number, args: unknown): void {
+  /**
+   * The references in one step's `args`; steps come in slot order. False when the args nest more
+   * than ARGS_NESTING_DEPTH levels (the walk stops there, and validation reports it alone).
+   */
+  collect(slot: number, args: unknown): boolean {
     this.slot = slot;
-    if (typeof args === 'object' && args !== null && !Array.isArray(args)) walkReferences(args, this.visit);
+    let within = true;
+    // Args that are an array are the schema's problem, and no place for references.
+    if (Array.isArray(args)) within = !deeper(args, ARGS_NESTING_DEPTH);
+    else if (typeof args === 'object' && args !== null)
+      within = walkReferences(args, this.visit, false, ARGS_NESTING_DEPTH);
     this.queryStart[slot + 1] = this.sources.length;
+    return within;
   }
 
   // One visitor for every step (not a closure per step); `slot` says whose references these are.

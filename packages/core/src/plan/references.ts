@@ -99,38 +99,55 @@ export type ReferenceVisitor = (
 /**
  * Calls `visit` for every reference inside `args`, in document order. Validation asks only for
  * the step each reference names: no paths, no pointers, nothing allocated (a path per reference
- * costs a string as long as the reference is deep).
+ * costs a string as long as the reference is deep). With a `depth`, the walk also measures how
+ * deep `args` nests, as `nesting-depth` counts (bytes are leaves), and stops, returning false, at
+ * an object or array more than `depth` levels down: validation spares a second walk over the args.
  */
-export function walkReferences(args: unknown, visit: ReferenceVisitor, withPaths = false): void {
-  walkValue(args, visit, withPaths ? [] : undefined);
+export function walkReferences(
+  args: unknown,
+  visit: ReferenceVisitor,
+  withPaths = false,
+  depth = Number.POSITIVE_INFINITY,
+): boolean {
+  return walkValue(args, visit, withPaths ? [] : undefined, depth);
 }
 
-function walkValue(value: unknown, visit: ReferenceVisitor, segments: (string | number)[] | undefined): void {
+function walkValue(
+  value: unknown,
+  visit: ReferenceVisitor,
+  segments: (string | number)[] | undefined,
+  depth: number,
+): boolean {
   if (typeof value === 'string') {
     const end = stringReferenceEnd(value);
     if (end !== -1) visit(value, 1, end, 'string', value, segments ?? NO_SEGMENTS);
-    return;
+    return true;
   }
-  if (typeof value !== 'object' || value === null) return;
+  // Bytes hold numbers only: no reference, and nothing nests inside them.
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return true;
+  if (depth === 0) return false;
   const objectId = objectReferenceId(value);
   if (objectId !== undefined) {
     visit(objectId, 0, objectId.length, 'object', value, segments ?? NO_SEGMENTS);
-    return;
+    return true;
   }
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
       segments?.push(index);
-      walkValue(value[index], visit, segments);
+      const within = walkValue(value[index], visit, segments, depth - 1);
       segments?.pop();
+      if (!within) return false;
     }
-    return;
+    return true;
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     segments?.push(key);
-    walkValue((value as Record<string, unknown>)[key], visit, segments);
+    const within = walkValue((value as Record<string, unknown>)[key], visit, segments, depth - 1);
     segments?.pop();
+    if (!within) return false;
   }
+  return true;
 }
 
 const NO_SEGMENTS: readonly (string | number)[] = [];

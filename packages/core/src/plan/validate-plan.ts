@@ -14,7 +14,14 @@ import {
 } from './dependency-index.js';
 import { didYouMean } from './did-you-mean.js';
 import { describeJsonSyntaxError } from './json-error-location.js';
-import { MAX_NESTING_DEPTH, tooDeepMessage, tooDeepPath } from './nesting-depth.js';
+import {
+  ARGS_NESTING_DEPTH,
+  deeper,
+  deeperOutsideArgs,
+  MAX_NESTING_DEPTH,
+  tooDeepMessage,
+  tooDeepPath,
+} from './nesting-depth.js';
 import { type Plan, PlanSchema } from './plan-schema.js';
 import { isPlainValidPlan } from './plan-shape-check.js';
 import { ReferenceJudge, reportReferenceProblems } from './reference-checks.js';
@@ -100,18 +107,11 @@ function toolNames(tools: ToolCatalog): string[] {
 export function validatePlan(input: unknown, options: ValidatePlanOptions = {}): PlanValidation {
   const problems: PlanProblem[] = [];
   const engine = options.engine ?? 'dag';
-  const { redactor } = options;
-  const add: AddProblem = redactor
-    ? (code, kind, path, message) =>
-        problems.push({ code, kind, path: redactor.redactText(path), message: redactor.redactText(message) })
-    : (code, kind, path, message) => problems.push({ code, kind, path, message });
+  const add = problemAdder(problems, options.redactor);
 
-  // Every later check (and the digest, the redactor, the stores) walks the plan by recursion.
-  const deep = tooDeepPath(input);
-  if (deep) {
-    addTooDeep(deep, add);
-    return { ok: false, plan: undefined, problems };
-  }
+  // Every later check (and the digest, the redactor, the stores) walks the plan by recursion. The
+  // steps' args are measured while their references are walked, before anything else walks them.
+  if (deeperOutsideArgs(input)) return tooDeep(input, options);
 
   // Plain data skips the schema's copy (see isPlainValidPlan); anything else gets the schema's problems.
   const parsed = isPlainValidPlan(input) ? ({ success: true, data: input } as const) : PlanSchema.safeParse(input);
@@ -124,11 +124,12 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
 
   // Structure checks run on whatever steps have an id, so one bad field does not hide the rest.
   const steps = collectSteps(rawSteps, add);
+  if (skippedArgsTooDeep(rawSteps, steps)) return tooDeep(input, options);
   const index: DependencyIndex = { ...steps, dependencies: linkDependencies(steps, engine, add) };
   const spare = new SpareInts();
   const sorted = topologicalOrder(index.dependencies, spare);
   if (!sorted.acyclic) reportCycles(index, add);
-  checkSteps(index, sorted, engine, options, add, spare);
+  if (!checkSteps(index, sorted, engine, options, add, spare)) return tooDeep(input, options);
 
   if (problems.length === 0 && parsed.success && sorted.acyclic) {
     return { ok: true, plan: parsed.data, problems: [], order: idsInOrder(steps, sorted) };
@@ -146,14 +147,26 @@ function idsInOrder(steps: CollectedSteps, sorted: TopologicalOrder): string[] {
   return inOrder;
 }
 
-function addTooDeep(segments: readonly (string | number)[], add: AddProblem): void {
+function problemAdder(problems: PlanProblem[], redactor: ProblemRedactor | undefined): AddProblem {
+  return redactor
+    ? (code, kind, path, message) =>
+        problems.push({ code, kind, path: redactor.redactText(path), message: redactor.redactText(message) })
+    : (code, kind, path, message) => problems.push({ code, kind, path, message });
+}
+
+/** The one problem of a plan nested too deep: the first place in document order, nothing else. */
+function tooDeep(input: unknown, options: ValidatePlanOptions): PlanValidation {
+  const problems: PlanProblem[] = [];
+  // Only args inherited from a prototype, which the path search does not count, leave it undefined.
+  const segments = tooDeepPath(input) ?? ['steps'];
   const inArgs = segments[0] === 'steps' && segments[2] === 'args';
-  add(
+  problemAdder(problems, options.redactor)(
     inArgs ? ErrorCodes.ARGUMENTS_INVALID : ErrorCodes.PLAN_INVALID,
     'too-deep',
     toJsonPath(segments),
     tooDeepMessage(inArgs ? 'arguments too deep' : 'plan too deep', MAX_NESTING_DEPTH),
   );
+  return { ok: false, plan: undefined, problems };
 }
 
 /**
@@ -161,6 +174,7 @@ function addTooDeep(segments: readonly (string | number)[], add: AddProblem): vo
  * its references, its arguments against the tool's schema) and only notes which steps have a
  * problem; the ancestry of all references is then answered in one batch. The second reports the
  * problems of the noted steps, tool then references then arguments, as one pass per step would.
+ * False, before any schema has seen them, when a step's args nest too deep (see `deeperOutsideArgs`).
  */
 function checkSteps(
   index: DependencyIndex,
@@ -169,7 +183,7 @@ function checkSteps(
   options: ValidatePlanOptions,
   add: AddProblem,
   spare: SpareInts,
-): void {
+): boolean {
   const { tools } = options;
   const { raw } = index;
   const goalSteps = options.goalSteps ?? engine === 'agentic';
@@ -182,7 +196,7 @@ function checkSteps(
   for (; slot < raw.length; slot++) {
     const step = raw[slot] as Record<string, unknown>;
     checkTool(step, planIndexOf(index, slot), goalSteps, tools, note);
-    judge.collect(slot, step.args);
+    if (!judge.collect(slot, step.args)) return false;
     checkArgs(step, planIndexOf(index, slot), tools, note);
   }
   // The step-id table has done its bulk work: the searches write over its arrays.
@@ -196,6 +210,22 @@ function checkSteps(
     reportReferenceProblems(index, reported, verdicts, engine, acyclic, add);
     if (noted[reported] === 1) checkArgs(step, at, tools, add);
   }
+  return true;
+}
+
+/** Do the args of a step without a slot (no string id, or a repeated one) nest too deep? Nothing else walks them. */
+function skippedArgsTooDeep(rawSteps: readonly unknown[], steps: CollectedSteps): boolean {
+  const { planIndex } = steps;
+  if (!planIndex) return false;
+  for (let index = 0, slot = 0; index < rawSteps.length; index++) {
+    if (planIndex[slot] === index) {
+      slot++;
+      continue;
+    }
+    const step = rawSteps[index];
+    if (isObject(step) && Object.hasOwn(step, 'args') && deeper(step.args, ARGS_NESTING_DEPTH)) return true;
+  }
+  return false;
 }
 
 // Paths are built only for a problem: most steps have none, and a 100,000-step plan would make
