@@ -8,10 +8,9 @@ import {
   type StepwiseError,
 } from '@stepwise/core';
 import type { RunEventInput } from '@stepwise/core/engine';
-import { MemoryStore, makePlan } from '@stepwise/core/testing';
+import { FreezableStore, MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
-import { FreezableStore } from './freezable-store.js';
 import { createHarness, type Harness, resumeWhenFree, storedEvents } from './harness.js';
 
 const byId = (steps: readonly StepResult[]) => new Map(steps.map((step) => [step.stepId, step]));

@@ -12,10 +12,9 @@ import {
   type StepResult,
   ToolRegistry,
 } from '@stepwise/core';
-import { MemoryStore, makePlan } from '@stepwise/core/testing';
+import { FreezableStore, MemoryStore, makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
-import { FreezableStore } from './freezable-store.js';
 import { resumeWhenFree } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

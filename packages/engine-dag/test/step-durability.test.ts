@@ -1,10 +1,9 @@
 import { defineTool, type Plan, type RunEvent, ToolRegistry } from '@stepwise/core';
 import { BATCHED_EVENTS_MAX } from '@stepwise/core/engine';
 import type { Lease } from '@stepwise/core/store';
-import { MemoryStore, makePlan } from '@stepwise/core/testing';
+import { FreezableStore, MemoryStore, makePlan } from '@stepwise/core/testing';
 import { describe, expect, it } from 'vitest';
 import { type DagEngineOptions, dagEngine } from '../src/index.js';
-import { FreezableStore } from './freezable-store.js';
 import { lookAndPut, resumeWhenFree, storedEvents } from './harness.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent } from '../journal/events.js';
-import { type Lease, type RunFilter, type RunStore, readAll } from '../journal/run-store.js';
+import { type Lease, type RunStore, readAll } from '../journal/run-store.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { defineTool } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { type StoreHarness, uniqueRunId } from './conformance-support.js';
 import { makePlan } from './fixtures.js';
+import { FreezableStore } from './freezable-store.js';
 
 /** The lease of the run under test: short, so a takeover happens within the test. */
 const TTL_MS = 500;
@@ -30,45 +31,6 @@ export function fencingCases(harness: StoreHarness): void {
       }
     });
   });
-}
-
-const never = <T>() => new Promise<T>(() => undefined);
-
-/**
- * A store as a worker cut off from it sees it: once `cut()`, renewals and writes never answer.
- * Reads go through, so the test can look at what the worker managed to write.
- */
-class CutOffStore implements RunStore {
-  #cut = false;
-  constructor(readonly inner: RunStore) {}
-  cut(): void {
-    this.#cut = true;
-  }
-  append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
-    return this.#cut ? never() : this.inner.append(runId, events, lease);
-  }
-  read(runId: string, afterSeq?: number): AsyncIterable<RunEvent> {
-    return this.inner.read(runId, afterSeq);
-  }
-  getRun(runId: string) {
-    return this.inner.getRun(runId);
-  }
-  listRuns(filter?: RunFilter) {
-    return this.inner.listRuns(filter);
-  }
-  getExecution(executionId: string) {
-    return this.inner.getExecution(executionId);
-  }
-  acquireLease(runId: string, owner: string, ttlMs: number) {
-    return this.#cut ? never<Lease | undefined>() : this.inner.acquireLease(runId, owner, ttlMs);
-  }
-  renewLease(lease: Lease) {
-    return this.#cut ? never<Lease>() : this.inner.renewLease(lease);
-  }
-  releaseLease(lease: Lease) {
-    return this.#cut ? never<void>() : this.inner.releaseLease(lease);
-  }
-  async close(): Promise<void> {}
 }
 
 /** What the waiting tool saw: which steps started, which performed their effect, when and why its wait was ended. */
@@ -128,7 +90,7 @@ async function lostLeaseStopsTheRun(store: RunStore, other: RunStore): Promise<v
   const started = new Promise<void>((resolve) => {
     toolStarted = resolve;
   });
-  const worker = new CutOffStore(store);
+  const worker = new FreezableStore(store);
   const tools = waitingTools(observed, () => toolStarted());
   const options = { tools, store: worker, leaseTtlMs: TTL_MS, owner: 'first' };
   const engine = createPolicyEngine({ policy: permissivePolicy(options), options });
@@ -142,7 +104,7 @@ async function lostLeaseStopsTheRun(store: RunStore, other: RunStore): Promise<v
     (error: unknown) => error,
   );
   await started;
-  worker.cut();
+  worker.freeze();
   const taken = await takeOver(other, runId, 'second');
 
   const error = await Promise.race([

@@ -19,6 +19,7 @@ export {
   firstDifference,
   type StoreViewCheck,
 } from './fold-comparison.js';
+export { FreezableStore } from './freezable-store.js';
 export { linkJournal } from './link-journal.js';
 export { type GeneratedJournal, type RandomJournalOptions, randomJournals } from './random-journal.js';
 export { type Draw, seededDraw } from './random-values.js';
