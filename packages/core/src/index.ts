@@ -92,6 +92,8 @@ export {
   type Artifact,
   defineTool,
   type Effect,
+  type ReconcileContext,
+  type Reconciliation,
   type ToolClaim,
   type ToolClaimContext,
   type ToolContext,

@@ -31,7 +31,7 @@ describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () 
   });
 
   /** One run whose middle step (`tool`) blocks on its first call; the worker holding it is killed there. */
-  async function killMidStep(tool: string) {
+  async function killMidStep(tool: string, args: Record<string, unknown> = {}) {
     const name = `takeover_${process.pid}_${tag++}`;
     const side = `${name}_side`;
     await createSideTables(url, side);
@@ -39,7 +39,7 @@ describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () 
     stores.push(store);
     const plan = makePlan([
       { id: 's0', tool: 'ledger_write' },
-      { id: 's1', tool, args: { firstCallSleepMs: 60_000 }, dependsOn: ['s0'] },
+      { id: 's1', tool, args: { firstCallSleepMs: 60_000, ...args }, dependsOn: ['s0'] },
       { id: 's2', tool: 'ledger_write', dependsOn: ['s1'] },
     ]);
     const { runId } = await enqueue(plan, { store });
@@ -110,6 +110,48 @@ describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () 
       { step_id: 's1', calls: 1 },
     ]);
     expect(outcome.takeoverMs).toBeLessThan(2 * TTL);
+  }, 60_000);
+
+  it('asks a reconciling tool about its in-flight call: the payment row was written, so the step succeeds without a second call', async () => {
+    const outcome = await killMidStep('payment_insert');
+    expect(outcome.summary.status).toBe('completed');
+    const resume = outcome.events.find((event) => event.type === 'run-resume');
+    expect(resume).toMatchObject({ interrupted: [{ stepId: 's1', action: 'reconcile' }] });
+    const results = outcome.events.filter((event) => event.type === 'tool-result' && event.stepId === 's1');
+    const payments = await query<{ idempotency_key: string }>(
+      url,
+      `select idempotency_key from ${outcome.side}.payments`,
+    );
+    expect(payments).toHaveLength(1);
+    expect(results).toEqual([
+      expect.objectContaining({
+        status: 'succeeded',
+        reconciled: true,
+        output: { paymentKey: payments[0]?.idempotency_key },
+      }),
+    ]);
+    expect(outcome.invocations).toEqual([
+      { step_id: 's0', calls: 1 },
+      { step_id: 's1', calls: 1 },
+      { step_id: 's2', calls: 1 },
+    ]);
+  }, 60_000);
+
+  it('asks a reconciling tool about its in-flight call: no payment row, so the step runs again under the same key', async () => {
+    const outcome = await killMidStep('payment_insert', { crashBeforeEffect: true });
+    expect(outcome.summary.status).toBe('completed');
+    const payments = await query<{ idempotency_key: string }>(
+      url,
+      `select idempotency_key from ${outcome.side}.payments`,
+    );
+    expect(payments).toHaveLength(1);
+    const s1 = outcome.events.filter((event) => event.type === 'tool-call' && event.stepId === 's1');
+    expect(s1.map((event) => (event as { attempt: number }).attempt)).toEqual([1, 2]);
+    expect(outcome.invocations).toEqual([
+      { step_id: 's0', calls: 1 },
+      { step_id: 's1', calls: 2 },
+      { step_id: 's2', calls: 1 },
+    ]);
   }, 60_000);
 });
 

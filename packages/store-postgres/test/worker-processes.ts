@@ -18,6 +18,9 @@ export async function createSideTables(url: string, side: string): Promise<void>
       `create table ${side}.ledger (run_id text, step_id text, pid int, primary key (run_id, step_id))`,
     );
     await client.query(`create table ${side}.notifications (run_id text, step_id text, pid int)`);
+    await client.query(
+      `create table ${side}.payments (idempotency_key text primary key, run_id text, step_id text, pid int)`,
+    );
   } finally {
     await client.end();
   }

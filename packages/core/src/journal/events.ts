@@ -94,7 +94,7 @@ export interface RunResumeEvent extends RunEventBase {
   /** Steps the fold found in flight, and what resume does with each. */
   readonly interrupted: readonly {
     stepId: string;
-    action: 'rerun' | 'fail' | 'finish';
+    action: 'rerun' | 'fail' | 'finish' | 'reconcile';
   }[];
   /** A new approval the resume was given (the strict engine, after an unapproved plan revision). */
   readonly authorization?: PlanAuthorization;
@@ -189,6 +189,11 @@ export interface ToolResultEvent extends RunEventBase {
   readonly artifacts?: readonly Artifact[];
   readonly startedAt: string;
   readonly durationMs: number;
+  /**
+   * The result of a call a crash left in flight, as the tool's `reconcile` answered it on resume
+   * (the effect had happened), not as its `execute` returned it.
+   */
+  readonly reconciled?: true;
 }
 
 export interface StepRetryEvent extends RunEventBase {

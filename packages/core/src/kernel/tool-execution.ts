@@ -142,8 +142,9 @@ export async function executeTool(
   }
 }
 
-async function checkOutput(
-  request: ToolCallRequest,
+/** Validates a tool's output (its depth, then its `output` schema); E305 when it fails. */
+export async function checkOutput(
+  request: Pick<ToolCallRequest, 'stepId'>,
   tool: AnyTool,
   output: unknown,
   artifacts: Artifact[],

@@ -167,16 +167,21 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
 }
 
 /** What to do with a step a crash left in flight. */
-export type InterruptedAction = 'rerun' | 'fail' | 'finish';
+export type InterruptedAction = 'rerun' | 'fail' | 'finish' | 'reconcile';
 
 /**
  * `finish` when the tool's result is journaled (no need to run it again); `rerun` when the tool
- * never started or is idempotent, or the host allows re-running; else `fail` as interrupted.
+ * never started or is idempotent, or the host allows re-running; `reconcile` when the tool can say
+ * whether the call's effect happened (`reconciles`); else `fail` as interrupted.
  */
-export function interruptedAction(step: StepState, allowRerun: boolean): InterruptedAction {
+export function interruptedAction(
+  step: StepState,
+  allowRerun: boolean,
+  reconciles: (tool: string) => boolean = () => false,
+): InterruptedAction {
   if (step.toolResult) return 'finish';
   if (!step.toolCalled || step.idempotent === true || allowRerun) return 'rerun';
-  return 'fail';
+  return step.tool !== undefined && reconciles(step.tool) ? 'reconcile' : 'fail';
 }
 
 export function interruptedError(stepId: string): StepError {

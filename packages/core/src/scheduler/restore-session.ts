@@ -1,11 +1,12 @@
 import type { StepResult } from '../journal/events.js';
 import type { FoldedRun } from '../journal/fold-run.js';
 import type { RunJournal } from '../journal/journal.js';
-import { endStep } from '../kernel/invoke-step.js';
+import { endStep, type KernelContext } from '../kernel/invoke-step.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { interruptedError } from '../run/run-session.js';
 import type { EnginePolicy } from './engine-policy.js';
 import { type FailurePolicy, stopsRun } from './failure-policy.js';
+import { reconcileStep } from './reconcile-step.js';
 import type { RestoredStep } from './resume-state.js';
 import type { RunLoop } from './run-loop.js';
 import type { SessionControl } from './session-control.js';
@@ -19,6 +20,8 @@ export interface RestoreScope {
   readonly control: SessionControl;
   readonly policy: Pick<EnginePolicy, 'stopOn'>;
   readonly loop: Pick<RunLoop, 'release' | 'enqueue' | 'advance'>;
+  /** The session's kernel context: asks a tool's `reconcile` about a call a crash left in flight. */
+  readonly kernel?: KernelContext;
   readonly failures: Pick<FailurePolicy, 'recover' | 'skip'>;
   /** The journal as folded at resume: the executions of steps a crash left in flight. */
   readonly resumed: FoldedRun | undefined;
@@ -27,7 +30,7 @@ export interface RestoreScope {
 /**
  * Puts a resumed session where the journal left it: ended steps keep their results, a stop the
  * previous session had begun carries on, and steps a crash left in flight are re-run, continued,
- * finished from their journaled tool result, or failed as interrupted (E309).
+ * finished from their journaled tool result, reconciled by their tool, or failed as interrupted (E309).
  */
 export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): void {
   const { board, control, journal, loop } = scope;
@@ -97,6 +100,9 @@ function continueStep(scope: RestoreScope, slot: Slot, state: RestoredStep): voi
       } else {
         loop.enqueue(slot, state.attempt + 1);
       }
+      break;
+    case 'reconcile':
+      control.track(reconcileStep(scope, slot, state));
       break;
     case 'finish':
     case 'fail':

@@ -12,7 +12,7 @@ export interface RestoredStep {
   readonly result?: StepResult;
   /**
    * `rerun`: it was in flight and may run again; `finish`: its tool result is journaled, only the end is missing;
-   * `fail`: in flight, not idempotent (E309); `retry`: it waited for a retry; `skip`: the hook chose skip.
+   * `fail`: in flight, not idempotent (E309); `reconcile`: in flight, not idempotent, its tool is asked; `retry`: it waited for a retry; `skip`: the hook chose skip.
    */
   readonly action?: InterruptedAction | 'retry' | 'skip';
   readonly executionId?: string;
@@ -36,7 +36,13 @@ export interface ResumeState {
 }
 
 /** Reads a folded run (and its recovery decisions) into per-step instructions for the resumed session. */
-export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowRerun: boolean): ResumeState {
+export function restoreSteps(
+  run: FoldedRun,
+  events: readonly RunEvent[],
+  allowRerun: boolean,
+  /** Whether the named tool has a `reconcile` (see `interruptedAction`). */
+  reconciles?: (tool: string) => boolean,
+): ResumeState {
   const decisions = new Map<string, RecoveryDecisionEvent>();
   const retryArgs = new Map<string, Record<string, unknown>>();
   for (const event of events) {
@@ -63,6 +69,7 @@ export function restoreSteps(run: FoldedRun, events: readonly RunEvent[], allowR
         : interruptedAction(
             state.toolResult?.status === 'cancelled' ? { ...state, toolResult: undefined } : state,
             allowRerun,
+            reconciles,
           );
       interrupted.push({ stepId: step.id, action });
       steps.set(step.id, {

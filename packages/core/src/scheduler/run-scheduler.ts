@@ -84,6 +84,7 @@ export class RunScheduler {
   readonly #loop: RunLoop;
   readonly #revisions: RunRevisions;
   readonly #failures: FailurePolicy;
+  readonly #kernel: KernelContext;
 
   constructor(init: RunSchedulerInit) {
     const { journal, policy } = init;
@@ -92,6 +93,7 @@ export class RunScheduler {
     // A commit nobody awaits (an idempotent step's end) can fail while other steps run: stop now.
     journal.onFailure((error) => control.journalFailed(error));
     const kernel: KernelContext = { ...init.kernel, runId: journal.runId, journal, signal: control.signal };
+    this.#kernel = kernel;
     const warn = warnThrough(kernel.log);
     const observer = new StepObserver(init.observer ?? {}, warn);
     const board = new StepBoard(init.plan, init.graph, journal, init.retainOutputs);
@@ -149,6 +151,7 @@ export class RunScheduler {
           loop: this.#loop,
           failures: this.#failures,
           resumed,
+          kernel: this.#kernel,
         };
         restoreSession(scope, restored);
       } else {

@@ -121,7 +121,9 @@ export class SessionOpener {
     hooks: SessionHooks | undefined,
     authorization: ResumeOptions['authorization'],
   ): OpenedSession {
-    const state = restoreSteps(run, events, this.#setup.options.allowRerunInterrupted ?? false);
+    const { tools, allowRerunInterrupted } = this.#setup.options;
+    const reconciles = (tool: string) => tools.get(tool)?.reconcile !== undefined;
+    const state = restoreSteps(run, events, allowRerunInterrupted ?? false, reconciles);
     const { answers } = approvalState(events);
     const steps = withEditedArgs(state.steps, answers);
     const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;

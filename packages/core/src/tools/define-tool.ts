@@ -79,6 +79,33 @@ export interface ToolClaimContext {
   readonly leaseTtlMs: number | undefined;
 }
 
+/** What `ToolDefinition.reconcile` gets: the call whose outcome a crash left unknown. */
+export interface ReconcileContext<Input = unknown> {
+  /** The call's input, as journaled with its `tool-call` (secrets redacted). */
+  readonly input: Input;
+  /** The run's signal: aborted when the run stops or loses its lease. */
+  readonly signal: AbortSignal;
+  readonly runId: string;
+  readonly stepId: string;
+  /** The interrupted call's execution id. */
+  readonly executionId: string;
+  /** The key the interrupted call was given (`ToolContext.idempotencyKey`): look the effect up by it. */
+  readonly idempotencyKey: string;
+  /** The interrupted call's attempt. */
+  readonly attempt: number;
+  readonly log: ToolLogger;
+}
+
+/**
+ * A tool's answer about a call whose outcome is unknown: `done` (the effect happened; `output` is the
+ * call's output, and the step succeeds with it), `not-done` (nothing happened; the step runs again),
+ * or `unknown` (the step fails as interrupted, E309, as without `reconcile`).
+ */
+export type Reconciliation<Output = unknown> =
+  | { readonly status: 'done'; readonly output: Output }
+  | { readonly status: 'not-done' }
+  | { readonly status: 'unknown'; readonly reason?: string };
+
 export interface ToolDefinition<Input = unknown, Output = unknown> {
   /** Unique within a registry; what plans name in `step.tool`. */
   readonly name: string;
@@ -100,6 +127,14 @@ export interface ToolDefinition<Input = unknown, Output = unknown> {
    * code and `retryable` kept) without starting the tool.
    */
   acquire?(context: ToolClaimContext): Promise<ToolClaim>;
+  /**
+   * Asked on resume about a call of a non-idempotent tool that a crash left in flight (its
+   * `tool-call` journaled, no result): did its effect happen? Look it up by `idempotencyKey`.
+   * `done` ends the step `succeeded` with the output given (validated like `execute`'s, journaled as a
+   * reconciled `tool-result`); `not-done` runs the step again (a new attempt, the same key);
+   * `unknown`, a throw, or no `reconcile` at all fail it as interrupted (E309).
+   */
+  reconcile?(context: ReconcileContext<Input>): Promise<Reconciliation<Output>> | Reconciliation<Output>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
@@ -115,6 +150,10 @@ export interface ToolOptions<InputSchema, OutputSchema> {
   readonly timeoutMs?: number;
   /** See `ToolDefinition.acquire`. */
   acquire?(context: ToolClaimContext): Promise<ToolClaim>;
+  /** See `ToolDefinition.reconcile`. */
+  reconcile?(
+    context: ReconcileContext<InferSchema<InputSchema>>,
+  ): Promise<Reconciliation<InferSchema<OutputSchema>>> | Reconciliation<InferSchema<OutputSchema>>;
   execute(
     input: InferSchema<InputSchema>,
     context: ToolContext,
