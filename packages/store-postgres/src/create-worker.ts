@@ -17,6 +17,14 @@ export interface WorkerOptions {
   readonly tools?: ToolRegistry;
   /** Runs this worker executes at once. Default 4. */
   readonly concurrency?: number;
+  /**
+   * Runs a full worker may take over beyond `concurrency`: runs whose worker died (their claim
+   * expired) or that were given back after a claim. They already began, so they do not wait for a
+   * free slot behind new work: a full worker keeps looking for them every `pollIntervalMs` and runs
+   * up to this many more at once, claiming no new run until it is back under `concurrency`.
+   * Default: `concurrency`. `0`: takeover only when a slot frees (orphans still come first then).
+   */
+  readonly takeoverSlots?: number;
   /** Default `default`. */
   readonly queue?: string;
   /** At most this many runs of the queue held at once across all workers (give every worker the same value). Default: no limit. */
@@ -72,6 +80,7 @@ class PostgresWorker implements Worker {
   readonly #engine: Engine;
   readonly #ttlMs: number;
   readonly #concurrency: number;
+  readonly #takeoverSlots: number;
   readonly #handles = new Map<string, RunHandle | undefined>();
   #stopping = false;
   #wake: (() => void) | undefined;
@@ -82,10 +91,12 @@ class PostgresWorker implements Worker {
     checkCount(options.concurrency, 'concurrency', 1);
     checkCount(options.queueLimit, 'queueLimit', 1);
     checkCount(options.leaseTtlMs, 'leaseTtlMs', 10);
+    checkCount(options.takeoverSlots, 'takeoverSlots', 0);
     this.#options = options;
     this.owner = options.owner ?? `worker:${process.pid}:${randomUUID()}`;
     this.#ttlMs = options.leaseTtlMs ?? 30_000;
     this.#concurrency = options.concurrency ?? 4;
+    this.#takeoverSlots = options.takeoverSlots ?? this.#concurrency;
     this.#engine = this.#buildEngine();
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
     this.#loop = this.#run();
@@ -132,26 +143,38 @@ class PostgresWorker implements Worker {
     let idlePolls = 0;
     while (!this.#stopping) {
       const room = this.#concurrency - this.#handles.size;
-      let claimed: ClaimedRun[] = [];
+      const takeoverRoom = room + this.#takeoverSlots;
+      // Full: only runs that began elsewhere and were left (takeover), within the takeover room.
+      const claimed =
+        room > 0 ? await this.#claim(room, false) : takeoverRoom > 0 ? await this.#claim(takeoverRoom, true) : [];
+      for (const run of claimed) this.#start(run);
       if (room > 0) {
-        try {
-          // The tables may not exist yet when the worker started while the server was away.
-          await this.#options.store.ready;
-          claimed = await claimRuns(this.#options.store.connection, {
-            queue: this.#options.queue ?? 'default',
-            owner: this.owner,
-            count: room,
-            ttlMs: this.#ttlMs,
-            queueLimit: this.#options.queueLimit,
-          });
-        } catch (error) {
-          this.#report(error, 'claiming runs');
-        }
-        for (const run of claimed) this.#start(run);
+        idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
+        // Room left and nothing to claim: sleep, then poll again. Full now: sleep as below.
+        if (claimed.length === 0) await this.#sleep(true, idlePolls);
+        else if (claimed.length === room) await this.#sleep(this.#takeoverSlots > 0, Number.POSITIVE_INFINITY);
+      } else {
+        // Full: sleep until a run ends, looking for runs to take over every poll interval meanwhile.
+        await this.#sleep(takeoverRoom - claimed.length > 0, Number.POSITIVE_INFINITY);
       }
-      idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
-      // Full: sleep until a run ends. Room left and nothing to claim: sleep, then poll again.
-      if (claimed.length === 0 || claimed.length === room) await this.#sleep(room - claimed.length > 0, idlePolls);
+    }
+  }
+
+  async #claim(count: number, takeoverOnly: boolean): Promise<ClaimedRun[]> {
+    try {
+      // The tables may not exist yet when the worker started while the server was away.
+      await this.#options.store.ready;
+      return await claimRuns(this.#options.store.connection, {
+        queue: this.#options.queue ?? 'default',
+        owner: this.owner,
+        count,
+        ttlMs: this.#ttlMs,
+        queueLimit: this.#options.queueLimit,
+        takeoverOnly,
+      });
+    } catch (error) {
+      this.#report(error, 'claiming runs');
+      return [];
     }
   }
 

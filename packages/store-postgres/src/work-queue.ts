@@ -25,11 +25,18 @@ export interface ClaimRequest {
   readonly ttlMs: number;
   /** At most this many runs of the queue held at once by all workers together. */
   readonly queueLimit: number | undefined;
+  /**
+   * Only runs a worker started before: claims that expired (their worker died) and runs given back
+   * to the queue after they were claimed. A full worker takes these over with its takeover room.
+   */
+  readonly takeoverOnly?: boolean;
 }
 
 /**
  * Claims waiting runs, and runs whose claim expired (their worker died), with `FOR UPDATE SKIP LOCKED`
- * so concurrent workers never wait for each other nor take the same run. With a queue limit, claims of
+ * so concurrent workers never wait for each other nor take the same run. Runs started before (an
+ * expired claim, a run given back after a claim) come first, before fresh ones of any priority: they
+ * already began, and a busy cluster must not leave them behind new work. With a queue limit, claims of
  * the queue are serialised by a transaction-scoped advisory lock, so the count they check is exact.
  */
 export async function claimRuns(connection: PostgresConnection, request: ClaimRequest): Promise<ClaimedRun[]> {
@@ -49,6 +56,7 @@ export async function claimRuns(connection: PostgresConnection, request: ClaimRe
       room = Math.min(room, Math.max(0, request.queueLimit - (live.rows[0]?.held ?? 0)));
     }
     if (room <= 0) return [];
+    const fresh = request.takeoverOnly ? sql`false` : sql`state = 'queued'`;
     const claimed = await sql<{ run_id: string; plan: Plan; run_options: QueuedRunOptions | null; claims: number }>`
       update ${queueTable} w
       set state = 'claimed', claimed_by = ${request.owner}, claims = w.claims + 1,
@@ -56,8 +64,9 @@ export async function claimRuns(connection: PostgresConnection, request: ClaimRe
       from (
         select run_id from ${queueTable}
         where queue = ${request.queue} and available_at <= clock_timestamp()
-          and (state = 'queued' or (state = 'claimed' and claim_expires_at <= clock_timestamp()))
-        order by priority desc, enqueued_at, run_id
+          and (${fresh} or (state = 'queued' and claims > 0)
+            or (state = 'claimed' and claim_expires_at <= clock_timestamp()))
+        order by claims > 0 desc, priority desc, enqueued_at, run_id
         limit ${room}
         for update skip locked
       ) candidate
