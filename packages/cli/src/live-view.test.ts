@@ -215,4 +215,26 @@ describe('LiveView', () => {
     }
     expect(stripAnsi(frame[2] as string)).toMatch(/^ {2}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] read\s+file_read\s+0ms\s+40% 読み込み中 👨‍👩‍👧‍👦/);
   });
+
+  it("shows the tail of a running step's output under it, stripped of terminal control, and drops it at the step's end", () => {
+    const view = new LiveView({
+      plan,
+      output: sink() as unknown as NodeJS.WritableStream,
+      palette: createPalette({ isTTY: false }, {}),
+      engine: 'dag',
+      now: () => 0,
+    });
+    view.update(event({ type: 'step-start', stepId: 'b', attempt: 1 }));
+    const live = (text: string) =>
+      view.live({ type: 'tool-output', runId: 'run_1', stepId: 'b', executionId: 'x', stream: 'stdout', text, at: 0 });
+    live('compiling 1/9\n');
+    live('compiling 2/9\nlinking \u001b[31mred\u001b[0m\u001b]0;owned\u0007 ');
+    live('50%\r\u001b[2J\u001b[Hlinking 100%');
+    const frame = view.frame().map(stripAnsi);
+    const b = frame.findIndex((line) => line.includes(' b '));
+    expect(frame.slice(b + 1, b + 3)).toEqual(['      │ compiling 2/9', '      │ linking 100%']);
+    expect(frame.join('\n')).not.toMatch(/owned|\u001b\[2J|\u0007/);
+    view.update(event({ type: 'step-end', stepId: 'b', result: { status: 'succeeded', durationMs: 5 } }));
+    expect(view.frame().map(stripAnsi).join('\n')).not.toContain('│');
+  });
 });

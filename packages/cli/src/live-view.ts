@@ -1,5 +1,6 @@
-import type { Plan, RunEvent, StepError } from '@stepwise/core';
+import type { LiveEvent, Plan, RunEvent, StepError } from '@stepwise/core';
 import { formatDuration, goalProgressLine } from '@stepwise/dashboard/report';
+import { OutputTails } from './output-tail.js';
 import { fitWidth, type Palette, padEnd, textWidth } from './terminal.js';
 
 // The escape sequences a frame is drawn with: automatic wrap at the right margin (DECAWM) off and
@@ -67,6 +68,7 @@ export class LiveView {
   #finishedCount = 0;
   #runStatus: string | undefined;
   #stopped = false;
+  readonly #tails = new OutputTails();
 
   constructor(options: LiveViewOptions) {
     this.#options = options;
@@ -94,11 +96,17 @@ export class LiveView {
     this.render();
   }
 
+  /** Shows the tail of a running step's output (a command's stdout and stderr, a model's answer). */
+  live(event: LiveEvent): void {
+    if (this.#byId.has(event.stepId)) this.#tails.add(event);
+  }
+
   /** Folds one event into the view. */
   update(event: RunEvent): void {
     if (!this.#runId) this.#runId = event.runId;
     const step = 'stepId' in event ? this.#byId.get(event.stepId) : undefined;
     const at = Date.parse(event.at);
+    if (step && (event.type === 'step-start' || event.type === 'step-end')) this.#tails.clear(step.id);
     switch (event.type) {
       case 'step-start':
         if (!step) break;
@@ -229,9 +237,22 @@ export class LiveView {
 
     const idWidth = Math.min(28, Math.max(...this.#steps.map((step) => textWidth(step.id)), 4));
     const toolWidth = Math.min(18, Math.max(...this.#steps.map((step) => textWidth(step.tool ?? 'agentic')), 4));
-    const budget = rows - lines.length - 3;
+    // Output tails take the rows the step lines leave: at most a third of the screen.
+    let tailRows = 0;
+    for (const step of this.#steps) if (step.status === 'running') tailRows += this.#tails.lines(step.id).length;
+    tailRows = Math.min(Math.floor(rows / 3), tailRows);
+    const budget = rows - lines.length - 3 - tailRows;
     const visible = this.#visibleSteps(budget);
-    for (const step of visible) lines.push(fitWidth(this.#stepLine(step, idWidth, toolWidth, now), columns));
+    let tailLeft = tailRows;
+    for (const step of visible) {
+      lines.push(fitWidth(this.#stepLine(step, idWidth, toolWidth, now), columns));
+      if (step.status !== 'running') continue;
+      for (const line of this.#tails.lines(step.id)) {
+        if (tailLeft <= 0) break;
+        tailLeft -= 1;
+        lines.push(fitWidth(`      ${palette.gray('│')} ${palette.gray(line)}`, columns));
+      }
+    }
     const hidden = this.#steps.length - visible.length;
     if (hidden > 0) lines.push(palette.gray(`  … ${hidden} more step${hidden === 1 ? '' : 's'}`));
     lines.push(fitWidth(this.#progressLine(now, columns), columns));

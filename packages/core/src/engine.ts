@@ -14,7 +14,15 @@ export {
   RunJournal,
   type RunJournalOptions,
 } from './journal/journal.js';
+export {
+  LIVE_OUTPUT_MAX_CHARS,
+  type LiveListener,
+  LiveOutput,
+  type ModelDeltaEvent,
+  type ToolOutputEvent,
+} from './journal/live-output.js';
 export { REDACTED, redact, secretForms } from './journal/redact.js';
+export { StreamRedactor, type StreamRedactorOptions } from './journal/stream-redactor.js';
 export {
   callTool,
   endStep,

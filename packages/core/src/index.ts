@@ -31,6 +31,7 @@ export {
 export type { Durability } from './journal/journal.js';
 export type { JournalKey } from './journal/journal-chain.js';
 export { journalTamperedError } from './journal/journal-tampered-error.js';
+export type { LiveEvent } from './journal/live-output.js';
 export { readVerifiedJournal } from './journal/read-verified-journal.js';
 export { createRedactor, type Redactor, type RedactorOptions } from './journal/redact.js';
 export {

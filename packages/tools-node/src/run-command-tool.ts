@@ -3,11 +3,11 @@ import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import path from 'node:path';
 import { defineTool, type ErrorCode, ErrorCodes, SandboxViolation, StepwiseError, ToolError } from '@stepwise/core';
-import { REDACTED } from '@stepwise/core/engine';
 import { z } from 'zod';
 import { childEnvironment } from './child-environment.js';
 import { type CommandSandboxRecord, chooseSandbox, type Launch, launchOf } from './command-launch.js';
 import { type CommandPolicy, checkCommand, executableName, pathArguments } from './command-policy.js';
+import { liveCommandOutput, scrub } from './live-command-output.js';
 import type { OsSandboxOptions, SandboxMode } from './os-sandbox.js';
 import type { ProtectedChanges } from './protected-paths.js';
 import { type ProcessResult, type RunProcessOptions, runProcess } from './run-process.js';
@@ -138,12 +138,6 @@ async function physicalPath(cwd: string, value: string): Promise<string> {
     if (segment !== '..') current = (await realpath(current).catch(() => undefined)) ?? current;
   }
   return current;
-}
-
-function scrub(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-  return result;
 }
 
 function refuseByPolicy(argv: readonly string[], policy: CommandPolicy, stdin: boolean): void {
@@ -353,6 +347,7 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
       const timeoutMs = Math.min(input.timeoutMs ?? defaultTimeout, maxTimeout);
       const guarded = await sandbox.protectedPaths();
       const before = guarded.snapshot();
+      const live = context.output ? liveCommandOutput(context.output, secrets) : undefined;
       let result = await startProcess(launch, argv, {
         cwd: cwd.absolute,
         ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
@@ -361,7 +356,8 @@ export function runCommandTool(sandbox: WorkspaceSandbox, options: CommandOption
         killGraceMs: options.killGraceMs ?? 2000,
         signal: context.signal,
         onSpawn: (pid) => context.recordProcess?.({ pid, processGroup: pid, command: [...argv] }),
-      });
+        ...(live ? { onOutput: live.write } : {}),
+      }).finally(() => live?.end());
       if (launch.record.kind === 'bubblewrap') result = signalFromExitCode(result);
       const outcome = commandOutcome(
         argv,

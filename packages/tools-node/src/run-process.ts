@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface RunProcessOptions {
   /** Absolute path of the program. */
@@ -18,6 +19,8 @@ export interface RunProcessOptions {
   readonly signal?: AbortSignal;
   /** Called once the program started, with its pid (the leader of its own process group). */
   readonly onSpawn?: (pid: number) => unknown;
+  /** Called with each piece of output as it arrives, decoded as UTF-8 (a character split between reads is kept whole). */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 export interface ProcessResult {
@@ -155,10 +158,34 @@ function guardProcess(child: ChildProcess, options: RunProcessOptions) {
   };
 }
 
-/** Captures both output streams and writes the input, if any. */
-function connectStreams(child: ChildProcess, stdin: string | undefined, stdout: OutputCapture, stderr: OutputCapture) {
-  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+/** Captures both output streams (showing them as they arrive when asked) and writes the input, if any. */
+function connectStreams(
+  child: ChildProcess,
+  options: Pick<RunProcessOptions, 'stdin' | 'onOutput'>,
+  stdout: OutputCapture,
+  stderr: OutputCapture,
+) {
+  const { stdin, onOutput } = options;
+  for (const [name, capture] of [
+    ['stdout', stdout],
+    ['stderr', stderr],
+  ] as const) {
+    const stream = child[name];
+    if (!onOutput) {
+      stream?.on('data', (chunk: Buffer) => capture.push(chunk));
+      continue;
+    }
+    const decoder = new StringDecoder('utf8');
+    stream?.on('data', (chunk: Buffer) => {
+      capture.push(chunk);
+      const text = decoder.write(chunk);
+      if (text) onOutput(name, text);
+    });
+    stream?.on('end', () => {
+      const rest = decoder.end();
+      if (rest) onOutput(name, rest);
+    });
+  }
   if (stdin !== undefined && child.stdin) {
     // A program that exits without reading its input makes the write fail with EPIPE: not our error.
     child.stdin.on('error', () => undefined);
@@ -187,7 +214,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     }
     reportSpawn(child, options.onSpawn);
     const guard = guardProcess(child, options);
-    connectStreams(child, options.stdin, stdout, stderr);
+    connectStreams(child, options, stdout, stderr);
 
     let closeTimer: NodeJS.Timeout | undefined;
     let done = false;

@@ -120,6 +120,8 @@ async function follow(
   process.on('SIGTERM', onSigint);
   try {
     handle = options.start();
+    // A running command's output and a model's answer, shown under their step as they arrive.
+    if (view) handle.onLive((event) => view.live(event));
     view?.start();
     const consume = (async () => {
       for await (const event of handle as RunHandle) {

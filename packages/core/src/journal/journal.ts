@@ -1,6 +1,7 @@
 import type { RunEvent, RunEventInput } from './events.js';
 import { ChainWriter, type JournalKey, journalKeyObject } from './journal-chain.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { LiveOutput } from './live-output.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { Lease, RunStore } from './run-store.js';
 
@@ -142,6 +143,8 @@ export class RunJournal {
   readonly runId: string;
   readonly redactor: Redactor;
   readonly planDigest: string | undefined;
+  /** What the run shows while it happens and does not journal (a command's output, a model's answer). */
+  readonly live: LiveOutput;
   readonly #store: RunStore;
   readonly #leaseKeeper: LeaseKeeper | undefined;
   #nextSeq: number;
@@ -177,6 +180,7 @@ export class RunJournal {
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.#durableSeq = options.lastSeq ?? 0;
     this.redactor = options.redactor ?? createRedactor();
+    this.live = new LiveOutput(this.runId, this.redactor);
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
     const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);

@@ -71,6 +71,7 @@ function toolContextFor(
       });
       journal.flush().catch(() => undefined);
     },
+    output: (stream, text) => journal.live.toolOutput(request.stepId, request.executionId, stream, text),
     recordProcess: async (process) => {
       journal.emit({
         type: 'process-start',
@@ -139,6 +140,7 @@ export async function executeTool(
     return { status: 'failed', error: toStepError(thrown), artifacts };
   } finally {
     guard.dispose();
+    context.journal.live.endExecution(request.executionId);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { RunEvent, RunResult } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
+import type { LiveListener } from '../journal/live-output.js';
 import type { RunStore } from '../journal/run-store.js';
 
 /** A running plan: iterate its events, await its result, or cancel it. */
@@ -7,6 +8,32 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
   readonly runId: string;
   readonly result: Promise<RunResult>;
   cancel(reason?: string): void;
+  /**
+   * Listens to what the run shows while it happens and does not journal — `tool-output` (a running
+   * command's stdout and stderr) and `model-delta` (a model's answer as it streams) — in this
+   * process, from now on. Returns the removal. See `LiveEvent`.
+   */
+  onLive(listener: LiveListener): () => void;
+}
+
+/** Subscribes once the journal exists; a removal before then cancels the subscription. */
+function liveOf(journal: RunJournal | RunHandle | Promise<RunJournal | RunHandle | undefined> | undefined) {
+  const subscribe = (resolved: RunJournal | RunHandle, listener: LiveListener) =>
+    'onLive' in resolved ? resolved.onLive(listener) : resolved.live.subscribe(listener);
+  return (listener: LiveListener): (() => void) => {
+    if (journal !== undefined && !('then' in journal)) return subscribe(journal, listener);
+    let removed = false;
+    let remove: () => void = () => {
+      removed = true;
+    };
+    Promise.resolve(journal).then(
+      (resolved) => {
+        if (!removed && resolved) remove = subscribe(resolved, listener);
+      },
+      () => undefined,
+    );
+    return () => remove();
+  };
 }
 
 /**
@@ -31,6 +58,7 @@ export function createRunHandle(options: {
     runId,
     result,
     cancel: options.cancel,
+    onLive: liveOf(journal),
     async *[Symbol.asyncIterator]() {
       const live: RunEvent[] = [];
       let wake: (() => void) | undefined;
@@ -107,6 +135,7 @@ export function createLazyRunHandle<Extra extends object = object>(
     runId,
     result,
     cancel,
+    onLive: liveOf(options.journal),
     async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
       // A run that never started (lease held elsewhere, store refused) throws its typed error here too.
       const journal = await options.journal;

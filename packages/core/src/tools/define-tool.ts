@@ -46,6 +46,12 @@ export interface ToolContext {
   /** Reports progress of a long tool (0–100); journaled as a `progress-report` event. */
   progress(percent: number, message?: string): void;
   /**
+   * Shows a piece of the tool's output while it runs (a command's stdout or stderr as it arrives):
+   * delivered to the run's live listeners, redacted, and not journaled — return the whole output
+   * as usual. Costs nothing while nobody listens. Absent outside the kernel.
+   */
+  output?(stream: 'stdout' | 'stderr', text: string): void;
+  /**
    * Journals a process group the tool started (`process-start`), durably, so that resume can
    * kill it if the host dies while it runs. Absent outside the kernel.
    */
