@@ -56,6 +56,17 @@ export const CommandsConfigSchema = z
     });
   });
 
+const ValidationArgvSchema = z.array(z.string().min(1)).min(1);
+
+const ValidationCommandSchema = z
+  .object({
+    command: ValidationArgvSchema,
+    /** Reported, but its failure does not fail the attempt. Default false. */
+    optional: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+
 /** An OpenAI-compatible endpoint for the agentic engine. The key itself never goes in a file. */
 export const ModelConfigSchema = z
   .object({
@@ -267,6 +278,27 @@ export const StepwiseConfigSchema = z
       .strict()
       .optional(),
     plugins: z.array(PluginConfigSchema).optional(),
+    /**
+     * `stepwise solve`'s validation, run after every implementation attempt: named argv commands
+     * (no shell), each mandatory unless `optional`, e.g. `{ "test": ["npm", "test"], "lint":
+     * { "command": ["npx", "biome", "check"], "optional": true } }`. `--validate` replaces it.
+     */
+    validation: z.record(z.string().min(1), z.union([ValidationArgvSchema, ValidationCommandSchema])).optional(),
+    /** `stepwise solve`'s attempts and checkpoints. */
+    solve: z
+      .object({
+        /** Attempts per step. Default 3. */
+        maxAttempts: z.number().int().min(1).optional(),
+        /** Regenerations of the rest of the plan after a step used all its attempts. Default 1. */
+        maxReplans: z.number().int().min(0).optional(),
+        /**
+         * Names (directories or files, at any depth) each attempt's checkpoint leaves out: neither
+         * recorded nor restored. Default `["node_modules", ".stepwise"]`; ignored files are recorded otherwise.
+         */
+        checkpointExclude: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

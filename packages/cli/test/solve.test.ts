@@ -70,12 +70,13 @@ describe('solve', () => {
     });
 
     expect(result.status).toBe('solved');
-    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix-discount']);
+    expect(result.plan.steps.map((step) => step.id)).toEqual(['plan', 'fix-discount']);
+    expect(result.steps).toEqual([{ stepId: 'fix-discount', status: 'succeeded', attempts: 2 }]);
     const [first, second] = result.attempts;
     expect(first).toMatchObject({ attempt: 1, status: 'succeeded', rolledBack: true });
-    expect(first?.validation.passed).toBe(false);
-    expect(first?.validation.exitCode).toBe(1);
-    expect(first?.validation.failingTests.map((test) => test.name)).toEqual([
+    expect(first?.validation?.passed).toBe(false);
+    expect(first?.validation?.exitCode).toBe(1);
+    expect(first?.validation?.failingTests.map((test) => test.name)).toEqual([
       'discounts > no discount keeps the total',
       'discounts > half price',
     ]);
@@ -83,7 +84,7 @@ describe('solve', () => {
     // After the failed attempt the workspace is exactly the original, byte for byte.
     expect(afterAttempt[0]).toEqual(original);
     expect(second).toMatchObject({ attempt: 2, status: 'succeeded', rolledBack: false });
-    expect(second?.validation.passed).toBe(true);
+    expect(second?.validation?.passed).toBe(true);
     expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('return total * (1 - percent / 100);');
     expect(readFileSync(path.join(dir, 'test/cart.test.js'))).toEqual(
       readFileSync(path.join(project, 'test/cart.test.js')),
@@ -98,14 +99,12 @@ describe('solve', () => {
     expect(opening).toContain('29.4 !== 15');
     expect(opening).toContain('`node --test` exited with code 1');
 
-    // Five runs in the store: the code agent's own, and implementation and validation, twice (its children).
+    // One run in the store: the code agent's own, on the scheduler (no child runs).
     const runs = await store.listRuns();
-    expect(runs).toHaveLength(5);
-    expect(runs.find((run) => run.runId === result.runId)).toMatchObject({ engine: 'solve', status: 'completed' });
-    expect(runs.filter((run) => run.parentRunId === result.runId)).toHaveLength(4);
-    // Its journal holds every attempt, validation and rollback.
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ runId: result.runId, engine: 'solve', status: 'completed' });
     const journaled = await readAll(store, result.runId);
-    // The planner ran before the run existed; its model calls follow run-start, one per planner request.
+    // The planning step's model calls are journaled in the run, one per planner request, before any attempt.
     const plannerRequests = model.requests.filter((request) =>
       request.tools.some((tool) => tool.name === 'submit_plan'),
     );
@@ -114,19 +113,39 @@ describe('solve', () => {
     );
     expect(plannerRequests.length).toBeGreaterThan(0);
     expect(plannerCalls).toHaveLength(plannerRequests.length);
-    expect(journaled[1]?.type).toBe('model-call');
+    const firstCheckpoint = journaled.findIndex((event) => event.type === 'workspace-checkpoint');
+    expect(journaled.indexOf(plannerCalls.at(-1) as never)).toBeLessThan(firstCheckpoint);
     const kinds = journaled
-      .filter((event) => ['validation-end', 'workspace-rollback', 'attempt-end'].includes(event.type))
+      .filter((event) =>
+        ['workspace-checkpoint', 'validation-end', 'workspace-rollback', 'attempt-end'].includes(event.type),
+      )
       .map((event) => `${event.type}:${(event as { attempt?: number }).attempt}`);
     expect(kinds).toEqual([
+      'workspace-checkpoint:1',
       'validation-end:1',
       'workspace-rollback:1',
       'attempt-end:1',
+      'workspace-checkpoint:2',
       'validation-end:2',
       'attempt-end:2',
     ]);
+    // Steps start and end through the scheduler: the planning step, then two attempts of the fix.
+    expect(
+      journaled
+        .filter((event) => event.type === 'step-start')
+        .map(
+          (event) => `${event.type === 'step-start' && event.stepId}:${event.type === 'step-start' && event.attempt}`,
+        ),
+    ).toEqual(['plan:1', 'fix-discount:1', 'fix-discount:2']);
+    expect(journaled.filter((event) => event.type === 'step-retry')).toHaveLength(1);
+    // One adjustment per finished step: the planned steps, then the validated fix.
+    expect(
+      journaled
+        .filter((event) => event.type === 'adjust-decision')
+        .map((event) => event.type === 'adjust-decision' && event.decision),
+    ).toEqual(['revise', 'continue']);
     const validated = journaled.find((event) => event.type === 'validation-end');
-    expect(validated).toMatchObject({ exitCode: 1, passed: false, command: ['node', '--test'] });
+    expect(validated).toMatchObject({ exitCode: 1, passed: false, command: ['node', '--test'], name: 'test' });
     expect(validated?.type === 'validation-end' && validated.failingTests.map((test) => test.name)).toEqual([
       'discounts > no discount keeps the total',
       'discounts > half price',
@@ -135,11 +154,13 @@ describe('solve', () => {
       restored: ['src/cart.js'],
       removed: [],
     });
-    const validationRun = runs.find((run) => run.runId === first?.validation.runId);
-    expect(validationRun?.status).toBe('failed');
-    const events = await readAll(store, first?.validation.runId ?? '');
-    const toolResult = events.find((event) => event.type === 'tool-result');
-    expect(toolResult).toMatchObject({ tool: 'run_command', status: 'failed', error: { code: 'E304' } });
+    // The validation command is a tool call of the attempt, through the kernel.
+    const validationResult = journaled.find(
+      (event) => event.type === 'tool-result' && event.tool === 'run_command' && event.stepId === 'fix-discount',
+    );
+    expect(validationResult).toMatchObject({ status: 'failed', error: { code: 'E304' } });
+    // The checkpoints saved on disk are gone once their attempts are settled.
+    expect(readdirSync(path.join(dir, '.stepwise', 'checkpoints'))).toEqual([]);
     expect(progress.map((event) => event.type)).toEqual([
       'plan-ready',
       'attempt-start',
@@ -226,8 +247,14 @@ describe('solve', () => {
       onProgress: (event) => progress.push(event),
     });
 
-    expect(result.status).toBe('solved');
-    expect(result.attempts.map((attempt) => `${attempt.stepId}:${attempt.validation.passed}`)).toEqual([
+    // The replaced step stays failed in the journal: the run is partial, every planned step accounted for.
+    expect(result.status).toBe('partial');
+    expect(result.steps.map((step) => `${step.stepId}:${step.status}`)).toEqual([
+      'fix:succeeded',
+      'guess:failed',
+      'note:succeeded',
+    ]);
+    expect(result.attempts.map((attempt) => `${attempt.stepId}:${attempt.validation?.passed}`)).toEqual([
       'fix:true',
       'guess:false',
       'note:true',
@@ -235,8 +262,8 @@ describe('solve', () => {
     expect(result.revisions).toHaveLength(1);
     expect(
       result.revisions[0]?.diff.map((change) => `${change.kind}:${'stepId' in change ? change.stepId : ''}`),
-    ).toEqual(['step-removed:guess', 'step-added:note']);
-    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix', 'note']);
+    ).toEqual(['step-added:note']);
+    expect(result.plan.steps.map((step) => step.id)).toEqual(['fix', 'guess', 'note']);
     expect(replanned[0]).toContain('step "guess" failed 1 time');
     expect(replanned[0]).toContain('may not change: fix');
     // The solved step was not run again after the revision; the guess was rolled back.

@@ -8,6 +8,7 @@ export type {
   FailingTestRecord,
   ValidationEndEvent,
   WorkspaceChangeList,
+  WorkspaceCheckpointEvent,
   WorkspaceRollbackEvent,
 } from './journal/code-agent-events.js';
 export type {

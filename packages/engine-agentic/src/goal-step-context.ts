@@ -1,5 +1,5 @@
 import type { Plan, Step } from '@stepwise/core';
-import type { KernelContext } from '@stepwise/core/engine';
+import type { KernelContext, ToolCallOutcome } from '@stepwise/core/engine';
 import type { ApprovalRecord, ExecutionState, ModelCallEvent, QuestionRecord } from '@stepwise/core/store';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
@@ -59,4 +59,10 @@ export interface GoalStepContext {
   readonly settings: LoopSettings;
   readonly dependencies: readonly { readonly stepId: string; readonly output: unknown }[];
   readonly replay?: StepReplay;
+  /** The attempt's outcome, given: the model loop does not run (see `GoalAttemptHooks.begin`). */
+  readonly given?: Pick<ToolCallOutcome, 'status' | 'output' | 'error'>;
+  /** Turns the loop's outcome into the attempt's, before `step-end` (see `GoalAttemptHooks.end`). */
+  readonly settle?: (
+    outcome: Pick<ToolCallOutcome, 'status' | 'output' | 'error'>,
+  ) => Promise<Pick<ToolCallOutcome, 'status' | 'output' | 'error'>>;
 }

@@ -1,14 +1,10 @@
-import { ErrorCodes, type Step, type StepResult, StepwiseError } from '@stepwise/core';
-import {
-  deriveExecutionId,
-  type GoalStepExecutor,
-  type GoalStepRequest,
-  signalWithTimeout,
-} from '@stepwise/core/engine';
+import { ErrorCodes, isStoreError, type Step, type StepResult, StepwiseError } from '@stepwise/core';
+import { type GoalStepExecutor, type GoalStepRequest, signalWithTimeout, toStepError } from '@stepwise/core/engine';
 import type { FoldedRun } from '@stepwise/core/store';
 import type { ChatModel } from './chat-model.js';
 import type { ExpectationChecker } from './expectations.js';
 import { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';
+import type { GoalAttemptHooks, GoalAttemptStart } from './goal-attempt-hooks.js';
 import {
   type CommandToolOptions,
   type LoopSettings,
@@ -81,6 +77,8 @@ export interface GoalStepExecutorOptions {
    * for `onBlocked`; an answer grants the step as many turns (or failures) again. Default `fail`.
    */
   readonly onLimit?: 'fail' | 'ask';
+  /** Work before and after each attempt's model loop, inside the step (the code agent's workspace transaction). Default none. */
+  readonly attempt?: GoalAttemptHooks;
 }
 
 const DEFAULT_COMMAND_TOOL: CommandToolOptions = {
@@ -164,20 +162,12 @@ function executorWith(
     async execute(request: GoalStepRequest): Promise<StepResult> {
       const settings = settingsFor(await loadEstimator());
       return withStepTimeout(request, async (signal) => {
-        const { step, attempt } = request;
+        const { attempt } = request;
         const kernel = { ...request.kernel, signal };
-        const replay = request.resumed ? replayOf(request.resumed, step, attempt) : undefined;
-        // A crash left the attempt running (its step-start stands); after a question it ended
-        // `waiting`, so it starts again as the same attempt.
-        if (request.resumed?.steps.get(step.id)?.status !== 'running') {
-          kernel.journal.emit({
-            type: 'step-start',
-            stepId: step.id,
-            tool: undefined,
-            attempt,
-            executionId: deriveExecutionId(kernel.runId, step.id, attempt),
-          });
-        }
+        const start = await beginAttempt(options.attempt, request);
+        const step = start.step ?? request.step;
+        const replay = request.resumed && !start.outcome ? replayOf(request.resumed, step, attempt) : undefined;
+        const end = options.attempt?.end;
         return runGoalStep({
           plan: request.plan,
           step,
@@ -187,10 +177,27 @@ function executorWith(
           settings,
           dependencies: (step.dependsOn ?? []).map((stepId) => ({ stepId, output: request.outputs.get(stepId) })),
           ...(replay ? { replay } : {}),
+          ...(start.outcome ? { given: start.outcome } : {}),
+          ...(end && !start.failed ? { settle: (outcome) => end(request, outcome, signal) } : {}),
         });
       });
     },
   };
+}
+
+/** The attempt's `begin` hook; a throw (other than the store's) fails the attempt. */
+async function beginAttempt(
+  hooks: GoalAttemptHooks | undefined,
+  request: GoalStepRequest,
+): Promise<GoalAttemptStart & { failed?: true }> {
+  if (!hooks?.begin) return {};
+  try {
+    return await hooks.begin(request);
+  } catch (thrown) {
+    if (isStoreError(thrown)) throw thrown;
+    const error = { ...toStepError(thrown), location: request.step.id };
+    return { outcome: { status: 'failed', error }, failed: true };
+  }
 }
 
 /** The journaled turns of an attempt a crash (or a question to a person) interrupted: the step continues after the last one. */

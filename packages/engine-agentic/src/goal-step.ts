@@ -78,9 +78,16 @@ export async function runGoalStep(context: GoalStepContext): Promise<StepResult>
   const session = new GoalStepSession(context);
   let end: Outcome;
   try {
-    end = await runTurns(session);
+    end = context.given ?? (await runTurns(session));
   } catch (thrown) {
     end = outcomeOf(session, thrown);
+  }
+  if (context.settle) {
+    try {
+      end = await context.settle(end);
+    } catch (thrown) {
+      end = outcomeOf(session, thrown);
+    }
   }
   return session.finish(end);
 }

@@ -27,6 +27,7 @@ export {
 export type { ExpectationChecker, ExpectationContext, ExpectationOutcome } from './expectations.js';
 export { type AISDKLanguageModel, type FromAISDKOptions, fromAISDK } from './from-ai-sdk.js';
 export { DEFAULT_MODEL_RETRY, type ModelRetryOptions } from './generate-with-retry.js';
+export type { GoalAttemptHooks, GoalAttemptOutcome, GoalAttemptStart } from './goal-attempt-hooks.js';
 export type { CommandToolOptions } from './goal-step.js';
 export {
   type AgenticLimits,

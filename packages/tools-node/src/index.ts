@@ -45,6 +45,7 @@ export { unifiedDiff } from './unified-diff.js';
 export {
   CHECKPOINT_TOO_LARGE,
   createCheckpoint,
+  openCheckpoint,
   type WorkspaceChanges,
   type WorkspaceCheckpoint,
   type WorkspaceCheckpointOptions,

@@ -1,4 +1,5 @@
-import { symlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { commitChanges, type FileChange } from './commit-changes.js';
@@ -60,6 +61,21 @@ export interface WorkspaceCheckpoint {
    * created since, recreates what was deleted, and returns what it changed.
    */
   restore(): Promise<WorkspaceChanges>;
+  /**
+   * Writes the checkpoint to `directory` (a manifest and one file per distinct content), so that
+   * `openCheckpoint` can restore it from another process (after a crash). The directory is
+   * replaced whole; keep it outside the checkpoint's scope (an excluded name, or outside the workspace).
+   */
+  save(directory: string): Promise<void>;
+}
+
+interface SavedEntry {
+  readonly path: string;
+  readonly type: Entry['type'];
+  readonly mode?: number;
+  readonly target?: string;
+  /** SHA-256 of the contents: the file's name in the directory. */
+  readonly blob?: string;
 }
 
 interface Scope {
@@ -193,13 +209,49 @@ async function restore(scope: Scope, recorded: ReadonlyMap<string, Entry>): Prom
   return changes;
 }
 
-/**
- * Records files of a workspace (all of it by default, within size caps) so an attempt's changes
- * can be undone exactly: `restore()` writes back every recorded byte and permission bit and
- * deletes whatever the attempt created in scope. Paths go through the sandbox (E402 outside the
- * workspace); symlinks are recorded as links, never followed. Throws E311 when the caps are hit.
- */
-export async function createCheckpoint(options: WorkspaceCheckpointOptions): Promise<WorkspaceCheckpoint> {
+async function save(recorded: ReadonlyMap<string, Entry>, directory: string): Promise<void> {
+  const staging = `${directory}.${process.pid}.partial`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  const entries: SavedEntry[] = [];
+  for (const [relative, entry] of recorded) {
+    if (entry.type === 'symlink') entries.push({ path: relative, type: 'symlink', target: entry.target });
+    else if (entry.type === 'directory') entries.push({ path: relative, type: 'directory', mode: entry.mode });
+    else {
+      const blob = createHash('sha256').update(entry.contents).digest('hex');
+      await writeFile(path.join(staging, blob), entry.contents);
+      entries.push({ path: relative, type: 'file', mode: entry.mode, blob });
+    }
+  }
+  await writeFile(path.join(staging, 'manifest.json'), JSON.stringify({ version: 1, entries }));
+  // Whole or absent: a crash while saving leaves the previous directory (or none), never half of one.
+  await rm(directory, { recursive: true, force: true });
+  await rename(staging, directory);
+}
+
+async function load(directory: string): Promise<Map<string, Entry>> {
+  let manifest: { entries?: SavedEntry[] };
+  try {
+    manifest = JSON.parse(await readFile(path.join(directory, 'manifest.json'), 'utf8'));
+  } catch (error) {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `no readable checkpoint in ${directory}`, {
+      location: directory,
+      cause: error,
+    });
+  }
+  const entries = new Map<string, Entry>();
+  for (const saved of manifest.entries ?? []) {
+    if (saved.type === 'symlink') entries.set(saved.path, { type: 'symlink', target: saved.target ?? '' });
+    else if (saved.type === 'directory') entries.set(saved.path, { type: 'directory', mode: saved.mode ?? 0o755 });
+    else {
+      const contents = await readFile(path.join(directory, saved.blob ?? ''));
+      entries.set(saved.path, { type: 'file', contents, mode: saved.mode ?? 0o644 });
+    }
+  }
+  return entries;
+}
+
+async function scopeOf(options: WorkspaceCheckpointOptions): Promise<Scope> {
   const sandbox =
     options.workspace instanceof WorkspaceSandbox
       ? options.workspace
@@ -213,8 +265,10 @@ export async function createCheckpoint(options: WorkspaceCheckpointOptions): Pro
   const exclude = new Set([...ALWAYS_SKIPPED, ...(options.exclude ?? DEFAULT_IGNORED)]);
   const gitignore = options.gitignore === false ? undefined : new GitignoreFilter(root);
   const guarded = await sandbox.protectedPaths();
-  const scope: Scope = { sandbox, root, roots: [...new Set(roots)].sort(byDepth), exclude, gitignore, guarded };
-  const recorded = await record(scope, options);
+  return { sandbox, root, roots: [...new Set(roots)].sort(byDepth), exclude, gitignore, guarded };
+}
+
+function checkpointOf(scope: Scope, recorded: ReadonlyMap<string, Entry>): WorkspaceCheckpoint {
   let bytes = 0;
   for (const entry of recorded.values()) if (entry.type === 'file') bytes += entry.contents.length;
   return {
@@ -222,5 +276,30 @@ export async function createCheckpoint(options: WorkspaceCheckpointOptions): Pro
     bytes,
     changes: () => compare(scope, recorded),
     restore: () => restore(scope, recorded),
+    save: (directory) => save(recorded, directory),
   };
+}
+
+/**
+ * Records files of a workspace (all of it by default, within size caps) so an attempt's changes
+ * can be undone exactly: `restore()` writes back every recorded byte and permission bit and
+ * deletes whatever the attempt created in scope. Paths go through the sandbox (E402 outside the
+ * workspace); symlinks are recorded as links, never followed. Throws E311 when the caps are hit.
+ */
+export async function createCheckpoint(options: WorkspaceCheckpointOptions): Promise<WorkspaceCheckpoint> {
+  const scope = await scopeOf(options);
+  return checkpointOf(scope, await record(scope, options));
+}
+
+/**
+ * A checkpoint `save(directory)` wrote, for the same workspace and options (paths, exclusions,
+ * gitignore): its `changes()` and `restore()` work as the original's did. Throws E601 when the
+ * directory holds no checkpoint.
+ */
+export async function openCheckpoint(
+  directory: string,
+  options: Omit<WorkspaceCheckpointOptions, 'maxBytes' | 'maxEntries'>,
+): Promise<WorkspaceCheckpoint> {
+  const scope = await scopeOf(options);
+  return checkpointOf(scope, await load(directory));
 }

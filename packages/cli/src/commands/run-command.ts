@@ -19,9 +19,11 @@ import { formatPlanProblems } from '../format-plan-problems.js';
 import { LiveView } from '../live-view.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
+import { SOLVE_ENGINE } from '../solve/solve-engine.js';
 import { writeSafely } from '../terminal.js';
 import { type CommandContext, commandJournalKey, loadCommandConfig, print, printError } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
+import { resumeCodeAgentRun } from './solve-command.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
 const APPROVE_MODES = ['auto', 'prompt', 'deny', 'pause'] as const;
@@ -365,6 +367,26 @@ async function whileLeased(
   }
 }
 
+/** A code-agent run resumes with the code agent (its attempts, validation and checkpoints). */
+function resumeSolveRun(
+  context: CommandContext,
+  values: Values,
+  loaded: Awaited<ReturnType<typeof loadCommandConfig>>,
+  store: Awaited<ReturnType<typeof openSqliteStore>>,
+  { runId, controller }: { readonly runId: string; readonly controller: AbortController },
+): Promise<number> {
+  return whileLeased(
+    context,
+    () => resumeCodeAgentRun(context, values, loaded, store, { runId, ...continuationFlags(values) }),
+    {
+      runId,
+      deadline: Date.now() + (loaded.config.leaseTtlMs ?? 30_000) + 3_000,
+      signal: controller.signal,
+      onRetry: () => undefined,
+    },
+  );
+}
+
 export const resumeCommand: CommandDefinition = {
   name: 'resume',
   summary: 'continue a run whose process died, or a failed, cancelled or waiting run',
@@ -432,6 +454,8 @@ Examples:
         );
         return exitCodeForResult(ended);
       }
+      if (folded.engine === SOLVE_ENGINE)
+        return await resumeSolveRun(context, values, loaded, store, { runId, controller });
       const plan = folded.plan;
       const engine = (ENGINES as readonly string[]).includes(folded.engine)
         ? (folded.engine as EngineName)

@@ -2,7 +2,9 @@ import type { RunEventBase } from './events.js';
 
 // The code agent's events (`solve` in @stepwise/cli). Core does not fold them: they are extension
 // events (see `RunEventExtensions`), kept in this file so they can move with the code agent to its
-// own package, which then registers them with `declare module '@stepwise/core'`.
+// own package, which then registers them with `declare module '@stepwise/core'`. Each belongs to one
+// attempt of one step: the scheduler's (stepId, attempt) is unique in a run, across revisions too (a
+// replanned step gets a new id); `revision` says which revision of the plan the attempt ran under.
 
 /** Files an implementation attempt of the code agent (`solve`) changed in the workspace. */
 export interface WorkspaceChangeList {
@@ -27,6 +29,8 @@ export interface AttemptEndEvent extends RunEventBase {
   readonly type: 'attempt-end';
   readonly stepId: string;
   readonly attempt: number;
+  /** The plan revision the attempt ran under (absent in journals written before it was recorded: 0). */
+  readonly revision?: number;
   /** The child run that implemented the step. */
   readonly implementationRunId: string;
   /** The implementation step's own outcome (the validation decides whether the attempt stands). */
@@ -42,6 +46,11 @@ export interface ValidationEndEvent extends RunEventBase {
   readonly type: 'validation-end';
   readonly stepId: string;
   readonly attempt: number;
+  readonly revision?: number;
+  /** The command's name in the configuration's `validation` section (e.g. `test`). */
+  readonly name?: string;
+  /** An optional command's failure does not fail the attempt. */
+  readonly optional?: boolean;
   /** The child run that journaled the command as a tool call. */
   readonly validationRunId: string;
   readonly command: readonly string[];
@@ -59,14 +68,33 @@ export interface WorkspaceRollbackEvent extends RunEventBase {
   readonly type: 'workspace-rollback';
   readonly stepId: string;
   readonly attempt: number;
+  readonly revision?: number;
   /** Files written back as they were (modified or deleted by the attempt). */
   readonly restored: readonly string[];
   /** Files the attempt created, deleted again. */
   readonly removed: readonly string[];
 }
 
+/**
+ * The workspace was recorded before an attempt (`solve`), and the record saved in `directory`, so a
+ * process that resumes the run after a crash can still undo the attempt.
+ */
+export interface WorkspaceCheckpointEvent extends RunEventBase {
+  readonly type: 'workspace-checkpoint';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly revision?: number;
+  readonly directory: string;
+  /** Files, directories and symlinks recorded. */
+  readonly entries: number;
+  readonly bytes: number;
+  /** Names left out at any depth (never recorded nor restored). */
+  readonly exclude: readonly string[];
+}
+
 /** The code agent's events, by type, for `RunEventExtensions`. */
 export interface CodeAgentEvents {
+  readonly 'workspace-checkpoint': WorkspaceCheckpointEvent;
   readonly 'attempt-end': AttemptEndEvent;
   readonly 'validation-end': ValidationEndEvent;
   readonly 'workspace-rollback': WorkspaceRollbackEvent;

@@ -1,6 +1,7 @@
 import type { StepResult } from '../journal/events.js';
 import type { FoldedRun } from '../journal/fold-run.js';
 import { invokeStep, type KernelContext } from '../kernel/invoke-step.js';
+import { deriveExecutionId } from '../plan/plan-digest.js';
 import { type AdjustScope, adjustAfterStep } from './adjust-run.js';
 import type { AttemptGate } from './attempt-gate.js';
 import type { EnginePolicy } from './engine-policy.js';
@@ -94,6 +95,17 @@ export class AttemptRunner {
     if (slot.step.tool === undefined && goalSteps) {
       const resumed = slot.resumeAttempt ? this.#parts.resumed : undefined;
       slot.resumeAttempt = false;
+      // A crash left the attempt running (its step-start stands); after a question it ended
+      // `waiting`, so it starts again as the same attempt. The executor journals only its work and its end.
+      if (resumed?.steps.get(slot.step.id)?.status !== 'running') {
+        kernel.journal.emit({
+          type: 'step-start',
+          stepId: slot.step.id,
+          tool: undefined,
+          attempt,
+          executionId: deriveExecutionId(kernel.runId, slot.step.id, attempt),
+        });
+      }
       return goalSteps.execute({
         plan: board.plan,
         step: slot.step,

@@ -69,14 +69,15 @@ export interface GoalStepRequest {
    * Present when a crash left this attempt in flight, or the attempt ended `waiting` on a question
    * to a person and the run continued: the journal as folded at resume. The executor continues the
    * attempt from it instead of starting over (after a crash its `step-start` is already journaled;
-   * after a question the step's status is not `running`, and it journals `step-start` again).
+   * after a question the step's status is not `running`, and the scheduler journals `step-start` again).
    */
   readonly resumed?: FoldedRun;
 }
 
 /**
- * Carries out goal steps: journals the attempt's `step-start` (unless resuming), does the work
- * through the kernel, journals `step-end` and returns its result. `@stepwise/engine-agentic`'s
+ * Carries out goal steps: the scheduler journals the attempt's `step-start` (unless a crash left it
+ * in flight); the executor does the work through the kernel, ends the step with the kernel's
+ * `endStep` (which journals `step-end`) and returns its result. `@stepwise/engine-agentic`'s
  * `goalStepExecutor({ model })` is the model loop; any engine whose policy admits goal steps takes one.
  */
 export interface GoalStepExecutor {

@@ -33,6 +33,7 @@ const EVENT_TYPES = Object.keys({
   'step-end': true,
   'plan-revise': true,
   'attempt-end': true,
+  'workspace-checkpoint': true,
   'validation-end': true,
   'workspace-rollback': true,
   'run-end': true,

@@ -67,10 +67,19 @@ export function goalTurn(simulation: JournalSimulation, step: SimulatedStep): vo
   }
 }
 
-/** The code agent's record of an attempt (validation, rollback, attempt end): core journals it as it is. */
+/** The code agent's record of an attempt (checkpoint, validation, rollback, attempt end): core journals it as it is. */
 function codeAgentAttempt(simulation: JournalSimulation, step: SimulatedStep): void {
   const { draw } = simulation;
   const passed = chance(draw, 50);
+  simulation.emit({
+    type: 'workspace-checkpoint',
+    stepId: step.id,
+    attempt: step.attempt,
+    directory: `/tmp/checkpoints/${simulation.runId}/${step.id}.${step.attempt}`,
+    entries: 3,
+    bytes: 120,
+    exclude: ['node_modules'],
+  });
   simulation.emit({
     type: 'validation-end',
     stepId: step.id,

@@ -124,7 +124,8 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanFr
   }
 
   const answers = calls.length;
-  const details = { attempts: answers, problems: lastProblems, lastAnswer: calls.at(-1)?.response.text ?? '' };
+  // The calls go with the error: a host that plans before its run exists can still journal them.
+  const details = { attempts: answers, problems: lastProblems, lastAnswer: calls.at(-1)?.response.text ?? '', calls };
   if (last && !last.ok) {
     throw new PlannerError(
       PlannerErrorCodes.ANSWER_NOT_JSON,
