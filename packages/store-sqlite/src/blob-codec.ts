@@ -131,8 +131,8 @@ export interface EncodedEvent {
 
 /** The event's row: the columns are left out of the payload, large values go to `blobs`. */
 export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter): EncodedEvent {
-  const { runId: _runId, seq: _seq, type, at: _at, ...unpacked } = event as RunEvent & Record<string, unknown>;
-  const { payload: rest, packing } = packPayload(runId, type, unpacked);
+  const { payload: rest, packing } = packPayload(runId, event as unknown as Record<string, unknown>);
+  const type = event.type;
   const payload = JSON.stringify(rest);
   if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing };
   const refs: BlobRef[] = [];

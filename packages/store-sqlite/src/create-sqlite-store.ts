@@ -155,7 +155,8 @@ class SqliteRunStore implements SqliteStore {
   }
 
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
-    await this.#open();
+    // Once the statements are prepared, an append does not wait for a turn of the event loop.
+    if (this.#closed || !this.#appendBatch) await this.#open();
     checkEvents(runId, events);
     if (events.length === 0) return;
     try {

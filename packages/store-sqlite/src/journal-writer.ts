@@ -8,6 +8,9 @@ import { heldLease, type LeaseColumns } from './run-leases.js';
 import { encodeTime } from './time-codec.js';
 import { lastSeqOf, RUN_KEY_SHIFT } from './view-sql.js';
 
+/** Rows per insert statement: a batch of more events takes several. */
+const EVENTS_PER_INSERT = 16;
+
 interface RunRow extends LeaseColumns {
   readonly key: number;
   readonly last_seq: number;
@@ -25,7 +28,11 @@ export class JournalWriter {
   readonly #projections: ProjectionWriter;
   readonly #selectRun: Database.Statement<[string], RunRow>;
   readonly #insertRun: Database.Statement<[string]>;
-  readonly #insertEvent: Database.Statement;
+  readonly #sqlite: Database.Database;
+  /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
+  readonly #insertEvents: Database.Statement[] = [];
+  /** The bound values of one insert, reused batch after batch. */
+  readonly #eventValues: (string | number | bigint | null)[] = [];
   /** Filled by each batch's events, cleared before the next. */
   readonly #changes = new FoldChanges();
 
@@ -38,9 +45,7 @@ export class JournalWriter {
        from runs r where id = ?`,
     );
     this.#insertRun = sqlite.prepare('insert into runs (id) values (?)');
-    this.#insertEvent = sqlite.prepare(
-      `insert into events (id, type, at, payload, blob_refs, packing) values (? * ${RUN_KEY_SHIFT} + ?, ?, ?, ?, ?, ?)`,
-    );
+    this.#sqlite = sqlite;
   }
 
   /** The whole batch; call inside one IMMEDIATE transaction. Throws E502/E501 before writing. */
@@ -57,21 +62,43 @@ export class JournalWriter {
     const before = runFields(fold);
     const changes = this.#changes;
     changes.clear();
-    for (const event of events) {
-      const encoded = encodeEvent(runId, event, this.#blobs);
-      this.#insertEvent.run(
-        runKey,
-        event.seq,
-        event.type,
-        encodeTime(event.at),
-        encoded.payload,
-        encoded.blobRefs,
-        encoded.packing,
-      );
-      applyEvent(fold, event, changes);
-    }
+    this.#insertEventRows(runId, runKey, events);
+    for (const event of events) applyEvent(fold, event, changes);
     this.#projections.write(runKey, fold, before, changes, events);
     this.#folds.keep(fold);
+  }
+
+  /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
+  #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[]): void {
+    const values = this.#eventValues;
+    for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
+      const count = Math.min(EVENTS_PER_INSERT, events.length - from);
+      values.length = 0;
+      for (let index = from; index < from + count; index++) {
+        const event = events[index] as RunEvent;
+        const encoded = encodeEvent(runId, event, this.#blobs);
+        values.push(
+          runKey,
+          event.seq,
+          event.type,
+          encodeTime(event.at),
+          encoded.payload,
+          encoded.blobRefs,
+          encoded.packing,
+        );
+      }
+      this.#insertEventsOf(count).run(values);
+    }
+  }
+
+  #insertEventsOf(count: number): Database.Statement {
+    let statement = this.#insertEvents[count];
+    if (!statement) {
+      const rows = Array.from({ length: count }, () => `(? * ${RUN_KEY_SHIFT} + ?, ?, ?, ?, ?, ?)`).join(', ');
+      statement = this.#sqlite.prepare(`insert into events (id, type, at, payload, blob_refs, packing) values ${rows}`);
+      this.#insertEvents[count] = statement;
+    }
+    return statement;
   }
 
   /** Drops the run's fold: its batch did not commit. */

@@ -36,17 +36,38 @@ function defineKey(object: Json, key: string, value: unknown): void {
   else object[key] = value;
 }
 
-// Runs for three events of every step: a key loop, not entries arrays.
-function without(object: Json, key: string): { rest: Json; index: number } {
+/** The columns of an event's row: never in its payload. */
+const isColumn = (key: string): boolean => key === 'type' || key === 'runId' || key === 'seq' || key === 'at';
+
+/**
+ * `object`'s keys but `skip` (and the event columns when `columns`), in order, copied once: the
+ * position `skip` had among the copied keys is `skippedAt` afterwards (-1: absent). Runs for
+ * three events of every step, so it is one key loop, not entries arrays or rest copies.
+ */
+function copyWithout(object: Json, skip: string, columns: boolean): Json {
   const rest: Json = {};
-  let index = -1;
   let position = 0;
+  skippedAt = -1;
   for (const name of Object.keys(object)) {
-    if (name === key) index = position;
+    if (columns && isColumn(name)) continue;
+    if (name === skip) skippedAt = position;
     else defineKey(rest, name, object[name]);
     position++;
   }
-  return { rest, index };
+  return rest;
+}
+
+let skippedAt = -1;
+
+/** Where `key` is among `object`'s keys (the event columns left out when `columns`); -1 when absent. */
+function keyIndex(object: Json, key: string, columns: boolean): number {
+  let position = 0;
+  for (const name of Object.keys(object)) {
+    if (columns && isColumn(name)) continue;
+    if (name === key) return position;
+    position++;
+  }
+  return -1;
 }
 
 function withKeyAt(object: Json, key: string, value: unknown, index: number): Json {
@@ -56,42 +77,50 @@ function withKeyAt(object: Json, key: string, value: unknown, index: number): Js
 }
 
 /** The execution id could be left out of `object`: it is the one derived from its step and attempt. */
-function derivable(runId: string, object: Json, stepId: unknown, attempt: unknown): boolean {
+function derivable(runId: string, object: Json, stepId: unknown, attempt: unknown, columns: boolean): boolean {
   const executionId = object.executionId;
   if (typeof executionId !== 'string' || typeof stepId !== 'string' || !Number.isSafeInteger(attempt)) return false;
-  const index = Object.keys(object).indexOf('executionId');
-  return index <= MAX_INDEX && executionId === derivedExecutionId(runId, stepId, attempt as number);
+  return (
+    keyIndex(object, 'executionId', columns) <= MAX_INDEX &&
+    executionId === derivedExecutionId(runId, stepId, attempt as number)
+  );
+}
+
+/** A step-end's result without its derivable execution id and its step id when it is the event's. */
+function packResult(runId: string, stepId: string, result: Json): { result: Json; packing: number } {
+  let packing = 0;
+  let packed = result;
+  if (derivable(runId, packed, stepId, packed.attempt, false)) {
+    packed = copyWithout(packed, 'executionId', false);
+    packing |= (skippedAt + 1) << RESULT_EXECUTION_ID_SHIFT;
+  }
+  if (packed.stepId === stepId && keyIndex(packed, 'stepId', false) <= MAX_INDEX) {
+    packed = copyWithout(packed, 'stepId', false);
+    packing |= (skippedAt + 1) << RESULT_STEP_ID_SHIFT;
+  }
+  return { result: packed, packing };
 }
 
 /**
- * The payload without what its own row already tells: a step-start's, tool-call's or step-end's
- * execution id when it is the derived one, and a step-end result's step id when it is the event's.
- * These are a third of a no-output step's journal. `packing` (0: nothing left out) says how to put
- * them back, at their place, so reads return the event byte for byte.
+ * The event's payload: the event without its columns (type, runId, seq, at) and without what its
+ * own row already tells: a step-start's, tool-call's or step-end's execution id when it is the
+ * derived one, and a step-end result's step id when it is the event's. These are a third of a
+ * no-output step's journal. `packing` (0: nothing left out) says how to put them back, at their
+ * place, so reads return the event byte for byte. The event is copied once.
  */
-export function packPayload(runId: string, type: string, payload: Json): { payload: Json; packing: number } {
-  let packing = 0;
-  let packed = payload;
-  if ((type === 'step-start' || type === 'tool-call') && derivable(runId, packed, packed.stepId, packed.attempt)) {
-    const { rest, index } = without(packed, 'executionId');
-    packed = rest;
-    packing |= (index + 1) << EXECUTION_ID_SHIFT;
-  } else if (type === 'step-end' && isObject(packed.result) && typeof packed.stepId === 'string') {
-    let result = packed.result;
-    if (derivable(runId, result, packed.stepId, result.attempt)) {
-      const { rest, index } = without(result, 'executionId');
-      result = rest;
-      packing |= (index + 1) << RESULT_EXECUTION_ID_SHIFT;
-    }
-    const stepIndex = Object.keys(result).indexOf('stepId');
-    if (result.stepId === packed.stepId && stepIndex <= MAX_INDEX) {
-      const { rest, index } = without(result, 'stepId');
-      result = rest;
-      packing |= (index + 1) << RESULT_STEP_ID_SHIFT;
-    }
-    if (packing !== 0) packed = { ...packed, result };
+export function packPayload(runId: string, event: Json): { payload: Json; packing: number } {
+  const type = event.type;
+  if ((type === 'step-start' || type === 'tool-call') && derivable(runId, event, event.stepId, event.attempt, true)) {
+    const payload = copyWithout(event, 'executionId', true);
+    return { payload, packing: (skippedAt + 1) << EXECUTION_ID_SHIFT };
   }
-  return { payload: packed, packing };
+  const payload = copyWithout(event, '', true);
+  if (type === 'step-end' && isObject(payload.result) && typeof payload.stepId === 'string') {
+    const { result, packing } = packResult(runId, payload.stepId, payload.result);
+    if (packing !== 0) payload.result = result;
+    return { payload, packing };
+  }
+  return { payload, packing: 0 };
 }
 
 const slot = (packing: number, shift: number): number => ((packing >> shift) & 0xf) - 1;
