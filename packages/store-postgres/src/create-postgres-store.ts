@@ -30,7 +30,15 @@ import {
   storeError,
 } from './postgres-connection.js';
 import { writeBatch } from './projections.js';
-import { acquireLease, checkAppendLease, type LockedRun, releaseLease, renewLease } from './run-leases.js';
+import {
+  acquireLease,
+  appendFence,
+  checkAppendLease,
+  fencedOff,
+  type LockedRun,
+  releaseLease,
+  renewLease,
+} from './run-leases.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** Plans, arguments, outputs and model traffic of at least this many bytes of JSON are stored once in `blobs`. Default 65 536. */
@@ -125,16 +133,18 @@ class PostgresRunStore implements PostgresStore {
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
         await this.connection.db.transaction().execute(async (trx) => {
-          // Creates the row or locks the existing one, in one round trip.
-          const locked = await sql<LockedRun>`
+          // Creates the row or locks the existing one, in one round trip. The fence is this
+          // statement's predicate: a superseded writer's append updates 0 rows (the row stays
+          // locked) and is refused before anything is written, whatever its seq.
+          const locked = await sql<LockedRun & { created: boolean }>`
             insert into ${this.connection.table('runs')} as r (id) values (${runId})
-            on conflict (id) do update set last_seq = r.last_seq
-            returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live`.execute(
-            trx,
-          );
-          const row = locked.rows[0] as LockedRun;
-          // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
-          checkAppendLease(runId, row, lease);
+            on conflict (id) do update set last_seq = r.last_seq where ${appendFence(lease)}
+            returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
+              xmax = 0 as created`.execute(trx);
+          const row = locked.rows[0];
+          if (row === undefined) throw await fencedOff(trx, runId, lease);
+          // A row this statement created holds no lease: an append under one is refused here.
+          if (row.created) checkAppendLease(runId, row, lease);
           checkBatch(runId, row.last_seq, events);
           await this.#catchUp(trx, runId, fold, row.last_seq);
           const changes = new FoldChanges();

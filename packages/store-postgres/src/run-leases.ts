@@ -1,6 +1,7 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import type { Lease } from '@stepwise/core/store';
-import { sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { PostgresStoreDatabase } from './database-schema.js';
 import type { PostgresConnection } from './postgres-connection.js';
 
 interface LeaseRow {
@@ -97,4 +98,38 @@ export function checkAppendLease(runId: string, row: LockedRun, lease: Lease | u
       },
     );
   }
+}
+
+/**
+ * The predicate on the locked `runs` row (`r`) under which an append may write: its lease's token is
+ * the current one, or, for an append without a lease, nobody holds a live lease.
+ */
+export function appendFence(lease: Lease | undefined): RawBuilder<boolean> {
+  return lease
+    ? sql<boolean>`r.lease_owner is not null and r.lease_token = ${lease.token}`
+    : sql<boolean>`(r.lease_owner is null or r.lease_expires_at <= clock_timestamp())`;
+}
+
+/** The E501 of an append its fence refused, naming the current holder (the row is locked: it cannot change meanwhile). */
+export async function fencedOff(
+  db: Kysely<PostgresStoreDatabase>,
+  runId: string,
+  lease: Lease | undefined,
+): Promise<StepwiseError> {
+  const row = await db
+    .selectFrom('runs')
+    .select([
+      'last_seq',
+      'lease_owner',
+      'lease_token',
+      sql<boolean>`coalesce(lease_expires_at > clock_timestamp(), false)`.as('lease_live'),
+    ])
+    .where('id', '=', runId)
+    .executeTakeFirst();
+  try {
+    checkAppendLease(runId, row ?? { last_seq: 0, lease_owner: null, lease_token: 0, lease_live: false }, lease);
+  } catch (error) {
+    return error as StepwiseError;
+  }
+  return new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} refused the append's lease`, { location: runId });
 }
