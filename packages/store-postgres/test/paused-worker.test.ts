@@ -1,0 +1,96 @@
+import { readAll } from '@stepwise/core';
+import { makePlan } from '@stepwise/core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, enqueue, type PostgresStore } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+
+const postgres = await testPostgres();
+const TTL = 1_500;
+
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe.skipIf(!postgres)('a worker paused past its lease (Postgres, real worker processes)', () => {
+  const url = postgres?.url as string;
+  const processes: WorkerProcess[] = [];
+  const stores: PostgresStore[] = [];
+  afterAll(async () => {
+    for (const worker of processes) {
+      worker.child.kill('SIGCONT');
+      worker.child.kill('SIGKILL');
+    }
+    await Promise.all(processes.map((worker) => worker.exited));
+    await Promise.all(stores.map((store) => store.close()));
+    postgres?.server?.close();
+  });
+
+  it('starts no tool call after waking once another worker took its run over and finished it', async () => {
+    const name = `paused_${process.pid}`;
+    const side = `${name}_side`;
+    await createSideTables(url, side);
+    const store = createPostgresStore({ connectionString: url, schema: name });
+    stores.push(store);
+    const plan = makePlan([
+      // The paused worker is inside this call (a tool that ignores its signal) when it stops.
+      { id: 's0', tool: 'ledger_write', args: { firstCallSleepMs: 60_000 } },
+      { id: 's1', tool: 'notify_once', dependsOn: ['s0'] },
+      { id: 's2', tool: 'notify_once', dependsOn: ['s1'] },
+    ]);
+    const { runId } = await enqueue(plan, { store });
+    const env = { STEPWISE_PG_URL: url, STEPWISE_PG_SCHEMA: name, SIDE_SCHEMA: side, LEASE_TTL_MS: String(TTL) };
+    const paused = spawnWorker(env);
+    processes.push(paused);
+    await paused.ready;
+    const pausedPid = paused.child.pid as number;
+    await until(
+      async () => (await query(url, `select 1 from ${side}.invocations where step_id = 's0'`)).length > 0 || undefined,
+      20_000,
+      'the first worker to start s0',
+    );
+    paused.child.kill('SIGSTOP');
+
+    const taker = spawnWorker(env);
+    processes.push(taker);
+    await taker.ready;
+    await until(() => taker.ends.find((end) => end.runId === runId), 20 * TTL, 'the second worker to finish the run');
+    expect(taker.ends).toEqual([{ runId, status: 'completed' }]);
+    const beforeWaking = await query<{ step_id: string; pid: number }>(
+      url,
+      `select step_id, pid from ${side}.invocations order by at`,
+    );
+
+    paused.child.kill('SIGCONT');
+    // It learns it lost the run (its lease ran out unrenewed) and gives it up without a write.
+    await until(() => paused.ends.find((end) => end.runId === runId), 10 * TTL, 'the paused worker to give up the run');
+    await new Promise((resolve) => setTimeout(resolve, TTL));
+    const invocations = await query<{ step_id: string; pid: number }>(
+      url,
+      `select step_id, pid from ${side}.invocations order by at`,
+    );
+    expect(invocations).toEqual(beforeWaking);
+    expect(invocations.filter((row) => row.pid === pausedPid).map((row) => row.step_id)).toEqual(['s0']);
+    expect(await query(url, `select step_id from ${side}.notifications where pid = $1`, [pausedPid])).toEqual([]);
+    expect(
+      (await query<{ step_id: string }>(url, `select step_id from ${side}.notifications order by step_id`)).map(
+        (row) => row.step_id,
+      ),
+    ).toEqual(['s1', 's2']);
+    const events = await readAll(store, runId);
+    expect(events.at(-1)?.type).toBe('run-end');
+    expect((await store.getRun(runId))?.status).toBe('completed');
+  }, 90_000);
+});
+
+if (!postgres) {
+  describe('a worker paused past its lease (Postgres)', () => {
+    it.skip('needs a Postgres server (see the message above)', () => undefined);
+  });
+}
