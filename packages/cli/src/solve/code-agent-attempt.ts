@@ -51,7 +51,7 @@ export interface AttemptSettings {
   /** The task, for a step without a description. */
   readonly task: string;
   readonly onAttemptStart?: (stepId: string, attempt: number) => void;
-  readonly onAttemptEnd?: (attempt: AttemptReport) => void;
+  readonly onAttemptEnd?: (attempt: AttemptReport, runId: string) => void;
 }
 
 interface OpenAttempt {
@@ -254,7 +254,7 @@ async function settle(
   await transaction.close();
   const records = (await readAttemptHistory(settings.store, kernel.runId)).get(step.id, attempt);
   const report = records ? attemptReport(records) : undefined;
-  if (report) settings.onAttemptEnd?.(report);
+  if (report) settings.onAttemptEnd?.(report, kernel.runId);
   if (solved) return { status: 'succeeded', output: { changes, validated: validations.map((each) => each.name) } };
   if (stopped) return outcome.status === 'cancelled' ? outcome : { status: 'cancelled', ...withError(outcome) };
   return { status: 'failed', error: attemptError(step.id, attempt, implementationError, validations) };

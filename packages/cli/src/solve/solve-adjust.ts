@@ -30,14 +30,6 @@ export interface SolveAdjustSettings {
   readonly maxRepairs?: number;
 }
 
-/**
- * An implementation step runs beside the steps that do not depend on it: its failure skips its
- * dependents and nothing else. A step that sets `critical` keeps it.
- */
-export function implementationStep(step: Step): Step {
-  return step.critical === undefined ? { ...step, critical: false } : step;
-}
-
 /** The edits that turn `current` into `next` without touching a started step. */
 function editsTo(current: Plan, next: Plan, started: ReadonlySet<string>): PlanEdit[] {
   const nextIds = new Set(next.steps.map((step) => step.id));
@@ -47,8 +39,7 @@ function editsTo(current: Plan, next: Plan, started: ReadonlySet<string>): PlanE
     .map((step) => ({ op: 'remove', stepId: step.id }));
   for (const step of next.steps) {
     if (started.has(step.id)) continue;
-    const prepared = implementationStep(step);
-    edits.push(currentIds.has(step.id) ? { op: 'replace', step: prepared } : { op: 'add', step: prepared });
+    edits.push(currentIds.has(step.id) ? { op: 'replace', step } : { op: 'add', step });
   }
   return edits;
 }
@@ -64,7 +55,7 @@ function afterPlanning(
   for (const call of calls) context.journal.emit(settings.agentic.plannerCallEvent(call, settings.model.name, step.id));
   if (result.status !== 'succeeded') return { action: 'continue', reason: 'planning failed: nothing to carry out' };
   const planned = (result.output as { plan: Plan }).plan;
-  const edits: PlanEdit[] = planned.steps.map((each) => ({ op: 'add', step: implementationStep(each) }));
+  const edits: PlanEdit[] = planned.steps.map((each) => ({ op: 'add', step: each }));
   return { action: 'revise', edits, reason: `the planned steps: ${planned.steps.map((each) => each.id).join(', ')}` };
 }
 

@@ -64,7 +64,7 @@ export interface SolveEngineOptions {
   readonly leaseTtlMs?: number;
   readonly onEvent?: (event: RunEvent) => void;
   readonly onAttemptStart?: (stepId: string, attempt: number) => void;
-  readonly onAttemptEnd?: (attempt: AttemptReport) => void;
+  readonly onAttemptEnd?: (attempt: AttemptReport, runId: string) => void;
 }
 
 /** The checkpoint settings a new run journals. */
@@ -117,7 +117,7 @@ export async function solveEngine(options: SolveEngineOptions): Promise<PolicyEn
     ...(options.onAttemptStart ? { onAttemptStart: options.onAttemptStart } : {}),
     ...(options.onAttemptEnd ? { onAttemptEnd: options.onAttemptEnd } : {}),
   });
-  const policy = permissivePolicy(
+  const permissive = permissivePolicy(
     {
       tools: all,
       concurrency: 1,
@@ -139,6 +139,8 @@ export async function solveEngine(options: SolveEngineOptions): Promise<PolicyEn
     },
     { name: SOLVE_ENGINE, validation: 'agentic' },
   );
+  // A step that does not set `critical` is not: its failure skips its dependents, the others go on.
+  const policy = { ...permissive, critical: false };
   return createPolicyEngine({
     policy,
     options: {

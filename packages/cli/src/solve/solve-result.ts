@@ -41,7 +41,8 @@ export interface SolveResult {
   readonly summary: string;
 }
 
-function withValidation(report: AttemptReport, runId: string): SolveAttempt {
+/** The attempt with its run and its deciding validation. */
+export function withValidation(report: AttemptReport, runId: string): SolveAttempt {
   const validation =
     report.validations.find((each) => !each.passed && !each.optional) ?? report.validations[0] ?? undefined;
   return { ...report, runId, ...(validation ? { validation } : {}) };

@@ -15,7 +15,6 @@ import { type AgenticLimits, loadAgenticEngine } from '../create-runner.js';
 import type { AttemptReport } from './code-agent-attempt.js';
 import { type ChatModel, PLAN_STEP_ID, PLAN_TASK_TOOL } from './plan-task-tool.js';
 import { type ValidationCommand, validationCommands } from './run-validation.js';
-import { implementationStep } from './solve-adjust.js';
 import {
   checkpointSettings,
   type JournaledSolve,
@@ -24,7 +23,7 @@ import {
   type SolveEngineOptions,
   solveEngine,
 } from './solve-engine.js';
-import { type SolveAttempt, type SolveResult, solveResult } from './solve-result.js';
+import { type SolveAttempt, type SolveResult, solveResult, withValidation } from './solve-result.js';
 
 /**
  * The model `solve` plans and implements with: a `ChatModel` of `@stepwise/engine-agentic`
@@ -97,7 +96,7 @@ export interface SolveOptions extends SolveHostOptions {
 export type SolveEvent =
   | { readonly type: 'plan-ready'; readonly plan: Plan }
   | { readonly type: 'attempt-start'; readonly stepId: string; readonly attempt: number }
-  | { readonly type: 'attempt-end'; readonly attempt: AttemptReport }
+  | { readonly type: 'attempt-end'; readonly attempt: SolveAttempt }
   | { readonly type: 'plan-revised'; readonly revision: number; readonly plan: Plan };
 
 function checkOptions(options: SolveOptions): ValidationCommand[] {
@@ -112,9 +111,9 @@ function checkOptions(options: SolveOptions): ValidationCommand[] {
   return commands;
 }
 
-/** The first plan of a code-agent run: the given plan's steps as implementation steps, or one planning step. */
+/** The first plan of a code-agent run: the given plan, or one planning step. */
 function initialPlan(options: SolveOptions): Plan {
-  if (options.plan) return { ...options.plan, steps: options.plan.steps.map(implementationStep) };
+  if (options.plan) return options.plan;
   return {
     id: 'solve',
     goal: options.task,
@@ -153,7 +152,8 @@ async function engineFor(options: SolveHostOptions, settings: JournaledSolve, st
     ...(onProgress
       ? {
           onAttemptStart: (stepId: string, attempt: number) => onProgress({ type: 'attempt-start', stepId, attempt }),
-          onAttemptEnd: (attempt: AttemptReport) => onProgress({ type: 'attempt-end', attempt }),
+          onAttemptEnd: (attempt: AttemptReport, runId: string) =>
+            onProgress({ type: 'attempt-end', attempt: withValidation(attempt, runId) }),
         }
       : {}),
   };

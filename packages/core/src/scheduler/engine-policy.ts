@@ -101,6 +101,11 @@ export interface EnginePolicy {
   readonly references: 'resolve' | 'literal';
   /** `any`: the first step that does not succeed stops the run. `critical`: only critical failures do. */
   readonly stopOn: 'any' | 'critical';
+  /**
+   * Under `stopOn: 'critical'`, whether a step that does not set `critical` is critical. Default true;
+   * the code agent's policy says false, so independent steps go on after one fails.
+   */
+  readonly critical?: boolean;
   /** When the run stops: `end` journals the steps that never ran as cancelled or skipped; `leave` leaves them out. */
   readonly unstarted: 'end' | 'leave';
   /** `wall`: the run's duration is wall-clock time; `steps`: the sum of its steps' durations. */

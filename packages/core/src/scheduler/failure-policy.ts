@@ -18,9 +18,9 @@ import { isWaiting } from './step-outcome.js';
 const MAX_ATTEMPTS = 100;
 
 /** Whether this result, once final, ends the run under the policy. */
-export function stopsRun(policy: Pick<EnginePolicy, 'stopOn'>, slot: Slot, result: StepResult): boolean {
+export function stopsRun(policy: Pick<EnginePolicy, 'stopOn' | 'critical'>, slot: Slot, result: StepResult): boolean {
   if (policy.stopOn === 'any') return result.status !== 'succeeded';
-  return result.status === 'failed' && slot.step.critical !== false;
+  return result.status === 'failed' && (slot.step.critical ?? policy.critical ?? true);
 }
 
 /** What the failure policy needs: the policy, the session's board, journal and state, and the parts it hands work to. */
