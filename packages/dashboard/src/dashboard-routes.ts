@@ -96,7 +96,9 @@ function afterSeqOf(request: Request, url: URL): number {
 
 /**
  * A run's live stream: every journal event after `after` (or the browser's Last-Event-ID) as a
- * `journal` message, then the page drawn again as a `view` message, each time the store has more.
+ * `journal` message, then the page drawn again as a `view` message, each time the store has more;
+ * and, for a run going on in this process, its live output (`output` messages: a running command's
+ * stdout and stderr, a model's answer as it streams), the output so far first.
  */
 export async function runEvents(
   context: DashboardContext,
@@ -109,6 +111,7 @@ export async function runEvents(
   let read = await context.read(runId);
   const events: RunEvent[] = read.events;
   let first = true;
+  let liveSent = 0;
   return eventStreamResponse({
     intervalMs: context.options.pollIntervalMs,
     signal: request.signal,
@@ -121,10 +124,14 @@ export async function runEvents(
       if (!first) events.push(...batch);
       first = false;
       const fresh = batch.filter((event) => event.seq > sent);
-      if (fresh.length === 0) return [];
+      const live = context.registry.live.since(runId, liveSent);
+      liveSent = live.last;
+      // Output of the steps running in this process: no id, a reconnecting page asks by journal seq.
+      const output: StreamMessage[] = live.events.map((event) => ({ event: 'output', data: event }));
+      if (fresh.length === 0) return output;
       sent = (fresh.at(-1) as RunEvent).seq;
       const messages: StreamMessage[] = fresh.map((event) => ({ event: 'journal', data: event, id: event.seq }));
-      messages.push({ event: 'view', data: context.view(events) });
+      messages.push(...output, { event: 'view', data: context.view(events) });
       return messages;
     },
   });

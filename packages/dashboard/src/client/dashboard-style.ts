@@ -40,4 +40,5 @@ export const DASHBOARD_STYLE = `
 #events { list-style: none; margin: 0; padding: 0; max-height: 260px; overflow: auto; font: 12px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; }
 #events li { border-bottom: 1px solid #eef1f4; padding: 1px 0; }
 #events .seq { color: var(--muted); display: inline-block; min-width: 44px; }
+pre.live-output { background: #0f172a; color: #e2e8f0; border-color: #1e293b; max-height: 420px; }
 `;

@@ -7,9 +7,11 @@ import { ELEMENT_FUNCTION } from '../report/element-function.js';
  * which replace the old ones; and the actions (approve, deny, answer, cancel, continue with retry
  * or skip, approve the plan), posted with the session's token.
  *
- * Journal events go to `window.stepwiseLive.on(type, handler)` handlers too: the way a panel fed
- * by streamed output (`tool-output`) plugs in. Plain ES2017 without template literals; every value
- * from the run is inserted with textContent.
+ * Journal events go to `window.stepwiseLive.on(type, handler)` handlers too, and so do the live
+ * output messages of a run going on in the dashboard's process (`tool-output`, `model-delta`),
+ * which are also kept per step (the last 200,000 characters) and shown in the step's details
+ * while it runs. Plain ES2017 without template literals; every value from the run is inserted
+ * with textContent.
  */
 export const RUN_SCRIPT = `
 (function () {
@@ -179,6 +181,33 @@ export const RUN_SCRIPT = `
     (handlers[event.type] || []).concat(handlers['*'] || []).forEach(function (handler) { handler(event); });
   }
 
+  var outputs = {};
+  var MAX_OUTPUT = 200000;
+  function showOutput(event) {
+    var text = (outputs[event.stepId] || '') + event.text;
+    outputs[event.stepId] = text.length > MAX_OUTPUT ? text.slice(text.length - MAX_OUTPUT) : text;
+    if (window.stepwiseReport.selected() === event.stepId) {
+      var box = document.getElementById('live-output');
+      if (box) {
+        var follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
+        box.textContent = outputs[event.stepId];
+        if (follow) box.scrollTop = box.scrollHeight;
+      } else window.stepwiseReport.select(event.stepId);
+    }
+    (handlers[event.type] || []).concat(handlers['*'] || []).forEach(function (handler) { handler(event); });
+  }
+  // Shown while the step runs; once it ends, its result holds the whole output.
+  window.stepwiseReport.afterRender(function (step, panel) {
+    if (outputs[step.id] === undefined || step.result) return;
+    // Above the arguments and attempts: while a step runs, its output is what one looks at.
+    var first = panel.querySelector('h3');
+    var box = el('pre', 'live-output', outputs[step.id]);
+    box.id = 'live-output';
+    panel.insertBefore(el('h3', null, 'Output (live)'), first);
+    panel.insertBefore(box, first);
+    box.scrollTop = box.scrollHeight;
+  });
+
   window.stepwiseLive = {
     on: function (type, handler) { (handlers[type] = handlers[type] || []).push(handler); },
   };
@@ -187,6 +216,7 @@ export const RUN_SCRIPT = `
   var stream = new EventSource(runUrl + '/events?after=' + view.seq);
   stream.addEventListener('journal', function (message) { logEvent(JSON.parse(message.data)); });
   stream.addEventListener('view', function (message) { show(JSON.parse(message.data)); });
+  stream.addEventListener('output', function (message) { showOutput(JSON.parse(message.data)); });
   stream.addEventListener('open', function () { liveState.textContent = 'live'; liveState.className = 'live-state live'; });
   stream.addEventListener('error', function () { liveState.textContent = 'reconnecting'; liveState.className = 'live-state offline'; });
 })();
