@@ -49,11 +49,7 @@ describe.skipIf(!chromiumAvailable)("a running command's output on its step pane
       await page.waitForSelector('#dag .node.status-running[data-step-id="build"]', { timeout: 15_000 });
       await page.locator('#dag [data-step-id="build"]').click();
       const box = page.locator('#details #live-output');
-      await page.waitForFunction(
-        () => document.getElementById('live-output')?.textContent?.includes('compiling 1 of 2'),
-        undefined,
-        { timeout: 15_000 },
-      );
+      await page.waitForSelector('#details #live-output:has-text("compiling 1 of 2")', { timeout: 15_000 });
       expect(await box.textContent()).toContain('warning: something to look at');
       // Still running: the output came before the step ended.
       expect(await page.locator('#dag .node.status-running[data-step-id="build"]').count()).toBe(1);
@@ -63,7 +59,7 @@ describe.skipIf(!chromiumAvailable)("a running command's output on its step pane
       expect((await handle.result).status).toBe('completed');
       await page.waitForSelector('body[data-status="completed"]', { timeout: 15_000 });
       // The step's result now holds the whole output; the live box is gone.
-      await page.waitForFunction(() => !document.getElementById('live-output'), undefined, { timeout: 15_000 });
+      await page.waitForSelector('#live-output', { state: 'detached', timeout: 15_000 });
       expect(await page.locator('#details').textContent()).toContain('compiling 2 of 2');
     });
   });
