@@ -213,13 +213,27 @@ export function isPostgresStoreConfig(value: unknown): value is PostgresStoreCon
   return typeof value === 'object' && value !== null && (value as PostgresStoreConfig).kind === 'postgres';
 }
 
+/** The store's refusal of its options (E601 at `connectionString`, `schema`), named as the configuration spells them. */
+function configuredAs(error: unknown): unknown {
+  if (!StepwiseError.isInstance(error) || error.code !== ErrorCodes.CONFIG_INVALID) return error;
+  const field = error.location === 'connectionString' ? 'url' : error.location === 'schema' ? 'schema' : undefined;
+  if (field === undefined) return error;
+  const message = error.message.replace(/^connectionString\b/, '').trim();
+  return new StepwiseError(ErrorCodes.CONFIG_INVALID, `store.${field} in the configuration: ${message}`, {
+    location: `/store/${field}`,
+    cause: error,
+  });
+}
+
 /** Opens the Postgres store (migrating its schema on first use). */
 export async function openPostgresStore(config: PostgresStoreConfig): Promise<RunStore> {
   const { createPostgresStore } = await loadPostgresStore();
-  const store = createPostgresStore({
-    connectionString: config.url,
-    ...(config.schema ? { schema: config.schema } : {}),
-  });
+  let store: ReturnType<typeof createPostgresStore>;
+  try {
+    store = createPostgresStore({ connectionString: config.url, ...(config.schema ? { schema: config.schema } : {}) });
+  } catch (error) {
+    throw configuredAs(error);
+  }
   try {
     await store.ready;
   } catch (error) {

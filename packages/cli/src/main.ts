@@ -3,6 +3,7 @@ import { parseCommandArguments, UsageError } from './command-arguments.js';
 import { approveCommand } from './commands/approve-command.js';
 import { commandContext, describeError, printError } from './commands/command-context.js';
 import type { CommandDefinition } from './commands/command-definition.js';
+import { enqueueCommand } from './commands/enqueue-command.js';
 import { graphCommand } from './commands/graph-command.js';
 import { reportCommand } from './commands/report-command.js';
 import { pendingCommand, respondCommand } from './commands/respond-command.js';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   uiCommand,
   graphCommand,
   workerCommand,
+  enqueueCommand,
   solveCommand,
   trustCommand,
 ];

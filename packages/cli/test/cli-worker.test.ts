@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { makePlan } from '@stepwise/core/testing';
 import { createPostgresStore, enqueue } from '@stepwise/store-postgres';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '@stepwise/store-postgres/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRunner } from '../src/create-runner.js';
 import { assertBuilt, createWorkspace, runCli, startCli } from './helpers.js';
 
 let server: ThrowawayPostgres | undefined;
@@ -61,6 +63,61 @@ describe.skipIf(!server)('stepwise worker', () => {
     }
   });
 
+  it('enqueues a plan for the workers and, with --wait, exits with the run’s status', async () => {
+    const workspace = await createWorkspace();
+    try {
+      await workspace.write('stepwise.config.json', {
+        engine: 'dag',
+        store: { kind: 'postgres', url: server?.url, schema: 'cli_enqueue' },
+        leaseTtlMs: 2_000,
+        approvals: { write: 'auto' },
+      });
+      await workspace.write(
+        'good.json',
+        makePlan([{ id: 'write', tool: 'file_write', args: { path: 'queued.txt', contents: 'queued' } }]),
+      );
+      // A step that fails: its file is outside the workspace (E402, exit 32 as `stepwise run` gives).
+      await workspace.write(
+        'bad.json',
+        makePlan([{ id: 'escape', tool: 'file_write', args: { path: '../escape.txt', contents: 'x' } }]),
+      );
+      await workspace.write('invalid.json', makePlan([{ id: 'nope', tool: 'no_such_tool', args: {} }]));
+      const worker = startCli(['worker'], { cwd: workspace.directory });
+      try {
+        const good = await runCli(['enqueue', 'good.json', '--wait'], { cwd: workspace.directory, timeoutMs: 60_000 });
+        expect(good.code).toBe(0);
+        const [enqueued, ended] = good.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line));
+        expect(enqueued).toMatchObject({ queue: 'default', created: true });
+        expect(ended).toEqual({ runId: enqueued.runId, status: 'completed' });
+        expect(await readFile(path.join(workspace.directory, 'queued.txt'), 'utf8')).toBe('queued');
+
+        const bad = await runCli(['enqueue', 'bad.json', '--wait', '--run-id', 'run_escape'], {
+          cwd: workspace.directory,
+          timeoutMs: 60_000,
+        });
+        expect(bad.code).toBe(32);
+        expect(bad.stdout).toContain('{"runId":"run_escape","status":"failed"}');
+
+        // Without --wait it returns once the run is queued; an invalid plan is never queued (exit 2).
+        const queued = await runCli(['enqueue', 'good.json', '--queue', 'elsewhere'], { cwd: workspace.directory });
+        expect(queued.code).toBe(0);
+        expect(JSON.parse(queued.stdout)).toMatchObject({ queue: 'elsewhere', created: true });
+        const invalid = await runCli(['enqueue', 'invalid.json'], { cwd: workspace.directory });
+        expect(invalid.code).toBe(2);
+        expect(invalid.stderr).toContain('not enqueued');
+        expect(invalid.stdout).toBe('');
+      } finally {
+        worker.kill('SIGTERM');
+        await new Promise((resolve) => worker.once('close', resolve));
+      }
+    } finally {
+      await workspace.dispose();
+    }
+  }, 120_000);
+
   it('refuses to start without a Postgres store (E601)', async () => {
     const workspace = await createWorkspace();
     try {
@@ -69,6 +126,40 @@ describe.skipIf(!server)('stepwise worker', () => {
       expect(outcome.code).not.toBe(0);
       expect(outcome.stderr).toContain('E601');
       expect(outcome.stderr).toContain('"kind": "postgres"');
+    } finally {
+      await workspace.dispose();
+    }
+  });
+});
+
+describe('the Postgres store’s address in the configuration', () => {
+  it('refuses text that is not a URL, or a URL of another database, as E601 at /store/url', async () => {
+    for (const url of ['not a url', 'mysql://user:secret@db.example/app']) {
+      const error = await createRunner({ store: { kind: 'postgres', url }, engine: 'dag' }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(StepwiseError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: ErrorCodes.CONFIG_INVALID, location: '/store/url' });
+      expect((error as Error).message).toContain('store.url');
+      expect((error as Error).message).not.toContain('secret');
+    }
+  });
+
+  it('says so from the command line, for the worker and for enqueue (exit 2)', async () => {
+    assertBuilt();
+    const workspace = await createWorkspace();
+    try {
+      await workspace.write('stepwise.config.json', {
+        engine: 'dag',
+        store: { kind: 'postgres', url: 'mysql://db/app' },
+      });
+      await workspace.write('plan.json', makePlan([{ id: 'one', tool: 'file_read', args: { path: 'x' } }]));
+      for (const args of [['worker'], ['enqueue', 'plan.json']]) {
+        const outcome = await runCli(args, { cwd: workspace.directory });
+        expect(outcome.code).toBe(2);
+        expect(outcome.stderr).toContain('E601 store.url in the configuration');
+      }
     } finally {
       await workspace.dispose();
     }

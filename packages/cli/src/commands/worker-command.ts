@@ -1,6 +1,13 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { type OptionSpecs, positiveInteger } from '../command-arguments.js';
-import { createRunner, isPostgresStoreConfig, loadPostgresStore, type Runner } from '../create-runner.js';
+import {
+  createRunner,
+  isPostgresStoreConfig,
+  loadPostgresStore,
+  type PostgresStoreConfig,
+  type Runner,
+  type RunnerOptions,
+} from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
 import { type CommandContext, commandJournalKey, loadCommandConfig, print, printError } from './command-context.js';
@@ -33,6 +40,20 @@ function parseToolLimits(value: string | boolean | undefined): Record<string, nu
     limits[match[1] as string] = Number(match[2]);
   }
   return limits;
+}
+
+/** E601 unless the configuration names a Postgres store: the queue lives there. */
+export function requirePostgresStore(
+  command: string,
+  store: RunnerOptions['store'],
+): asserts store is PostgresStoreConfig {
+  if (!isPostgresStoreConfig(store)) {
+    throw new StepwiseError(
+      ErrorCodes.CONFIG_INVALID,
+      `stepwise ${command} needs a shared store: set "store": { "kind": "postgres", "url": "postgres://…" } in the configuration`,
+      { location: '/store' },
+    );
+  }
 }
 
 /** Waits for SIGINT or SIGTERM. */
@@ -80,13 +101,7 @@ Examples:
       cwd: context.io.cwd,
       ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     });
-    if (!isPostgresStoreConfig(runnerOptions.store)) {
-      throw new StepwiseError(
-        ErrorCodes.CONFIG_INVALID,
-        'stepwise worker needs a shared store: set "store": { "kind": "postgres", "url": "postgres://…" } in the configuration',
-        { location: '/store' },
-      );
-    }
+    requirePostgresStore('worker', runnerOptions.store);
     const { createWorker, limitTools } = await loadPostgresStore();
     const journalKey = await commandJournalKey(context);
     const runners: Runner[] = [await createRunner({ ...runnerOptions, journalKey })];
