@@ -74,9 +74,12 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
       request,
       ...outcome,
     });
+  // The answer's text shows while the model writes it, when someone watches the run live.
+  const { live } = journal;
+  const onDelta = live.listening ? (text: string) => live.modelDelta(session.stepId, text) : undefined;
   const { response, latencyMs } = await generateWithRetry(
     model,
-    { messages: window.messages, tools: definitions, toolChoice },
+    { messages: window.messages, tools: definitions, toolChoice, ...(onDelta ? { onDelta } : {}) },
     {
       retry: settings.retry,
       signal: session.signal,
@@ -93,7 +96,7 @@ export async function callGoalModel(session: GoalStepSession): Promise<ChatRespo
         });
       },
     },
-  );
+  ).finally(() => live.endModel(session.stepId));
   const reported = response.usage;
   const callUsage: TokenUsage = reported ?? estimateUsage(window.tokens, response, estimator);
   session.usage = addUsage(session.usage, callUsage);

@@ -29,6 +29,12 @@ export interface ChatRequest {
   readonly toolChoice: ToolChoice;
   /** Aborted on cancel and on the engine's per-call timeout: adapters must honour it. */
   readonly signal: AbortSignal;
+  /**
+   * Set when someone watches the run live: an adapter that can stream tells it each piece of the
+   * answer's text as it arrives (the whole answer is still returned, and journaled, at the end).
+   * Optional for adapters: one that does not stream ignores it.
+   */
+  readonly onDelta?: (text: string) => void;
 }
 
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';

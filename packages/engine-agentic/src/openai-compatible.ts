@@ -9,6 +9,7 @@ import {
   type ModelFailureReason,
   parseRetryAfter,
 } from './model-error.js';
+import { readCompletionStream, StreamChunkError } from './openai-stream.js';
 
 export interface OpenAICompatibleOptions {
   /** Base URL up to and including the version segment, e.g. `http://localhost:11434/v1`. */
@@ -27,6 +28,12 @@ export interface OpenAICompatibleOptions {
   readonly body?: Readonly<Record<string, unknown>>;
   /** Default: the global `fetch`. */
   readonly fetch?: typeof fetch;
+  /**
+   * Ask for the answer as a stream (`stream: true`, with `stream_options.include_usage`) when the
+   * engine listens for it (live output), so its text shows while the model writes. Default true; a
+   * server that answers with a whole completion anyway is read as one. `false` never streams.
+   */
+  readonly stream?: boolean;
   /** Journaled as the model's name. Default `openai-compatible:<model>`. */
   readonly name?: string;
 }
@@ -282,7 +289,7 @@ export function parseChatCompletion(text: string, source?: ChatCompletionSource)
 
 /**
  * A ChatModel for any OpenAI-compatible `/chat/completions` endpoint: OpenAI, Ollama, vLLM,
- * llama.cpp server, LM Studio. Non-streaming; tolerant of their differences in tool calls,
+ * llama.cpp server, LM Studio. Streams the answer when the engine listens (see `stream`); tolerant of their differences in tool calls,
  * finish reasons and usage.
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
@@ -294,10 +301,12 @@ export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
     name: options.name ?? `openai-compatible:${options.model}`,
     endpoint: displayUrl(url),
     async generate(request) {
+      const stream = options.stream !== false && request.onDelta !== undefined;
       const body: Record<string, unknown> = {
         model: options.model,
         messages: request.messages.map(toWireMessage),
-        stream: false,
+        stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
         ...(options.maxOutputTokens === undefined ? {} : { max_tokens: options.maxOutputTokens }),
         // Empty tool arrays are rejected by some servers: send tools only when there are any.
@@ -319,24 +328,33 @@ export function openAICompatible(options: OpenAICompatibleOptions): ChatModel {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            accept: 'application/json',
+            accept: stream ? 'text/event-stream, application/json' : 'application/json',
             ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
             ...options.headers,
           },
           body: JSON.stringify(body),
           signal: request.signal,
         });
-        text = await response.text();
       } catch (error) {
         throw connectionError(url, error);
       }
-      if (!response.ok) throw httpError(url, options.model, response, text);
-      return parseChatCompletion(text, {
+      const source: ChatCompletionSource = {
         url,
         status: response.status,
         contentType: response.headers.get('content-type'),
         ...(options.apiKey ? { secrets: [options.apiKey] } : {}),
-      });
+      };
+      const streamed = response.ok && response.body !== null && /^text\/event-stream/i.test(source.contentType ?? '');
+      try {
+        text = streamed
+          ? await readCompletionStream(response.body as ReadableStream<Uint8Array>, request.onDelta)
+          : await response.text();
+      } catch (error) {
+        if (error instanceof StreamChunkError) throw invalidResponse(error.message, error.chunk, source);
+        throw connectionError(url, error);
+      }
+      if (!response.ok) throw httpError(url, options.model, response, text);
+      return parseChatCompletion(text, source);
     },
   };
 }

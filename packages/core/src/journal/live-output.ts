@@ -72,6 +72,11 @@ export class LiveOutput {
     };
   }
 
+  /** Whether anyone listens: a source that must do work to produce live text (a model's stream) asks first. */
+  get listening(): boolean {
+    return this.#listeners.size > 0;
+  }
+
   /** A running call's output. */
   toolOutput(stepId: string, executionId: string, stream: 'stdout' | 'stderr', text: string): void {
     this.#write(`${executionId}\0${stream}`, stepId, executionId, stream, text);

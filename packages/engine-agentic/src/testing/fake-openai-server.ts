@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendStreamedTurn } from './fake-openai-stream.js';
 import type { ScriptedTurn } from './scripted-model.js';
 
 /** A reply sent exactly as given: for error statuses, Retry-After and malformed bodies. */
@@ -25,6 +26,11 @@ export interface FakeOpenAIServerOptions {
   readonly replies: readonly FakeReply[] | ((request: FakeRequest, index: number) => FakeReply | Promise<FakeReply>);
   /** Reported in responses. Default `fake-model`. */
   readonly model?: string;
+  /**
+   * Awaited after each text chunk of a streamed answer (a request with `stream: true`): a test holds
+   * the stream here to see what arrived before the answer ended.
+   */
+  readonly betweenChunks?: (request: FakeRequest, chunk: number) => unknown;
 }
 
 export interface FakeOpenAIServer {
@@ -142,6 +148,16 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions): P
           500,
           JSON.stringify({ error: { message: String((reply.error as Error)?.message ?? reply.error) } }),
         );
+        return;
+      }
+      if (body?.stream === true) {
+        const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
+        await sendStreamedTurn(response, reply, {
+          index,
+          model,
+          includeUsage: streamOptions?.include_usage === true,
+          pause: (chunk) => options.betweenChunks?.(received, chunk),
+        });
         return;
       }
       send(response, 200, JSON.stringify(openAIResponseBody(reply, index, model)));
