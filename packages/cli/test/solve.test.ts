@@ -5,6 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, MemoryStore, readAll, StepwiseError } from '@stepwise/core';
 import { scriptedModel, startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
+import { createSqliteStore } from '@stepwise/store-sqlite';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SolveEvent, solve } from '../src/index.js';
 import { assertBuilt, runCli } from './helpers.js';
@@ -278,6 +280,169 @@ describe('solve', () => {
     expect(replanCall).toBeGreaterThan(0);
     expect(replanCall).toBeLessThan(journaled.findIndex((event) => event.type === 'plan-revise'));
   }, 120_000);
+
+  it('counts every attempt once across a replan: the attempts view, the README join and the result', async () => {
+    const dir = workspace();
+    const original = files(dir);
+    // Never fixes the bug; the replan gives the step a new id (a started step cannot change).
+    const model = scriptedModel(({ request }) => {
+      if (request.tools.some((tool) => tool.name === 'submit_plan')) {
+        const retry = { id: 'fix-discount-again', description: 'Fix applyDiscount another way.' };
+        return { toolCalls: [{ name: 'submit_plan', arguments: { ...PLAN, steps: [...PLAN.steps, retry] } }] };
+      }
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      if (turn === 0) {
+        return {
+          toolCalls: [
+            {
+              name: 'file_edit',
+              arguments: { path: 'src/cart.js', edits: [{ search: 'return total - percent;', replace: 'return 0;' }] },
+            },
+          ],
+        };
+      }
+      return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+    });
+    const database = path.join(mkdtempSync(path.join(tmpdir(), 'solve-db-')), 'stepwise.db');
+    scratch.push(path.dirname(database));
+    const store = createSqliteStore({ path: database });
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      store,
+      plan: PLAN,
+      maxAttempts: 2,
+    }).finally(() => store.close());
+    expect(result.status).toBe('failed');
+    expect(result.attempts.map((attempt) => `${attempt.stepId}:${attempt.attempt}:${attempt.revision}`)).toEqual([
+      'fix-discount:1:0',
+      'fix-discount:2:0',
+      'fix-discount-again:1:1',
+      'fix-discount-again:2:1',
+    ]);
+    expect(result.steps.map((step) => `${step.stepId}:${step.status}:${step.attempts}`)).toEqual([
+      'fix-discount:failed:2',
+      'fix-discount-again:failed:2',
+    ]);
+    expect(result.summary).toContain('step fix-discount: failed after 2 attempts');
+    expect(files(dir)).toEqual(original);
+    const sqlite = new Database(database, { readonly: true });
+    try {
+      const attempts = sqlite
+        .prepare('select step_id, attempt from attempts where run_id = ? order by seq')
+        .all(result.runId) as { step_id: string; attempt: number }[];
+      expect(attempts.map((row) => `${row.step_id}:${row.attempt}`)).toEqual([
+        'fix-discount:1',
+        'fix-discount:2',
+        'fix-discount-again:1',
+        'fix-discount-again:2',
+      ]);
+      // The store-sqlite README's "What did the code agent try?" join: one row per attempt.
+      const joined = sqlite
+        .prepare(
+          `select a.step_id, a.attempt, a.status, a.rolled_back, v.command, v.exit_code, v.passed,
+                  v.failing_count, v.failing_tests, rb.restored, rb.removed
+           from attempts a
+           join validations v on v.run_id = a.run_id and v.step_id = a.step_id and v.attempt = a.attempt
+           left join rollbacks rb on rb.run_id = a.run_id and rb.step_id = a.step_id and rb.attempt = a.attempt
+           where a.run_id = :run_id
+           order by a.seq`,
+        )
+        .all({ run_id: result.runId });
+      expect(joined).toHaveLength(4);
+    } finally {
+      sqlite.close();
+    }
+  }, 120_000);
+
+  it('journals one adjustment per finished step and ends partial when one of three independent steps cannot be fixed', async () => {
+    const dir = workspace();
+    const threeSteps = {
+      id: 'three-steps',
+      goal: 'Make the tests pass and take notes.',
+      steps: [
+        { id: 'fix', description: 'Fix applyDiscount.' },
+        { id: 'break', description: 'Make the impossible change.' },
+        { id: 'notes', description: 'Write NOTES.md.' },
+      ],
+    };
+    const model = scriptedModel(({ request }) => {
+      const opening = request.messages.find((message) => message.role === 'user')?.content ?? '';
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      if (turn > 0) return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+      if (opening.includes('Write NOTES.md')) {
+        return { toolCalls: [{ name: 'file_create', arguments: { path: 'NOTES.md', contents: 'notes' } }] };
+      }
+      if (opening.includes('impossible')) {
+        const failing =
+          "import test from 'node:test';\nimport assert from 'node:assert';\ntest('impossible', () => assert.equal(1, 2));\n";
+        return {
+          toolCalls: [{ name: 'file_create', arguments: { path: 'test/impossible.test.js', contents: failing } }],
+        };
+      }
+      const replace = 'return total * (1 - percent / 100);';
+      return {
+        toolCalls: [
+          {
+            name: 'file_edit',
+            arguments: { path: 'src/cart.js', edits: [{ search: 'return total - percent;', replace }] },
+          },
+        ],
+      };
+    });
+    const store = new MemoryStore();
+    const result = await solve({
+      task: 'Make the tests pass and take notes.',
+      workspace: dir,
+      validate: { test: ['node', '--test'] },
+      model,
+      store,
+      plan: threeSteps,
+      maxAttempts: 1,
+      maxReplans: 0,
+    });
+    expect(result.status).toBe('partial');
+    expect(result.runStatus).toBe('partial');
+    expect(result.steps.map((step) => `${step.stepId}:${step.status}`)).toEqual([
+      'fix:succeeded',
+      'break:failed',
+      'notes:succeeded',
+    ]);
+    expect(result.summary).toContain('Partly solved');
+    expect(result.summary).toContain('step break: failed after 1 attempt');
+    const decisions = (await readAll(store, result.runId)).filter((event) => event.type === 'adjust-decision');
+    expect(
+      decisions.map((event) => event.type === 'adjust-decision' && `${event.stepId}:${event.status}:${event.decision}`),
+    ).toEqual(['fix:succeeded:continue', 'break:failed:continue', 'notes:succeeded:continue']);
+    expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('notes');
+    expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('(1 - percent / 100)');
+    // The failed step's new test file was rolled back.
+    expect(readdirSync(path.join(dir, 'test'))).toEqual(['cart.test.js']);
+  }, 120_000);
+
+  it('journals the planner calls when planning fails', async () => {
+    const dir = workspace();
+    const model = scriptedModel(() => ({ text: 'I would rather not plan.' }));
+    const store = new MemoryStore();
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      store,
+      maxRepairs: 1,
+    });
+    expect(result.status).toBe('failed');
+    expect(result.runStatus).toBe('failed');
+    const journaled = await readAll(store, result.runId);
+    const calls = journaled.filter((event) => event.type === 'model-call');
+    expect(calls).toHaveLength(2);
+    expect(model.calls).toBe(2);
+    const planned = journaled.find((event) => event.type === 'step-end' && event.stepId === 'plan');
+    expect(planned?.type === 'step-end' && planned.result.error?.code).toBe('E408');
+  }, 60_000);
 
   it('refuses bad options with typed errors before touching anything', async () => {
     const dir = workspace();

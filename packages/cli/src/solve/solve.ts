@@ -117,7 +117,8 @@ function initialPlan(options: SolveOptions): Plan {
   return {
     id: 'solve',
     goal: options.task,
-    steps: [{ id: PLAN_STEP_ID, tool: PLAN_TASK_TOOL, args: { task: options.task } }],
+    // Without a plan there is nothing to go on with: the planning step is critical.
+    steps: [{ id: PLAN_STEP_ID, tool: PLAN_TASK_TOOL, args: { task: options.task }, critical: true }],
   };
 }
 
