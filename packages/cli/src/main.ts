@@ -5,6 +5,7 @@ import { commandContext, describeError, printError } from './commands/command-co
 import type { CommandDefinition } from './commands/command-definition.js';
 import { enqueueCommand } from './commands/enqueue-command.js';
 import { graphCommand } from './commands/graph-command.js';
+import { planCommand } from './commands/plan-command.js';
 import { reportCommand } from './commands/report-command.js';
 import { pendingCommand, respondCommand } from './commands/respond-command.js';
 import { resumeCommand, runCommand } from './commands/run-command.js';
@@ -34,6 +35,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   graphCommand,
   workerCommand,
   enqueueCommand,
+  planCommand,
   solveCommand,
   trustCommand,
 ];

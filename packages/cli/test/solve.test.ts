@@ -525,6 +525,41 @@ describe('stepwise solve', () => {
   }, 180_000);
 });
 
+describe('stepwise plan, then stepwise solve --plan', () => {
+  it('writes the plan solve would carry out, and solves from the file', async () => {
+    assertBuilt();
+    const dir = mkdtempSync(path.join(tmpdir(), 'plan-cli-'));
+    const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
+    try {
+      cpSync(project, dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({
+          model: { baseURL: server.url, model: 'scripted-fixer' },
+          validation: { test: { command: ['node', '--test'] } },
+        }),
+      );
+      const planned = await runCli(['plan', 'Make the tests pass', '--out', 'plan.json'], { cwd: dir });
+      expect(planned.stderr).toBe('');
+      expect(planned.code).toBe(0);
+      const plan = JSON.parse(readFileSync(path.join(dir, 'plan.json'), 'utf8')) as typeof PLAN;
+      expect(plan.steps.map((step) => step.id)).toEqual(['fix-discount']);
+      // Nothing ran: the workspace is untouched and the journal holds no run.
+      expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('return total - percent;');
+      const solved = await runCli(['solve', 'Make the tests pass', '--plan', 'plan.json'], {
+        cwd: dir,
+        timeoutMs: 120_000,
+      });
+      expect(solved.code).toBe(0);
+      expect(solved.stdout).toContain('plan: fix-discount');
+      expect(solved.stdout).toMatch(/fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
 describe('examples/code-agent', () => {
   it('runs end to end through the fake OpenAI-compatible server and npm test', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'code-agent-example-'));

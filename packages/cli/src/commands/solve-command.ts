@@ -62,13 +62,23 @@ export function describeProgress(event: SolveEvent): string | undefined {
 }
 
 /** The validation: `--validate` (split like a shell would, or a JSON argv), else the configuration's `validation`. */
-function validationOf(flag: unknown, loaded: LoadedConfig): ValidationCommand[] {
+export function validationOf(flag: unknown, loaded: LoadedConfig): ValidationCommand[] {
   if (typeof flag === 'string' && flag.trim() !== '')
     return [{ name: 'test', command: splitCommand(flag, '--validate') }];
   if (loaded.config.validation) return validationCommands(loaded.config.validation, '/validation');
   throw new UsageError(
     'stepwise solve: name the validation with --validate "<command>" or a "validation" section in the configuration (see stepwise solve --help)',
   );
+}
+
+/** The configuration's model: E601 when there is none. */
+export function solveModelSettings<T extends { readonly model?: unknown }>(settings: T): NonNullable<T['model']> {
+  if (!settings.model) {
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, 'solve needs a model: set "model" to { baseURL, model }', {
+      location: '/model',
+    });
+  }
+  return settings.model as NonNullable<T['model']>;
 }
 
 /** What `solve`, `plan` and resuming a code-agent run take from the configuration and the flags. */
@@ -83,12 +93,7 @@ export async function solveHost(
     ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
   });
-  if (!settings.model) {
-    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, 'solve needs a model: set "model" to { baseURL, model }', {
-      location: '/model',
-    });
-  }
-  const model = (await createModel(settings.model)) as SolveModel;
+  const model = (await createModel(solveModelSettings(settings))) as SolveModel;
   const store = opened ?? (await openSqliteStore(settings.database));
   const { config } = loaded;
   const host: SolveHostOptions & { readonly store: typeof store } = {

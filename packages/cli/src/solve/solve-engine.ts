@@ -75,12 +75,21 @@ export function checkpointSettings(workspace: string, checkpoint: SolveCheckpoin
   };
 }
 
-async function registries(options: SolveEngineOptions, root: string) {
+/** The tools implementation steps use (the Node tools, confined to the workspace, and the host's own). */
+export async function implementationTools(
+  options: Pick<SolveEngineOptions, 'workspace' | 'tools' | 'protectedPaths' | 'allowCommands'>,
+): Promise<ToolRegistry> {
   const protectedPaths = options.protectedPaths ? { protectedPaths: options.protectedPaths } : {};
+  const root = await new WorkspaceSandbox({ root: options.workspace, ...protectedPaths }).realRoot();
   const implementation = new ToolRegistry(options.tools ?? []);
   await implementation.use(
     nodeTools({ workspace: root, ...protectedPaths, commands: { allow: [...options.allowCommands] } }),
   );
+  return implementation;
+}
+
+async function registries(options: SolveEngineOptions) {
+  const implementation = await implementationTools(options);
   const validation = options.settings.validation.map((each) => `${each.name}: ${each.command.join(' ')}`);
   const all = new ToolRegistry([
     ...implementation.list(),
@@ -107,7 +116,7 @@ export async function solveEngine(options: SolveEngineOptions): Promise<PolicyEn
   // The checkpoints walk this sandbox too: protected files are never recorded nor restored.
   const sandbox = new WorkspaceSandbox({ root: options.workspace, ...protectedPaths });
   const root = await sandbox.realRoot();
-  const { implementation, all, validation } = await registries(options, root);
+  const { implementation, all, validation } = await registries(options);
   const attempt = codeAgentAttempt({
     store: options.store,
     transaction: { sandbox, directory: settings.checkpointDirectory, exclude: settings.exclude, ...options.checkpoint },

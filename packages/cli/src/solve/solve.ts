@@ -13,10 +13,11 @@ import {
 } from '@stepwise/core';
 import { type AgenticLimits, loadAgenticEngine } from '../create-runner.js';
 import type { AttemptReport } from './code-agent-attempt.js';
-import { type ChatModel, PLAN_STEP_ID, PLAN_TASK_TOOL } from './plan-task-tool.js';
+import { type ChatModel, PLAN_STEP_ID, PLAN_TASK_TOOL, plannerContext } from './plan-task-tool.js';
 import { type ValidationCommand, validationCommands } from './run-validation.js';
 import {
   checkpointSettings,
+  implementationTools,
   type JournaledSolve,
   SOLVE_ENGINE,
   type SolveCheckpointOptions,
@@ -99,7 +100,9 @@ export type SolveEvent =
   | { readonly type: 'attempt-end'; readonly attempt: SolveAttempt }
   | { readonly type: 'plan-revised'; readonly revision: number; readonly plan: Plan };
 
-function checkOptions(options: SolveOptions): ValidationCommand[] {
+function checkOptions(
+  options: Pick<SolveOptions, 'task' | 'validate' | 'maxAttempts' | 'maxReplans'>,
+): ValidationCommand[] {
   const bad = (location: string, message: string) =>
     new StepwiseError(ErrorCodes.CONFIG_INVALID, message, { location });
   if (typeof options.task !== 'string' || options.task.trim() === '') throw bad('task', 'solve needs a task');
@@ -226,6 +229,42 @@ export async function resumeSolve(options: ResumeSolveOptions): Promise<SolveRes
     ...(options.reason ? { reason: options.reason } : {}),
   }).result;
   return solveResult(options.store, run);
+}
+
+export interface PlanTaskOptions
+  extends Pick<
+    SolveHostOptions,
+    'workspace' | 'model' | 'maxRepairs' | 'allowCommands' | 'tools' | 'protectedPaths' | 'signal'
+  > {
+  readonly task: string;
+  /** The validation the plan will be carried out under (the planner is told). */
+  readonly validate: SolveOptions['validate'];
+}
+
+/**
+ * Plans a task as `solve` would (the same planner, tools and instructions, with the repair loop),
+ * without carrying it out: a plan to review, edit, approve, then `solve({ plan })` or
+ * `stepwise solve --plan file`. Throws the planner's error (E408, E409) when no valid plan comes.
+ */
+export async function planTask(options: PlanTaskOptions): Promise<Plan> {
+  const validation = checkOptions({ ...options, maxAttempts: 1 });
+  const agentic = await loadAgenticEngine('stepwise plan', 'plan');
+  const tools = await implementationTools({
+    workspace: options.workspace,
+    allowCommands: options.allowCommands ?? [...new Set(validation.map((each) => each.command[0] as string))],
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
+  });
+  const planned = await agentic.planFromGoal({
+    goal: options.task,
+    tools,
+    model: options.model as ChatModel,
+    engine: 'agentic',
+    context: plannerContext(validation.map((each) => `${each.name}: ${each.command.join(' ')}`)),
+    ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return planned.plan;
 }
 
 export { IMPLEMENTATION_TOOLS } from './code-agent-attempt.js';
