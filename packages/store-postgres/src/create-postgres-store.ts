@@ -21,6 +21,7 @@ import {
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
+import { GroupAborted, GroupCommit } from './group-commit.js';
 import { readEventPage } from './journal-pages.js';
 import {
   migrate,
@@ -69,6 +70,7 @@ class PostgresRunStore implements PostgresStore {
   readonly connection: PostgresConnection;
   readonly #threshold: number;
   readonly #folds: FoldCache;
+  readonly #group: GroupCommit;
   #closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -76,6 +78,7 @@ class PostgresRunStore implements PostgresStore {
     this.schema = this.connection.schema;
     this.#threshold = options.blobThresholdBytes ?? 65_536;
     this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
+    this.#group = new GroupCommit(this.connection.db);
     this.#ready = this.#migrate();
   }
 
@@ -132,28 +135,48 @@ class PostgresRunStore implements PostgresStore {
     return this.#guard(`appending to run ${runId}`, runId, () =>
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
-        await this.connection.db.transaction().execute(async (trx) => {
-          // Creates the row or locks the existing one, in one round trip. The fence is this
-          // statement's predicate: a superseded writer's append updates 0 rows (the row stays
-          // locked) and is refused before anything is written, whatever its seq.
-          const locked = await sql<LockedRun & { created: boolean }>`
-            insert into ${this.connection.table('runs')} as r (id) values (${runId})
-            on conflict (id) do update set last_seq = r.last_seq where ${appendFence(lease)}
-            returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
-              xmax = 0 as created`.execute(trx);
-          const row = locked.rows[0];
-          if (row === undefined) throw await fencedOff(trx, runId, lease);
-          // A row this statement created holds no lease: an append under one is refused here.
-          if (row.created) checkAppendLease(runId, row, lease);
-          checkBatch(runId, row.last_seq, events);
-          await this.#catchUp(trx, runId, fold, row.last_seq);
-          const changes = new FoldChanges();
-          for (const event of events) applyEvent(fold, event, changes);
-          await writeBatch(trx, fold, changes, events, this.#threshold);
-        });
-        return { fold, value: undefined };
+        try {
+          await this.#group.run((trx, writing) => this.#appendIn(trx, fold, events, lease, writing));
+          return { fold, value: undefined };
+        } catch (error) {
+          if (!(error instanceof GroupAborted)) throw error;
+          // Another append of the group failed its write: this one committed nothing. Alone now, from
+          // the journal (the cached fold took events that were rolled back).
+          const fresh = emptyRun(runId);
+          await this.connection.db.transaction().execute((trx) => this.#appendIn(trx, fresh, events, lease));
+          return { fold: fresh, value: undefined };
+        }
       }),
     );
+  }
+
+  /** One append inside a transaction: lock the run's row under the fence, check, fold, write. */
+  async #appendIn(
+    trx: Kysely<PostgresStoreDatabase>,
+    fold: FoldedRun,
+    events: readonly RunEvent[],
+    lease: Lease | undefined,
+    writing: () => void = () => undefined,
+  ): Promise<void> {
+    const { runId } = fold;
+    // Creates the row or locks the existing one, in one round trip. The fence is this statement's
+    // predicate: a superseded writer's append updates 0 rows (the row stays locked) and is refused
+    // before anything is written, whatever its seq.
+    const locked = await sql<LockedRun & { created: boolean }>`
+      insert into ${this.connection.table('runs')} as r (id) values (${runId})
+      on conflict (id) do update set last_seq = r.last_seq where ${appendFence(lease)}
+      returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
+        xmax = 0 as created`.execute(trx);
+    const row = locked.rows[0];
+    if (row === undefined) throw await fencedOff(trx, runId, lease);
+    // A row this statement created holds no lease: an append under one is refused here.
+    if (row.created) checkAppendLease(runId, row, lease);
+    checkBatch(runId, row.last_seq, events);
+    await this.#catchUp(trx, runId, fold, row.last_seq);
+    const changes = new FoldChanges();
+    for (const event of events) applyEvent(fold, event, changes);
+    writing();
+    await writeBatch(trx, fold, changes, events, this.#threshold);
   }
 
   async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {

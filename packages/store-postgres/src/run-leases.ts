@@ -28,12 +28,14 @@ export async function acquireLease(
   ttlMs: number,
 ): Promise<Lease | undefined> {
   const runs = connection.table('runs');
-  await sql`insert into ${runs} (id) values (${runId}) on conflict (id) do nothing`.execute(connection.db);
+  // One statement (one commit): a new run's row is created holding the lease (token 1); an existing
+  // one is taken only when free, already this owner's, or expired.
   const result = await sql<LeaseRow>`
-    update ${runs} set lease_owner = ${owner}, lease_token = lease_token + 1, lease_ttl_ms = ${ttlMs},
-      lease_expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
-    where id = ${runId}
-      and (lease_owner is null or lease_owner = ${owner} or lease_expires_at <= clock_timestamp())
+    insert into ${runs} as r (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at)
+    values (${runId}, ${owner}, 1, ${ttlMs}, clock_timestamp() + ${ttlMs} * interval '1 millisecond')
+    on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = r.lease_token + 1,
+      lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at
+    where r.lease_owner is null or r.lease_owner = ${owner} or r.lease_expires_at <= clock_timestamp()
     returning lease_token, lease_expires_at`.execute(connection.db);
   const row = result.rows[0];
   return row ? toLease(runId, owner, ttlMs, row) : undefined;

@@ -1,0 +1,122 @@
+import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
+import { makePlan } from '@stepwise/core/testing';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+
+const postgres = await testPostgres();
+const plan = makePlan([{ id: 'a', tool: 'echo', args: {} }], { id: 'plan_group' });
+const at = () => new Date().toISOString();
+const runStart = (runId: string): RunEvent =>
+  ({
+    type: 'run-start',
+    runId,
+    seq: 1,
+    at: at(),
+    planId: plan.id,
+    planDigest: 'digest',
+    plan,
+    engine: 'dag',
+  }) as RunEvent;
+const stepStart = (runId: string, seq: number, stepId = 'a'): RunEvent =>
+  ({
+    type: 'step-start',
+    runId,
+    seq,
+    at: at(),
+    stepId,
+    tool: 'echo',
+    attempt: 1,
+    executionId: `ex_${runId}_${seq}`,
+  }) as RunEvent;
+
+/** A pool that counts the transactions its clients commit. */
+function countingPool(url: string) {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const counts = { commits: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text?.trim().toLowerCase() === 'commit') counts.commits++;
+      return query(...args);
+    };
+  });
+  return { pool, counts };
+}
+
+async function outcome(promise: Promise<unknown>): Promise<string> {
+  return promise.then(
+    () => 'ok',
+    (error: unknown) => (StepwiseError.isInstance(error) ? error.code : String(error)),
+  );
+}
+
+describe.skipIf(!postgres)('group commit of one process’s appends', () => {
+  const url = postgres?.url as string;
+  const stores: PostgresStore[] = [];
+  const pools: pg.Pool[] = [];
+  afterAll(async () => {
+    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(pools.map((pool) => pool.end()));
+    postgres?.server?.close();
+  });
+
+  async function open(schema: string) {
+    const { pool, counts } = countingPool(url);
+    pools.push(pool);
+    const store = createPostgresStore({ pool, schema });
+    stores.push(store);
+    await store.ready;
+    return { store, counts };
+  }
+
+  it('commits appends of many runs that come while one is in flight together, each still ordered and checked', async () => {
+    const { store, counts } = await open(`group_${process.pid}`);
+    const runIds = Array.from({ length: 12 }, (_, index) => `run_group_${index}`);
+    const before = counts.commits;
+    // A seq taken by nobody (a gap) is refused alone; the others commit.
+    const outcomes = await Promise.all([
+      ...runIds.map((runId) => outcome(store.append(runId, [runStart(runId)]))),
+      outcome(store.append('run_gap', [stepStart('run_gap', 5)])),
+    ]);
+    expect(outcomes).toEqual([...runIds.map(() => 'ok'), ErrorCodes.JOURNAL_CONFLICT]);
+    // The first append runs at once, alone; the rest wait for it and share the next commit.
+    expect(counts.commits - before).toBeLessThanOrEqual(3);
+    for (const runId of runIds) expect((await readAll(store, runId)).map((event) => event.seq)).toEqual([1]);
+    expect(await readAll(store, 'run_gap')).toEqual([]);
+
+    // The next batch continues every run from its cached fold.
+    const next = await Promise.all(runIds.map((runId) => outcome(store.append(runId, [stepStart(runId, 2)]))));
+    expect(next.every((value) => value === 'ok')).toBe(true);
+    for (const runId of runIds) expect((await store.getRun(runId))?.stepCounts.running).toBe(1);
+  });
+
+  it('runs the others again on their own when one write fails, so only that append fails', async () => {
+    const { store } = await open(`group_failure_${process.pid}`);
+    const runIds = Array.from({ length: 6 }, (_, index) => `run_failure_${index}`);
+    await Promise.all(runIds.map((runId) => store.append(runId, [runStart(runId)])));
+    // A NUL character cannot be stored in a text column: that write fails inside the shared transaction.
+    const outcomes = await Promise.all(
+      runIds.map((runId, index) =>
+        outcome(store.append(runId, [stepStart(runId, 2, index === 3 ? 'bad\u0000step' : 'a')])),
+      ),
+    );
+    expect(outcomes.filter((value) => value === 'ok')).toHaveLength(5);
+    expect(outcomes[3]).not.toBe('ok');
+    for (const [index, runId] of runIds.entries()) {
+      const seqs = (await readAll(store, runId)).map((event) => event.seq);
+      expect(seqs).toEqual(index === 3 ? [1] : [1, 2]);
+    }
+    // The failed run goes on once given a good batch.
+    await store.append(runIds[3] as string, [stepStart(runIds[3] as string, 2)]);
+    expect((await readAll(store, runIds[3] as string)).map((event) => event.seq)).toEqual([1, 2]);
+  });
+});
+
+if (!postgres) {
+  describe('group commit of one process’s appends', () => {
+    it.skip('needs a Postgres server (see the message above)', () => undefined);
+  });
+}
