@@ -35,12 +35,14 @@ export interface ResumeState {
   readonly interrupted: { stepId: string; action: InterruptedAction }[];
 }
 
-/** Reads a folded run (and its recovery decisions) into per-step instructions for the resumed session. */
+/**
+ * Reads a folded run (and its recovery decisions) into per-step instructions for the resumed session.
+ * `reconciles` says whether the named tool has a `reconcile` (see `interruptedAction`).
+ */
 export function restoreSteps(
   run: FoldedRun,
   events: readonly RunEvent[],
   allowRerun: boolean,
-  /** Whether the named tool has a `reconcile` (see `interruptedAction`). */
   reconciles?: (tool: string) => boolean,
 ): ResumeState {
   const decisions = new Map<string, RecoveryDecisionEvent>();
