@@ -118,9 +118,25 @@ export function stepTimings(events: readonly RunEvent[], until?: number): RunTim
   for (const stepId of [...openAttempt.keys()]) closeAttempt(stepId, end);
   for (const stepId of [...openWait.keys()]) closeWait(stepId, end, true);
 
+  const steps = stepSummaries(attempts, waits, retryDelays);
+  return { steps, waitingMs: unionLength(waits) };
+}
+
+/** Each step's working time (its attempts less the waits inside them), waits and retry delays. */
+function stepSummaries(
+  attempts: ReadonlyMap<string, readonly Interval[]>,
+  waits: readonly WaitSpan[],
+  retryDelays: ReadonlyMap<string, number>,
+): Map<string, StepTiming> {
+  const waitsOf = new Map<string, WaitSpan[]>();
+  for (const wait of waits) {
+    const own = waitsOf.get(wait.stepId);
+    if (own) own.push(wait);
+    else waitsOf.set(wait.stepId, [wait]);
+  }
   const steps = new Map<string, StepTiming>();
-  for (const stepId of new Set([...attempts.keys(), ...waits.map((wait) => wait.stepId)])) {
-    const own = waits.filter((wait) => wait.stepId === stepId);
+  for (const stepId of new Set([...attempts.keys(), ...waitsOf.keys()])) {
+    const own = waitsOf.get(stepId) ?? [];
     const spans = attempts.get(stepId) ?? [];
     const worked = spans.reduce(
       (total, span) => total + (span.end - span.start) - own.reduce((inside, wait) => inside + overlap(span, wait), 0),
@@ -133,5 +149,5 @@ export function stepTimings(events: readonly RunEvent[], until?: number): RunTim
       waits: own,
     });
   }
-  return { steps, waitingMs: unionLength(waits) };
+  return steps;
 }
