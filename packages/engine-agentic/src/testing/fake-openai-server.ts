@@ -89,6 +89,45 @@ function send(response: ServerResponse, status: number, body: string, headers: R
   response.end(body);
 }
 
+/** Writes one scripted reply: raw, an error, a streamed turn, or a whole completion. */
+async function sendReply(
+  response: ServerResponse,
+  reply: FakeReply,
+  context: {
+    readonly body: Record<string, unknown> | undefined;
+    readonly index: number;
+    readonly model: string;
+    readonly received: FakeRequest;
+    readonly options: FakeOpenAIServerOptions;
+  },
+): Promise<void> {
+  const { body, index, model, received, options } = context;
+  if (isRaw(reply)) {
+    send(
+      response,
+      reply.status ?? 200,
+      typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body),
+      reply.headers,
+    );
+    return;
+  }
+  if (reply.error !== undefined) {
+    send(response, 500, JSON.stringify({ error: { message: String((reply.error as Error)?.message ?? reply.error) } }));
+    return;
+  }
+  if (body?.stream === true) {
+    const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
+    await sendStreamedTurn(response, reply, {
+      index,
+      model,
+      includeUsage: streamOptions?.include_usage === true,
+      pause: (chunk) => options.betweenChunks?.(received, chunk),
+    });
+    return;
+  }
+  send(response, 200, JSON.stringify(openAIResponseBody(reply, index, model)));
+}
+
 /**
  * An OpenAI-compatible endpoint on 127.0.0.1 (random port) that replays scripted replies over
  * real HTTP: `POST …/chat/completions` answers from the script, `GET …/models` lists the model.
@@ -133,34 +172,7 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions): P
       const delayMs = reply.delayMs ?? 0;
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       if (response.destroyed) return;
-      if (isRaw(reply)) {
-        send(
-          response,
-          reply.status ?? 200,
-          typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body),
-          reply.headers,
-        );
-        return;
-      }
-      if (reply.error !== undefined) {
-        send(
-          response,
-          500,
-          JSON.stringify({ error: { message: String((reply.error as Error)?.message ?? reply.error) } }),
-        );
-        return;
-      }
-      if (body?.stream === true) {
-        const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
-        await sendStreamedTurn(response, reply, {
-          index,
-          model,
-          includeUsage: streamOptions?.include_usage === true,
-          pause: (chunk) => options.betweenChunks?.(received, chunk),
-        });
-        return;
-      }
-      send(response, 200, JSON.stringify(openAIResponseBody(reply, index, model)));
+      await sendReply(response, reply, { body, index, model, received, options });
     });
   });
   await new Promise<void>((resolve, reject) => {
