@@ -1,7 +1,12 @@
-// Workers sharing runs through one Postgres: runs/s and steps/s of @stepwise/store-postgres workers
-// (1, 2 and 4 processes) next to DBOS Transact workers on the same workload, the same Postgres server
-// and the same durability (fsync on, synchronous commit), measured in the same run, interleaved.
-// Then the takeover latency after a SIGKILL, against the lease TTL.
+// Workers sharing runs through one Postgres: steps/s and Postgres commits per step of
+// @stepwise/store-postgres workers (1, 2, 4 and 8 processes) next to DBOS Transact workers on the same
+// workload, the same Postgres server and the same durability (fsync on, synchronous commit), measured
+// in the same run, interleaved. Then the takeover latency after a SIGKILL, against the lease TTL.
+//
+// Commits per step: the round's database's `pg_stat_database.xact_commit` (every transaction,
+// read-only ones included: the workers' polls count) after the workers and the bench's own
+// connections closed, minus the bench's own completion polls, divided by the steps. One enqueue per
+// run is included for both.
 //
 // Workload: chains of no-op steps (the engine, journal and queue are all there is to measure), each
 // run enqueued from this process and driven by a worker process (8 runs at once per worker).
@@ -9,6 +14,7 @@
 // events per step plus the audit projections (steps, executions), so it writes more per step.
 //
 //   node bench/store-postgres/workers.mjs [runs] [steps]     (default 200 × 10; build the packages first)
+//   BENCH_WORKERS=1,4 to measure other worker counts; BENCH_SKIP_TAKEOVER=1 to leave the takeover out.
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -26,7 +32,7 @@ const SHAPES = [
   { runs: RUNS, steps: STEPS },
   { runs: Math.max(1, Math.round(RUNS / 5)), steps: STEPS * 5 },
 ];
-const WORKER_COUNTS = [1, 2, 4];
+const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2,4,8').split(',').map(Number);
 const here = (name) => fileURLToPath(new URL(name, import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,25 +71,44 @@ async function stopAll(workers) {
   for (const worker of workers) worker.child.kill('SIGKILL');
 }
 
+/** Polls until `countDone()` reaches `total`; returns how many polls it made (each one a commit). */
 async function waitFor(countDone, total) {
-  for (;;) {
-    if ((await countDone()) >= total) return;
-    await sleep(20);
+  for (let polls = 1; ; polls++) {
+    if ((await countDone()) >= total) return polls;
+    await sleep(50);
   }
 }
 
+/** A fresh database per round, so its commit counter holds that round's transactions only. */
+async function freshDatabase(prefix) {
+  const database = `${prefix}_${round++}`;
+  await admin.query(`create database ${database}`);
+  return { database, url: server.url.replace(/\/postgres$/, `/${database}`) };
+}
+
+/** Transactions committed in `database` (every backend that used it has exited: its counts are flushed). */
+async function commitsOf(database) {
+  await sleep(100);
+  await admin.query('select pg_stat_clear_snapshot()');
+  const { rows } = await admin.query('select xact_commit::int as commits from pg_stat_database where datname = $1', [
+    database,
+  ]);
+  return rows[0].commits;
+}
+
 async function stepwiseRound({ runs, steps }, workerCount) {
-  const schema = `bench_${round++}`;
-  const store = createPostgresStore({ connectionString: server.url, schema });
+  const { database, url } = await freshDatabase('stepwise');
+  const schema = 'bench';
+  const store = createPostgresStore({ connectionString: url, schema, maxConnections: 2 });
   await store.ready;
   const workers = Array.from({ length: workerCount }, () =>
-    spawnWorker('_stepwise-worker.mjs', { BENCH_URL: server.url, BENCH_SCHEMA: schema }),
+    spawnWorker('_stepwise-worker.mjs', { BENCH_URL: url, BENCH_SCHEMA: schema }),
   );
   await Promise.all(workers.map((worker) => worker.ready));
   const plan = chainPlan(steps, 'noop');
   const started = performance.now();
   for (let index = 0; index < runs; index++) await enqueue(plan, { store });
-  await waitFor(async () => {
+  const polls = await waitFor(async () => {
     const row = await store.db
       .selectFrom('work_queue')
       .select((eb) => eb.fn.countAll().as('done'))
@@ -96,13 +121,12 @@ async function stepwiseRound({ runs, steps }, workerCount) {
   if (completed.length !== runs) throw new Error(`stepwise: ${completed.length} of ${runs} runs completed`);
   await stopAll(workers);
   await store.close();
-  return seconds;
+  // The check of completed runs above is one more transaction of the bench's own.
+  return { seconds, commits: (await commitsOf(database)) - polls - 1 };
 }
 
 async function dbosRound({ runs, steps }, workerCount) {
-  const database = `dbos_${round++}`;
-  await admin.query(`create database ${database}`);
-  const url = server.url.replace(/\/postgres$/, `/${database}`);
+  const { database, url } = await freshDatabase('dbos');
   // One at a time: DBOS processes launched together on a fresh database deadlock in their schema
   // migrations (40P01). Stepwise's migrations take an advisory lock; its workers start together.
   const workers = [];
@@ -118,7 +142,7 @@ async function dbosRound({ runs, steps }, workerCount) {
   for (let index = 0; index < runs; index++) {
     await client.enqueue({ workflowName: 'chain', queueName: 'bench', appVersion: 'bench' }, steps);
   }
-  await waitFor(async () => {
+  const polls = await waitFor(async () => {
     const { rows } = await counter.query(
       `select count(*)::int as done from dbos.workflow_status where status = 'SUCCESS'`,
     );
@@ -128,10 +152,10 @@ async function dbosRound({ runs, steps }, workerCount) {
   await counter.end();
   await client.destroy();
   await stopAll(workers);
-  return seconds;
+  return { seconds, commits: (await commitsOf(database)) - polls };
 }
 
-const format = (value) => value.toFixed(1).padStart(8);
+const format = (value, width = 8, digits = 1) => value.toFixed(digits).padStart(width);
 console.log(
   `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × 8 runs at once`,
 );
@@ -139,18 +163,19 @@ console.log(
 await stepwiseRound({ runs: 10, steps: 5 }, 1);
 if (dbos) await dbosRound({ runs: 10, steps: 5 }, 1);
 for (const shape of SHAPES) {
+  const steps = shape.runs * shape.steps;
   console.log(`\n${shape.runs} runs × ${shape.steps} steps`);
-  console.log('workers   stepwise runs/s  steps/s    dbos runs/s  steps/s    stepwise/dbos');
+  console.log('workers   stepwise steps/s  commits/step    dbos steps/s  commits/step    stepwise/dbos steps/s');
   for (const workerCount of WORKER_COUNTS) {
     const ours = await stepwiseRound(shape, workerCount);
     const theirs = dbos ? await dbosRound(shape, workerCount) : undefined;
     const line = [
       String(workerCount).padStart(7),
-      format(shape.runs / ours),
-      format((shape.runs * shape.steps) / ours),
-      theirs ? format(shape.runs / theirs) : '       –',
-      theirs ? format((shape.runs * shape.steps) / theirs) : '       –',
-      theirs ? `${(theirs / ours).toFixed(2).padStart(12)}×` : '',
+      format(steps / ours.seconds, 16),
+      format(ours.commits / steps, 13, 2),
+      theirs ? format(steps / theirs.seconds, 15) : '              –',
+      theirs ? format(theirs.commits / steps, 13, 2) : '            –',
+      theirs ? `${(theirs.seconds / ours.seconds).toFixed(2).padStart(20)}×` : '',
     ];
     console.log(line.join('   '));
   }
@@ -183,19 +208,20 @@ async function takeover(ttlMs) {
   return Date.parse(resumed.at) - killed;
 }
 
-console.log('\ntakeover after SIGKILL (no control service, no manual call)');
-console.log('lease TTL ms   takeover ms   takeover / TTL   (target < 2×)');
-for (const ttlMs of [1_000, 3_000]) {
-  const samples = [];
-  for (let index = 0; index < 3; index++) samples.push(await takeover(ttlMs));
-  const worst = Math.max(...samples);
+if (!process.env.BENCH_SKIP_TAKEOVER) {
+  console.log('\ntakeover after SIGKILL (no control service, no manual call)');
+  console.log('lease TTL ms   takeover ms   takeover / TTL   (target < 2×)');
+  for (const ttlMs of [1_000, 3_000]) {
+    const samples = [];
+    for (let index = 0; index < 3; index++) samples.push(await takeover(ttlMs));
+    const worst = Math.max(...samples);
+    console.log(
+      `${String(ttlMs).padStart(12)}   ${String(worst).padStart(11)}   ${(worst / ttlMs).toFixed(2).padStart(14)}×   (worst of ${samples.join(', ')})`,
+    );
+  }
   console.log(
-    `${String(ttlMs).padStart(12)}   ${String(worst).padStart(11)}   ${(worst / ttlMs).toFixed(2).padStart(14)}×   (worst of ${samples.join(', ')})`,
+    'DBOS Transact self-hosted: a dead process’s workflows stay PENDING until a control service or a manual recovery call (not measured)',
   );
 }
-console.log(
-  'DBOS Transact self-hosted: a dead process’s workflows stay PENDING until a control service or a manual recovery call (not measured)',
-);
-
 await admin.end();
 server.close();
