@@ -8,7 +8,7 @@ import { scriptedModel, startFakeOpenAIServer } from '@stepwise/engine-agentic/t
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SolveEvent, solve } from '../src/index.js';
+import { resumeSolve, type SolveEvent, solve } from '../src/index.js';
 import { assertBuilt, runCli } from './helpers.js';
 
 const example = fileURLToPath(new URL('../../../examples/code-agent/', import.meta.url));
@@ -443,6 +443,39 @@ describe('solve', () => {
     const planned = journaled.find((event) => event.type === 'step-end' && event.stepId === 'plan');
     expect(planned?.type === 'step-end' && planned.result.error?.code).toBe('E408');
   }, 60_000);
+
+  it('continues an ended run with retry: the next attempt gets the journaled failure', async () => {
+    const dir = workspace();
+    const store = new MemoryStore();
+    const model = exampleModel();
+    const first = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      store,
+      plan: PLAN,
+      maxAttempts: 1,
+      maxReplans: 0,
+    });
+    expect(first.status).toBe('failed');
+    expect(first.runStatus).toBe('partial');
+    const continued = await resumeSolve({
+      runId: first.runId,
+      store,
+      workspace: dir,
+      model,
+      retry: ['fix-discount'],
+      by: 'test',
+    });
+    expect(continued.status).toBe('solved');
+    expect(continued.runId).toBe(first.runId);
+    expect(continued.attempts.map((attempt) => `${attempt.attempt}:${attempt.rolledBack}`)).toEqual([
+      '1:true',
+      '2:false',
+    ]);
+    expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('(1 - percent / 100)');
+  }, 120_000);
 
   it('refuses bad options with typed errors before touching anything', async () => {
     const dir = workspace();
