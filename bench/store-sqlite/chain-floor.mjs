@@ -8,7 +8,8 @@
 // (user + system): the store's CPU beyond the floor's is its own JavaScript.
 //
 // Protocol (bench/README.md): gc() before every timed run, one warm-up run of each contender,
-// contenders interleaved round by round, medians of ROUNDS (default 3). Each timed run includes
+// contenders interleaved round by round, medians of ROUNDS (default 3; FULL at 10,000 steps: one
+// round without warm-up, FULL_ROUNDS to change it). Each timed run includes
 // closing its database (which checkpoints what the run left in the WAL). Targets: engine ≤ 1.3× the
 // floor at 2k and 10k steps, NORMAL and FULL; batched fan-out ≤ 50 µs/step.
 //
@@ -154,13 +155,18 @@ for (const steps of SIZES) {
         cases[`${label}|${name}`] = run;
       }
     }
-    const samples = await interleave(cases, { rounds: ROUNDS, warmUp: 1 });
+    // FULL at 10,000 steps syncs 10,000 commits per run (a minute on a slow disk): one round, and no
+    // warm-up (the NORMAL runs before it warmed the code), unless FULL_ROUNDS says otherwise.
+    const long = synchronous === 'FULL' && steps >= 10_000;
+    const rounds = long ? Number(process.env.FULL_ROUNDS ?? 1) : ROUNDS;
+    const samples = await interleave(cases, { rounds, warmUp: long ? 0 : 1 });
     for (const { label } of checkouts) {
       const at = (name, key = 'ms') => (median(samples[`${label}|${name}`][key]) * 1000) / steps;
       const row = {
         checkout: label,
         steps,
         synchronous,
+        rounds,
         engine: at('engine'),
         store: at('store'),
         floor: at('floor'),

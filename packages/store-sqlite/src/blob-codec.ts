@@ -21,29 +21,37 @@ export type BlobRef = [path: (string | number)[], sha256: string, kind: 'json' |
  */
 export class BlobWriter {
   readonly threshold: number;
+  /** The limit for tool outputs, which only the journal's rowid table holds inline (see `outputs`). */
+  readonly outputThreshold: number;
   readonly #insert: Database.Statement;
   // Within a batch the same output usually appears several times (tool-result, step-end, steps,
   // executions): hash it once.
   readonly #known = new Map<string, string>();
 
-  constructor(sqlite: Database.Database, threshold: number) {
+  constructor(sqlite: Database.Database, threshold: number, outputThreshold = threshold) {
     this.threshold = threshold;
+    this.outputThreshold = outputThreshold;
     this.#insert = sqlite.prepare('insert into blobs (sha256, size, content) values (?, ?, ?) on conflict do nothing');
   }
 
-  isLarge(text: string): boolean {
+  isLarge(text: string, threshold = this.threshold): boolean {
     // A UTF-16 unit is at most 3 UTF-8 bytes: most texts are decided without counting.
-    return text.length * 3 > this.threshold && Buffer.byteLength(text, 'utf8') > this.threshold;
+    return text.length * 3 > threshold && Buffer.byteLength(text, 'utf8') > threshold;
   }
 
-  json(value: unknown): Encoded {
+  json(value: unknown, threshold = this.threshold): Encoded {
     if (value === undefined) return NOTHING;
     const text = JSON.stringify(value) as string | undefined;
-    return text === undefined ? NOTHING : this.text(text);
+    return text === undefined ? NOTHING : this.text(text, threshold);
   }
 
-  text(text: string): Encoded {
-    if (!this.isLarge(text)) return { text, sha256: null };
+  /** A tool's output as the journal and the execution's row hold it (see `outputThreshold`). */
+  output(value: unknown): Encoded {
+    return this.json(value, this.outputThreshold);
+  }
+
+  text(text: string, threshold = this.threshold): Encoded {
+    if (!this.isLarge(text, threshold)) return { text, sha256: null };
     let digest = this.#known.get(text);
     if (digest === undefined) {
       digest = sha256(text);
@@ -62,6 +70,8 @@ export class BlobWriter {
 interface Candidate {
   readonly path: (string | number)[];
   readonly kind: 'json' | 'text';
+  /** A tool output: held inline up to the blob writer's `outputThreshold`. */
+  readonly output?: true;
 }
 
 function artifactCandidates(artifacts: unknown, prefix: string[]): Candidate[] {
@@ -79,10 +89,10 @@ function candidates(type: string, rest: Record<string, unknown>): Candidate[] {
     case 'recovery-decision':
       return [{ path: ['args'], kind: 'json' }];
     case 'tool-result':
-      return [{ path: ['output'], kind: 'json' }, ...artifactCandidates(rest.artifacts, [])];
+      return [{ path: ['output'], kind: 'json', output: true }, ...artifactCandidates(rest.artifacts, [])];
     case 'step-end':
       return [
-        { path: ['result', 'output'], kind: 'json' },
+        { path: ['result', 'output'], kind: 'json', output: true },
         ...artifactCandidates((rest.result as { artifacts?: unknown } | undefined)?.artifacts, ['result']),
       ];
     case 'model-call':
@@ -130,8 +140,8 @@ export interface EncodedEvent {
 }
 
 /** The event's row: the columns are left out of the payload, large values go to `blobs`. */
-export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter): EncodedEvent {
-  const { payload: rest, packing } = packPayload(runId, event as unknown as Record<string, unknown>);
+export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter, outputDistance = 0): EncodedEvent {
+  const { payload: rest, packing } = packPayload(runId, event as unknown as Record<string, unknown>, outputDistance);
   const type = event.type;
   const payload = JSON.stringify(rest);
   if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing };
@@ -141,7 +151,13 @@ export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter): 
     const value = valueAt(stored, candidate.path);
     if (value === undefined) continue;
     const encoded =
-      candidate.kind === 'text' ? (typeof value === 'string' ? blobs.text(value) : NOTHING) : blobs.json(value);
+      candidate.kind === 'text'
+        ? typeof value === 'string'
+          ? blobs.text(value)
+          : NOTHING
+        : candidate.output
+          ? blobs.output(value)
+          : blobs.json(value);
     if (encoded.sha256 === null) continue;
     stored = withValueAt(stored, candidate.path, null);
     refs.push([candidate.path, encoded.sha256, candidate.kind]);
@@ -159,8 +175,16 @@ export interface EventRow {
   readonly packing: number;
 }
 
-/** Rebuilds the event exactly as it was appended (key order included: type first, run/seq/at last). */
-export function decodeEvent(runId: string, row: EventRow, readBlob: (sha256: string) => string): RunEvent {
+/**
+ * Rebuilds the event exactly as it was appended (key order included: type first, run/seq/at last).
+ * `eventAt(seq)` is another event of the run: a step-end may hold its output in its tool-result.
+ */
+export function decodeEvent(
+  runId: string,
+  row: EventRow,
+  readBlob: (sha256: string) => string,
+  eventAt: (seq: number) => RunEvent | undefined,
+): RunEvent {
   let rest = JSON.parse(row.payload) as Record<string, unknown>;
   if (row.blob_refs !== null) {
     for (const [path, sha256, kind] of JSON.parse(row.blob_refs) as BlobRef[]) {
@@ -168,7 +192,10 @@ export function decodeEvent(runId: string, row: EventRow, readBlob: (sha256: str
       setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
     }
   }
-  rest = unpackPayload(runId, rest, row.packing);
+  rest = unpackPayload(runId, rest, row.packing, (distance) =>
+    // A copy: the two events are returned as separate objects, as they were appended.
+    structuredClone((eventAt(row.seq - distance) as { output?: unknown } | undefined)?.output),
+  );
   return { type: row.type, ...rest, runId, seq: row.seq, at: decodeTime(row.at) } as RunEvent;
 }
 

@@ -19,7 +19,7 @@ import { openDatabase, unavailable } from './open-database.js';
 import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements, takeLease } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
 import { selectExecutionIds, selectRuns, selectSteps } from './sqlite-queries.js';
-import { resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
+import { inlineBytesOf, outputInlineBytesOf, resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
 
 /** A RunStore in one SQLite file, plus the read helpers the CLI uses. */
@@ -43,7 +43,8 @@ class SqliteRunStore implements SqliteStore {
   readonly ready: Promise<void>;
   readonly #sqlite: Database.Database;
   #kysely: Promise<Kysely<StoreDatabase>> | undefined;
-  readonly #threshold: number;
+  /** Inline limits: values in general, tool outputs. */
+  readonly #thresholds: readonly [number, number];
   readonly #foldCacheSize: number;
   #writer: JournalWriter | undefined;
   #reader: JournalReader | undefined;
@@ -57,7 +58,11 @@ class SqliteRunStore implements SqliteStore {
     const opened = openDatabase(resolved);
     this.path = opened.path;
     this.#sqlite = opened.sqlite;
-    this.#threshold = resolved.artifactThresholdBytes;
+    const pageSize = opened.sqlite.pragma('page_size', { simple: true }) as number;
+    this.#thresholds = [
+      resolved.artifactThresholdBytes ?? inlineBytesOf(pageSize),
+      resolved.artifactThresholdBytes ?? outputInlineBytesOf(pageSize),
+    ];
     this.#foldCacheSize = resolved.foldCacheSize;
     if (opened.pendingMigrations) {
       this.ready = this.#migrate().then(() => this.#prepare());
@@ -125,7 +130,7 @@ class SqliteRunStore implements SqliteStore {
     const read = (runId: string, afterSeq: number, limit: number) => reader.page(runId, afterSeq, limit);
     const writer = new JournalWriter(
       this.#sqlite,
-      new BlobWriter(this.#sqlite, this.#threshold),
+      new BlobWriter(this.#sqlite, ...this.#thresholds),
       read,
       this.#foldCacheSize,
     );

@@ -120,9 +120,11 @@ export interface StepsTable {
   /** 1 once the current attempt journaled a tool-call. */
   tool_called: number;
   idempotent: number | null;
-  /** JSON of the step result's output. */
+  /** JSON of the step result's output (`NULL` when `output_from_execution`: `steps_view` shows it). */
   output: string | null;
   output_sha256: string | null;
+  /** 1: the output is the one its execution's tool-result holds (the row keeps no copy). */
+  output_from_execution: Generated<number>;
   /** JSON StepError. */
   error: string | null;
   error_code: Generated<string | null>;
@@ -156,7 +158,10 @@ export interface ExecutionsTable {
   error: string | null;
   error_code: Generated<string | null>;
   error_message: Generated<string | null>;
-  /** JSON of the tool's output. */
+  /**
+   * JSON of the tool's output when it was written before schema version 5; since then `NULL`: the
+   * tool-result event (`result_seq`) holds it, and `executions_view` shows it.
+   */
   result: string | null;
   result_sha256: string | null;
 }

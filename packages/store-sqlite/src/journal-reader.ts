@@ -82,8 +82,16 @@ export interface StepRow {
   readonly idempotent: number | null;
   readonly output: string | null;
   readonly output_sha256: string | null;
+  readonly output_from_execution: number;
   readonly error: string | null;
   readonly usage: string | null;
+}
+
+interface ExecutionResultRow {
+  readonly run_key: number;
+  readonly result_seq: number | null;
+  readonly result: string | null;
+  readonly result_sha256: string | null;
 }
 
 const orUndefined = <T>(value: T | null): T | undefined => (value === null ? undefined : value);
@@ -96,7 +104,9 @@ export class JournalReader {
   readonly #path: string;
   readonly #readPage: Database.Statement<[number, string, number], EventRow>;
   readonly #readEvent: Database.Statement<[number, number], EventRow>;
+  readonly #readEventOfRun: Database.Statement<[string, number], EventRow>;
   readonly #readBlob: Database.Statement<[string], string>;
+  readonly #selectExecutionResult: Database.Statement<[string, string], ExecutionResultRow>;
   readonly #selectSummary: Database.Statement<[string], RunSummaryRow>;
   readonly #selectStepCounts: Database.Statement<[number], { status: string; count: number }>;
   readonly #selectExecution: Database.Statement<[string], ExecutionRow>;
@@ -112,7 +122,15 @@ export class JournalReader {
     this.#readEvent = sqlite.prepare(
       `select seq, type, at, payload, blob_refs, packing from events where id = ? * ${RUN_KEY_SHIFT} + ?`,
     );
+    this.#readEventOfRun = sqlite.prepare(
+      `select seq, type, at, payload, blob_refs, packing from events
+       where id = (select key from runs where id = ?) * ${RUN_KEY_SHIFT} + ?`,
+    );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
+    this.#selectExecutionResult = sqlite.prepare(
+      `select x.run_key, x.result_seq, x.result, x.result_sha256 from executions x join runs r on r.key = x.run_key
+       where x.execution_id = ? and r.id = ?`,
+    );
     this.#selectSummary = sqlite.prepare(
       `select ${SUMMARY_COLUMNS.join(', ')} from runs_view where id = ? and last_seq > 0`,
     );
@@ -146,12 +164,24 @@ export class JournalReader {
   };
 
   page(runId: string, afterSeq: number, limit: number): RunEvent[] {
-    return this.#readPage.all(afterSeq, runId, limit).map((row) => decodeEvent(runId, row, this.readBlob));
+    const rows = this.#readPage.all(afterSeq, runId, limit);
+    const events: RunEvent[] = [];
+    const first = rows[0]?.seq ?? 0;
+    // A step-end whose output is its tool-result's finds it among the page's earlier events.
+    const eventAt = (seq: number): RunEvent | undefined =>
+      seq >= first ? events[seq - first] : this.#eventOfRun(runId, seq);
+    for (const row of rows) events.push(decodeEvent(runId, row, this.readBlob, eventAt));
+    return events;
   }
 
   event(runId: string, runKey: number, seq: number): RunEvent | undefined {
     const row = this.#readEvent.get(runKey, seq);
-    return row ? decodeEvent(runId, row, this.readBlob) : undefined;
+    return row ? decodeEvent(runId, row, this.readBlob, (before) => this.event(runId, runKey, before)) : undefined;
+  }
+
+  #eventOfRun(runId: string, seq: number): RunEvent | undefined {
+    const row = this.#readEventOfRun.get(runId, seq);
+    return row ? decodeEvent(runId, row, this.readBlob, (before) => this.#eventOfRun(runId, before)) : undefined;
   }
 
   summary(runId: string): RunSummary | undefined {
@@ -232,6 +262,16 @@ export class JournalReader {
     };
   }
 
+  /** An execution's output: its row's (written before schema version 5, or a blob's), else its tool-result's. */
+  #executionOutput(runId: string, executionId: string): unknown {
+    const row = this.#selectExecutionResult.get(executionId, runId);
+    if (!row) return undefined;
+    if (row.result !== null || row.result_sha256 !== null)
+      return decodeJson(row.result, row.result_sha256, this.readBlob);
+    if (row.result_seq === null) return undefined;
+    return (this.event(runId, row.run_key, row.result_seq) as { output?: unknown } | undefined)?.output;
+  }
+
   step(runId: string, row: StepRow): StepRecord {
     return {
       runId,
@@ -246,7 +286,10 @@ export class JournalReader {
       durationMs: orUndefined(row.duration_ms),
       toolCalled: row.tool_called === 1,
       idempotent: row.idempotent === null ? undefined : row.idempotent === 1,
-      output: decodeJson(row.output, row.output_sha256, this.readBlob),
+      output:
+        row.output_from_execution === 1 && row.execution_id !== null
+          ? this.#executionOutput(runId, row.execution_id)
+          : decodeJson(row.output, row.output_sha256, this.readBlob),
       error: row.error === null ? undefined : JSON.parse(row.error),
       usage: row.usage === null ? undefined : (JSON.parse(row.usage) as TokenUsage),
     };

@@ -1,7 +1,16 @@
 import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
-import { applyEvent, checkBatch, checkLease, FoldChanges, type Lease } from '@stepwise/core/store';
+import {
+  applyEvent,
+  checkBatch,
+  checkLease,
+  FoldChanges,
+  type Lease,
+  type ToolResultEvent,
+} from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
+import { json } from './bind-values.js';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
+import { MAX_OUTPUT_DISTANCE } from './payload-packing.js';
 import { ProjectionWriter, runFields } from './projection-writer.js';
 import { type ReadEvents, RunFolds } from './run-folds.js';
 import { heldLease, type LeaseColumns } from './run-leases.js';
@@ -31,6 +40,8 @@ export class JournalWriter {
   readonly #sqlite: Database.Database;
   /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
   readonly #insertEvents: Database.Statement[] = [];
+  /** The batch's tool-results with an output, by execution id (see `#outputDistance`). */
+  readonly #toolResults = new Map<string, ToolResultEvent>();
   /** The bound values of one insert, reused batch after batch. */
   readonly #eventValues: (string | number | bigint | null)[] = [];
   /** Filled by each batch's events, cleared before the next. */
@@ -71,12 +82,13 @@ export class JournalWriter {
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[]): void {
     const values = this.#eventValues;
+    this.#toolResults.clear();
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
       values.length = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
-        const encoded = encodeEvent(runId, event, this.#blobs);
+        const encoded = encodeEvent(runId, event, this.#blobs, this.#outputDistance(event));
         values.push(
           runKey,
           event.seq,
@@ -89,6 +101,24 @@ export class JournalWriter {
       }
       this.#insertEventsOf(count).run(values);
     }
+  }
+
+  /**
+   * For a step-end whose output equals its tool-result's earlier in the batch: how many seqs back
+   * that tool-result is (the step-end then leaves its output out: journaled once). Else 0.
+   */
+  #outputDistance(event: RunEvent): number {
+    if (event.type === 'tool-result') {
+      if (event.output !== undefined) this.#toolResults.set(event.executionId, event);
+      return 0;
+    }
+    if (event.type !== 'step-end' || this.#toolResults.size === 0) return 0;
+    const result = event.result as { executionId?: unknown; output?: unknown } | undefined;
+    if (typeof result?.executionId !== 'string') return 0;
+    const toolResult = this.#toolResults.get(result.executionId);
+    if (toolResult === undefined || event.seq - toolResult.seq > MAX_OUTPUT_DISTANCE) return 0;
+    const same = toolResult.output === result.output || json(toolResult.output) === json(result.output);
+    return same ? event.seq - toolResult.seq : 0;
   }
 
   #insertEventsOf(count: number): Database.Statement {

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { journalRowid } from './journal-rowid-migration.js';
+import { outputsInJournal } from './outputs-in-journal-migration.js';
 import { storeMetadata } from './store-metadata-migration.js';
 import { isoTimeSql } from './time-codec.js';
 import { solveViewQueries } from './view-sql.js';
@@ -277,6 +278,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0002_solve_views': solveViews,
   '0003_journal_rowid': journalRowid,
   '0004_store_metadata': storeMetadata,
+  '0005_outputs_in_journal': outputsInJournal,
 };
 
 /** The in-code provider kysely's Migrator reads. */

@@ -27,7 +27,12 @@ const isObject = (value: unknown): value is Json =>
 const EXECUTION_ID_SHIFT = 0;
 const RESULT_STEP_ID_SHIFT = 4;
 const RESULT_EXECUTION_ID_SHIFT = 8;
+const RESULT_OUTPUT_SHIFT = 12;
+/** 4 bits: how many seqs before a step-end its tool-result is, when the step-end leaves its output out. */
+const OUTPUT_DISTANCE_SHIFT = 16;
 const MAX_INDEX = 14;
+/** The farthest tool-result a step-end may take its output from (what 4 bits hold). */
+export const MAX_OUTPUT_DISTANCE = 15;
 
 /** Sets an own property, also for a key named `__proto__` (an assignment would set the prototype). */
 function defineKey(object: Json, key: string, value: unknown): void {
@@ -86,8 +91,16 @@ function derivable(runId: string, object: Json, stepId: unknown, attempt: unknow
   );
 }
 
-/** A step-end's result without its derivable execution id and its step id when it is the event's. */
-function packResult(runId: string, stepId: string, result: Json): { result: Json; packing: number } {
+/**
+ * A step-end's result without its derivable execution id, its step id when it is the event's, and
+ * its output when it is the output of the tool-result `outputDistance` seqs before (0: not).
+ */
+function packResult(
+  runId: string,
+  stepId: string,
+  result: Json,
+  outputDistance: number,
+): { result: Json; packing: number } {
   let packing = 0;
   let packed = result;
   if (derivable(runId, packed, stepId, packed.attempt, false)) {
@@ -98,6 +111,10 @@ function packResult(runId: string, stepId: string, result: Json): { result: Json
     packed = copyWithout(packed, 'stepId', false);
     packing |= (skippedAt + 1) << RESULT_STEP_ID_SHIFT;
   }
+  if (outputDistance > 0 && outputDistance <= MAX_OUTPUT_DISTANCE && keyIndex(packed, 'output', false) <= MAX_INDEX) {
+    packed = copyWithout(packed, 'output', false);
+    packing |= ((skippedAt + 1) << RESULT_OUTPUT_SHIFT) | (outputDistance << OUTPUT_DISTANCE_SHIFT);
+  }
   return { result: packed, packing };
 }
 
@@ -106,9 +123,11 @@ function packResult(runId: string, stepId: string, result: Json): { result: Json
  * own row already tells: a step-start's, tool-call's or step-end's execution id when it is the
  * derived one, and a step-end result's step id when it is the event's. These are a third of a
  * no-output step's journal. `packing` (0: nothing left out) says how to put them back, at their
- * place, so reads return the event byte for byte. The event is copied once.
+ * place, so reads return the event byte for byte. The event is copied once. A step-end's output
+ * is left out too when the caller found it equal to its tool-result's, `outputDistance` seqs before:
+ * an output is then journaled once.
  */
-export function packPayload(runId: string, event: Json): { payload: Json; packing: number } {
+export function packPayload(runId: string, event: Json, outputDistance = 0): { payload: Json; packing: number } {
   const type = event.type;
   if ((type === 'step-start' || type === 'tool-call') && derivable(runId, event, event.stepId, event.attempt, true)) {
     const payload = copyWithout(event, 'executionId', true);
@@ -116,7 +135,7 @@ export function packPayload(runId: string, event: Json): { payload: Json; packin
   }
   const payload = copyWithout(event, '', true);
   if (type === 'step-end' && isObject(payload.result) && typeof payload.stepId === 'string') {
-    const { result, packing } = packResult(runId, payload.stepId, payload.result);
+    const { result, packing } = packResult(runId, payload.stepId, payload.result, outputDistance);
     if (packing !== 0) payload.result = result;
     return { payload, packing };
   }
@@ -125,8 +144,19 @@ export function packPayload(runId: string, event: Json): { payload: Json; packin
 
 const slot = (packing: number, shift: number): number => ((packing >> shift) & 0xf) - 1;
 
-/** Puts back what `packPayload` left out (in the reverse order it was taken). */
-export function unpackPayload(runId: string, payload: Json, packing: number): Json {
+/** How many seqs before a step-end the tool-result holding its output is; 0 when it holds its own. */
+export const outputDistanceOf = (packing: number): number => (packing >> OUTPUT_DISTANCE_SHIFT) & 0xf;
+
+/**
+ * Puts back what `packPayload` left out (in the reverse order it was taken). `outputBefore(distance)`
+ * is the output of the event `distance` seqs before (a step-end's tool-result).
+ */
+export function unpackPayload(
+  runId: string,
+  payload: Json,
+  packing: number,
+  outputBefore: (distance: number) => unknown,
+): Json {
   if (packing === 0) return payload;
   const executionAt = slot(packing, EXECUTION_ID_SHIFT);
   if (executionAt >= 0) {
@@ -138,6 +168,8 @@ export function unpackPayload(runId: string, payload: Json, packing: number): Js
     );
   }
   let result = payload.result as Json;
+  const outputAt = slot(packing, RESULT_OUTPUT_SHIFT);
+  if (outputAt >= 0) result = withKeyAt(result, 'output', outputBefore(outputDistanceOf(packing)), outputAt);
   const stepAt = slot(packing, RESULT_STEP_ID_SHIFT);
   if (stepAt >= 0) result = withKeyAt(result, 'stepId', payload.stepId, stepAt);
   const resultExecutionAt = slot(packing, RESULT_EXECUTION_ID_SHIFT);

@@ -1,8 +1,8 @@
 import type { Artifact, Plan, RunEvent, Step } from '@stepwise/core';
-import { exitCodeOf, type FoldChanges, type FoldedRun } from '@stepwise/core/store';
+import { exitCodeOf, type FoldChanges, type FoldedRun, type StepState } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { json, scalar } from './bind-values.js';
-import type { BlobWriter } from './blob-codec.js';
+import { type BlobWriter, NOTHING } from './blob-codec.js';
 import { encodeOptionalTime, encodeTime } from './time-codec.js';
 
 /** The run's own fields as a batch found them: the projections write the `runs` row only when one changed. */
@@ -53,10 +53,23 @@ const STATE_COLUMNS = [
   'idempotent',
   'output',
   'output_sha256',
+  'output_from_execution',
   'error',
 ] as const;
 
 const STEP_COLUMNS = [...STATE_COLUMNS, 'description', 'usage'] as const;
+
+/**
+ * The step's output is its current execution's (the tool-result's): the row then keeps no copy.
+ * Compared as JSON, which is what both rows would hold.
+ */
+function outputIsExecutions(run: FoldedRun, step: StepState): boolean {
+  const output = step.result?.output;
+  if (output === undefined || step.executionId === undefined) return false;
+  const execution = run.executions.get(step.executionId);
+  if (execution?.resultSeq === undefined || execution.output === undefined) return false;
+  return execution.output === output || json(execution.output) === json(output);
+}
 
 type ProjectionStatements = ReturnType<typeof prepareStatements>;
 
@@ -219,7 +232,8 @@ export class ProjectionWriter {
     const step = run.steps.get(stepId);
     if (!step) return;
     const result = step.result;
-    const output = this.#blobs.json(result?.output);
+    const fromExecution = outputIsExecutions(run, step);
+    const output = fromExecution ? NOTHING : this.#blobs.json(result?.output);
     const tool = scalar(step.tool);
     const executionId = scalar(step.executionId);
     const startedAt = encodeOptionalTime(scalar(step.startedAt));
@@ -242,6 +256,7 @@ export class ProjectionWriter {
         idempotent,
         output.text,
         output.sha256,
+        fromExecution ? 1 : 0,
         error,
         runKey,
         stepId,
@@ -264,6 +279,7 @@ export class ProjectionWriter {
       idempotent,
       output.text,
       output.sha256,
+      fromExecution ? 1 : 0,
       error,
       scalar(planIndex(run.plan)?.get(stepId)?.step.description),
       json(step.usage),
@@ -274,7 +290,8 @@ export class ProjectionWriter {
     for (const executionId of changes.executions) {
       const execution = run.executions.get(executionId);
       if (!execution) continue;
-      const result = this.#blobs.json(execution.output);
+      // The tool-result event holds an inline output: the row keeps only a large one's blob.
+      const result = this.#blobs.output(execution.output);
       const finished = execution.resultSeq === undefined ? null : encodeTime(String(execution.finishedAt));
       const exitCode = scalar(exitCodeOf(execution.output, execution.error));
       if (execution.callSeq >= firstSeq) {
@@ -298,7 +315,7 @@ export class ProjectionWriter {
           scalar(execution.durationMs),
           exitCode,
           json(execution.error),
-          result.text,
+          null,
           result.sha256,
         );
         if (execution.resultSeq !== undefined) this.#writeArtifacts(runKey, executionId, execution.artifacts);
@@ -311,7 +328,7 @@ export class ProjectionWriter {
         scalar(execution.durationMs),
         exitCode,
         json(execution.error),
-        result.text,
+        null,
         result.sha256,
         executionId,
         runKey,

@@ -10,6 +10,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0002_solve_views',
   '0003_journal_rowid',
   '0004_store_metadata',
+  '0005_outputs_in_journal',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

@@ -38,6 +38,7 @@ const STEP_COLUMNS = [
   'idempotent',
   'output',
   'output_sha256',
+  'output_from_execution',
   'error',
   'usage',
 ] as const;

@@ -18,7 +18,10 @@ export interface SqliteStoreOptions {
   /**
    * Outputs, artifact contents, arguments, plans and model requests/responses whose text is
    * larger than this many UTF-8 bytes are stored once in `blobs`, keyed by their SHA-256, and
-   * referenced from every row that holds them. Default 4096.
+   * referenced from every row that holds them. Default: derived from the file's page size so
+   * that rows fit their page instead of spilling into mostly empty overflow pages: 3,549 bytes for
+   * tool outputs (held inline by their tool-result event only) and 334 for the rest (at the
+   * default 4 KB page; see `inlineBytesOf`). A value set here applies to both.
    */
   readonly artifactThresholdBytes?: number;
   /**
@@ -43,10 +46,31 @@ export interface ResolvedSqliteStoreOptions {
   readonly path: string;
   readonly synchronous: 'NORMAL' | 'FULL';
   readonly busyTimeoutMs: number;
-  readonly artifactThresholdBytes: number;
+  /** `undefined`: derived from the file's page size (see `inlineBytesOf`). */
+  readonly artifactThresholdBytes: number | undefined;
   readonly checkpointPages: number;
   readonly createDirectory: boolean;
   readonly foldCacheSize: number;
+}
+
+/**
+ * The default inline limit for a file of `pageSize` bytes: a third of the largest payload SQLite
+ * keeps on a `WITHOUT ROWID` (index b-tree) leaf before spilling to overflow pages, which is
+ * `(usable − 12) · 64 / 255 − 23` bytes (1,002 at 4 KB). An output inline is held by its
+ * tool-result event and its execution's row; one over the limit is held once, in `blobs`.
+ */
+export function inlineBytesOf(pageSize: number): number {
+  return Math.floor((Math.floor(((pageSize - 12) * 64) / 255) - 23) / 3);
+}
+
+/**
+ * The default inline limit for a tool's output: only its tool-result event holds it inline (the
+ * step-end and the execution's and step's rows refer to it), in the journal's rowid table, whose
+ * leaf keeps a row of up to `usable − 35` bytes whole; 512 of those are left for the event's other
+ * fields (3,549 bytes at 4 KB).
+ */
+export function outputInlineBytesOf(pageSize: number): number {
+  return pageSize - 35 - 512;
 }
 
 function invalid(option: string, message: string): StepwiseError {
@@ -78,7 +102,10 @@ export function resolveOptions(options: SqliteStoreOptions): ResolvedSqliteStore
     path: options.path,
     synchronous,
     busyTimeoutMs: count(options.busyTimeoutMs, 'busyTimeoutMs', 5000, 0),
-    artifactThresholdBytes: count(options.artifactThresholdBytes, 'artifactThresholdBytes', 4096, 1),
+    artifactThresholdBytes:
+      options.artifactThresholdBytes === undefined
+        ? undefined
+        : count(options.artifactThresholdBytes, 'artifactThresholdBytes', 0, 1),
     checkpointPages: count(options.checkpointPages, 'checkpointPages', 10_000, 1),
     createDirectory: options.createDirectory ?? true,
     foldCacheSize: count(options.foldCacheSize, 'foldCacheSize', 1000, 0),

@@ -70,7 +70,13 @@ describe('large values', () => {
       unknown
     >;
     expect(execution).toMatchObject({ result: null, exit_code: 0 });
-    expect(database.prepare('select output_sha256 from steps').pluck().get()).toBe(execution.result_sha256);
+    expect(execution.result_sha256).toEqual(expect.any(String));
+    // The step's output is its execution's: its row refers to it, and its view shows the same blob.
+    expect(database.prepare('select output_sha256, output_from_execution from steps').get()).toEqual({
+      output_sha256: null,
+      output_from_execution: 1,
+    });
+    expect(database.prepare('select output_sha256 from steps_view').pluck().get()).toBe(execution.result_sha256);
     const artifact = database.prepare('select kind, size, content, content_sha256 from artifacts').get() as Record<
       string,
       unknown

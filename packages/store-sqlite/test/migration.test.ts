@@ -45,7 +45,12 @@ async function snapshot(path: string) {
 async function versionTwoCopy(current: string, path: string): Promise<void> {
   const database = new Database(path);
   const db = new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database }) });
-  const { '0003_journal_rowid': _rowid, '0004_store_metadata': _metadata, ...older } = migrations;
+  const {
+    '0003_journal_rowid': _rowid,
+    '0004_store_metadata': _metadata,
+    '0005_outputs_in_journal': _outputs,
+    ...older
+  } = migrations;
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => older },
@@ -60,14 +65,25 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
       lease_owner, lease_token, lease_ttl_ms, lease_expires_at from current.runs_view`);
   database.exec(`insert into events (run_key, seq, type, at, payload, blob_refs, packing)
       select run_key, seq, type, at, payload, blob_refs, packing from current.events`);
+  // Version 2 held every output in the step's and the execution's rows: take them from the views.
+  const heldOutputs: Record<string, Record<string, string>> = {
+    steps: {
+      output: '(select v.output from current.steps_view v where v.run_key = t.run_key and v.step_id = t.step_id)',
+      output_sha256:
+        '(select v.output_sha256 from current.steps_view v where v.run_key = t.run_key and v.step_id = t.step_id)',
+    },
+    executions: {
+      result: '(select v.result from current.executions_view v where v.execution_id = t.execution_id)',
+    },
+  };
   for (const table of TABLES) {
     // Generated columns (hidden 2 or 3) are computed, not inserted.
     const stored = database
       .prepare('select name from pragma_table_xinfo(?) where hidden = 0')
       .pluck()
-      .all(table)
-      .join(', ');
-    database.exec(`insert into ${table} (${stored}) select ${stored} from current.${table}`);
+      .all(table) as string[];
+    const values = stored.map((column) => heldOutputs[table]?.[column] ?? `t.${column}`);
+    database.exec(`insert into ${table} (${stored.join(', ')}) select ${values.join(', ')} from current.${table} t`);
   }
   database.exec('detach current');
   await db.destroy();

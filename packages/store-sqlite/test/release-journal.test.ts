@@ -5,7 +5,7 @@ import { createPolicyEngine, journaledPolicy, permissivePolicy, policyFromJourna
 import { executionRecord, foldRun, JOURNAL_VERSION, summarizeRun } from '@stepwise/core/store';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createSqliteStore } from '../src/index.js';
+import { createSqliteStore, SCHEMA_VERSION } from '../src/index.js';
 import { stepsFromFold } from './fold-expectations.js';
 import { fixture, temporaryDirectory } from './helpers.js';
 
@@ -27,7 +27,7 @@ function copyOfRelease(): string {
 }
 
 describe('a database written by release 0.1', () => {
-  it('opens (migrated to schema 4, journal format 1) and answers as core folds its journals', async () => {
+  it('opens (migrated to the latest schema, journal format 1) and answers as core folds its journals', async () => {
     const path = copyOfRelease();
     const store = createSqliteStore({ path });
     await store.ready;
@@ -47,7 +47,7 @@ describe('a database written by release 0.1', () => {
     expect(parse).toMatchObject({ status: 'succeeded', attempt: 2 });
     await store.close();
     const sql = new Database(path, { readonly: true });
-    expect(sql.pragma('user_version', { simple: true })).toBe(4);
+    expect(sql.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(sql.prepare("select value from store_metadata where name = 'journal_version'").pluck().get()).toBe(1);
     expect(sql.prepare('select count(*) from model_calls').pluck().get()).toBe(2);
     expect(

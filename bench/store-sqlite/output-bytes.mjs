@@ -1,0 +1,98 @@
+// Database bytes per step by output size: a chain of STEPS steps whose tool returns a string of
+// 0 B, 100 B, 1 KB, 4 KB or 64 KB, through @stepwise/engine-dag on @stepwise/store-sqlite (its
+// defaults), next to the same chain as a LangGraph.js graph on SqliteSaver whose state keeps each
+// node's output (an `output` channel each node overwrites: how a LangGraph node hands its result
+// on). Both files are measured after closing (the WAL checkpointed into the file): file size / steps.
+// The output strings are random-looking (hex), so page compression tricks cannot flatter anyone.
+// Targets: at 1 KB, ≤ SqliteSaver's bytes/step; at every size from 100 B to 64 KB,
+// ≤ 1.5 × the output + 1 KB. Sizes only: nothing here is timed.
+//
+//   node bench/store-sqlite/output-bytes.mjs [steps=500] [--before <rev>]
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotation, StateGraph } from '@langchain/langgraph';
+import { checkoutsFromArguments } from '../_packages.mjs';
+import { machineLine, writeResults } from '../_protocol.mjs';
+import { savers } from '../engine-dag/_langgraph.mjs';
+
+const { checkouts, rest } = await checkoutsFromArguments();
+const STEPS = Number(rest[0] ?? 500);
+const SIZES = [0, 100, 1024, 4096, 65536];
+const label = (size) => (size >= 1024 ? `${size / 1024} KB` : `${size} B`);
+const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-output-bytes-'));
+let files = 0;
+const newPath = () => join(directory, `${files++}.db`);
+
+/** A different output per step (as real outputs are), `size` characters of hex. */
+const outputOf = (size, index) =>
+  size === 0
+    ? ''
+    : randomBytes(Math.ceil(size / 2))
+        .toString('hex')
+        .slice(0, size)
+        .padEnd(size, String(index % 10));
+
+const fileBytes = (path) => statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
+
+async function stepwiseBytes(packages, size) {
+  const { core, testing, dag, sqlite } = packages;
+  let index = 0;
+  const tools = new core.ToolRegistry([
+    core.defineTool({
+      name: 'produce',
+      description: 'returns a string of the size asked',
+      input: { type: 'object' },
+      effect: 'read',
+      execute: () => ({ value: outputOf(size, index++) }),
+    }),
+  ]);
+  const chain = testing.chainPlan(STEPS, 'produce');
+  const plan = { ...chain, steps: chain.steps.map((step) => ({ ...step, args: {} })) };
+  const path = newPath();
+  const store = sqlite.createSqliteStore({ path });
+  const result = await dag.dagEngine({ tools, store }).run(plan).result;
+  await store.close();
+  if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
+  return fileBytes(path) / STEPS;
+}
+
+async function sqliteSaverBytes(size) {
+  const State = Annotation.Root({ output: Annotation({ reducer: (_, right) => right, default: () => undefined }) });
+  const builder = new StateGraph(State);
+  let previous = '__start__';
+  for (let index = 0; index < STEPS; index++) {
+    builder.addNode(`s${index}`, () => ({ output: { value: outputOf(size, index) } }));
+    builder.addEdge(previous, `s${index}`);
+    previous = `s${index}`;
+  }
+  builder.addEdge(previous, '__end__');
+  const path = newPath();
+  const saver = savers.SqliteSaver(path, 'NORMAL');
+  const graph = builder.compile({ checkpointer: saver });
+  await graph.invoke({}, { configurable: { thread_id: 'bytes' }, recursionLimit: STEPS + 10, durability: 'sync' });
+  saver.db.close();
+  return fileBytes(path) / STEPS;
+}
+
+console.log(`database bytes per step by output size, ${STEPS}-step chains (${machineLine()})`);
+const rows = [];
+for (const size of SIZES) {
+  const saver = await sqliteSaverBytes(size);
+  const row = { size, output: label(size), SqliteSaver: Math.round(saver) };
+  for (const { label: checkout, packages } of checkouts)
+    row[checkout] = Math.round(await stepwiseBytes(packages, size));
+  const ours = row.HEAD;
+  const limit = size >= 100 ? 1.5 * size + 1024 : undefined;
+  row['× SqliteSaver'] = (ours / saver).toFixed(2);
+  row['limit 1.5×size+1 KB'] = limit === undefined ? '' : `${Math.round(limit)}: ${ours <= limit ? 'met' : 'NOT met'}`;
+  rows.push(row);
+}
+console.table(rows);
+const kilobyte = rows.find((row) => row.size === 1024);
+console.log(
+  `1 KB outputs: ${kilobyte.HEAD} bytes/step against SqliteSaver's ${kilobyte.SqliteSaver} (target ≤: ${kilobyte.HEAD <= kilobyte.SqliteSaver ? 'met' : 'NOT met'})`,
+);
+writeResults(checkouts.length === 2 ? 'output-bytes-before-after' : 'output-bytes', { steps: STEPS, rows });
+rmSync(directory, { recursive: true, force: true });

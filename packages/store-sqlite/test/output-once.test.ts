@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import { type RunEvent, readAll } from '@stepwise/core';
+import { deriveExecutionId } from '@stepwise/core/engine';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+import { stamp, temporaryDirectory } from './helpers.js';
+
+const directory = temporaryDirectory('output-once');
+const runId = 'run_output_once';
+const STEPS = 130;
+
+/** A step's four events; its output is `output`, and its step-end's is `endOutput` (the same unless given). */
+function stepInputs(index: number, output: unknown, endOutput = output): Record<string, unknown>[] {
+  const stepId = `s${index}`;
+  const executionId = deriveExecutionId(runId, stepId, 1);
+  const at = '2026-05-01T10:00:00.123Z';
+  const common = { stepId, tool: 'echo', status: 'succeeded', executionId };
+  return [
+    { type: 'step-start', stepId, tool: 'echo', attempt: 1, executionId },
+    { type: 'tool-call', stepId, executionId, attempt: 1, tool: 'echo', effect: 'read', idempotent: true, args: {} },
+    { type: 'tool-result', ...common, output, startedAt: at, durationMs: 1 },
+    { type: 'step-end', stepId, result: { ...common, output: endOutput, attempt: 1, startedAt: at, durationMs: 1 } },
+  ];
+}
+
+describe('an output journaled once', () => {
+  it('is left out of the step-end that repeats it and read back in place, across a read page boundary', async () => {
+    const path = join(directory, 'once.db');
+    const store = createSqliteStore({ path });
+    const plan = { id: 'p', steps: Array.from({ length: STEPS }, (_, index) => ({ id: `s${index}`, tool: 'echo' })) };
+    const events: RunEvent[] = stamp(runId, 1, [
+      { type: 'run-start', planId: 'p', planDigest: 'd', plan, engine: 'x' },
+    ]);
+    await store.append(runId, events);
+    for (let index = 0; index < STEPS; index++) {
+      // Step 3's step-end reports another output than its tool-result: it keeps its own.
+      const inputs = stepInputs(index, { value: `out ${index}`, list: [index] }, index === 3 ? 'changed' : undefined);
+      const batch = stamp(runId, events.length + 1, inputs as never);
+      await store.append(runId, batch);
+      events.push(...batch);
+    }
+    // Reads come in pages of 500: step 124's tool-result is seq 500, its step-end seq 501.
+    expect((events[499] as RunEvent).type).toBe('tool-result');
+    expect(await readAll(store, runId)).toEqual(events);
+    expect(await store.readEvents(runId, 500, 1)).toEqual([events[500]]);
+    const end = (await store.readEvents(runId, 500, 1))[0] as { result: { output: unknown } };
+    // Each read is its own object: changing one event does not change the other.
+    end.result.output = 'mutated';
+    expect((await store.readEvents(runId, 499, 1))[0]).toEqual(events[499]);
+    const steps = await store.listSteps(runId);
+    expect(steps.map((step) => step.output)).toEqual(
+      Array.from({ length: STEPS }, (_, index) => (index === 3 ? 'changed' : { value: `out ${index}`, list: [index] })),
+    );
+    await store.close();
+
+    const sql = new Database(path, { readonly: true });
+    const stepEnds = sql
+      .prepare("select seq, json_extract(payload, '$.result.output') as output from journal where type = 'step-end'")
+      .all() as { seq: number; output: string | null }[];
+    expect(stepEnds.filter((row) => row.output !== null)).toEqual([{ seq: 17, output: 'changed' }]);
+    const views = sql
+      .prepare(
+        "select s.output, x.result from steps_view s join executions_view x using (execution_id) where s.step_id = 's7'",
+      )
+      .get();
+    expect(views).toEqual({ output: '{"value":"out 7","list":[7]}', result: '{"value":"out 7","list":[7]}' });
+    sql.close();
+  });
+});
