@@ -32,6 +32,13 @@ export interface PermissivePolicyOptions {
  */
 export const DEFAULT_CONCURRENCY = 16;
 
+let partialRetry: ReturnType<typeof RetryPolicySchema.partial> | undefined;
+/** Built once: zod compiles a schema on its first parse, which cost more than the rest of creating an engine. */
+const partialRetrySchema = () => {
+  partialRetry ??= RetryPolicySchema.partial();
+  return partialRetry;
+};
+
 /** The permissive policy: eager, concurrency N, references resolved; failures follow `critical`. */
 export type PermissivePolicy = EnginePolicy & { readonly retry: Partial<RetryPolicy> };
 
@@ -68,8 +75,9 @@ export function permissivePolicy(
     if (!isLimit(limit)) throw invalid(`toolConcurrency/${tool}`, `toolConcurrency.${tool} must be an integer ≥ 1`);
   }
   const retry = options.retry ?? {};
-  const parsed = RetryPolicySchema.partial().safeParse(retry);
-  if (!parsed.success) {
+  // No retry option, nothing to check: creating an engine stays cheap (see partialRetrySchema).
+  const parsed = options.retry === undefined ? undefined : partialRetrySchema().safeParse(retry);
+  if (parsed && !parsed.success) {
     const issue = parsed.error.issues[0];
     throw invalid(
       `retry/${issue?.path.join('/') ?? ''}`,
@@ -93,7 +101,7 @@ export function permissivePolicy(
     goalSteps: options.goalSteps,
     concurrency,
     toolConcurrency: { ...toolConcurrency },
-    retry: parsed.data as Partial<RetryPolicy>,
+    retry: (parsed?.data ?? {}) as Partial<RetryPolicy>,
     random: options.random ?? Math.random,
     onStepFailed: options.onStepFailed,
     ...(options.adjust ? { adjust: options.adjust } : {}),
@@ -127,7 +135,7 @@ export function policyFromJournal(
     tools && typeof tools === 'object' && Object.values(tools).every(isLimit)
       ? (tools as Record<string, number>)
       : fallback.toolConcurrency;
-  const retry = RetryPolicySchema.partial().safeParse(journaled.retry ?? {});
+  const retry = partialRetrySchema().safeParse(journaled.retry ?? {});
   const goalSteps = fallback.goalSteps?.fromJournal?.(journaled) ?? fallback.goalSteps;
   return {
     ...fallback,
