@@ -291,6 +291,8 @@ export const StepwiseConfigSchema = z
         maxAttempts: z.number().int().min(1).optional(),
         /** Regenerations of the rest of the plan after a step used all its attempts. Default 1. */
         maxReplans: z.number().int().min(0).optional(),
+        /** After a validated step with steps to go: `rules` continue, `model` asks the model. Default `rules`. */
+        adjust: z.enum(['rules', 'model']).optional(),
         /**
          * Names (directories or files, at any depth) each attempt's checkpoint leaves out: neither
          * recorded nor restored. Default `["node_modules", ".stepwise"]`; ignored files are recorded otherwise.

@@ -477,6 +477,51 @@ describe('solve', () => {
     expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('(1 - percent / 100)');
   }, 120_000);
 
+  it("asks the model after each validated step with adjust: 'model', and carries out its revision", async () => {
+    const dir = workspace();
+    const twoSteps = {
+      id: 'two-steps',
+      goal: 'Fix and take notes.',
+      steps: [
+        { id: 'fix', description: 'Fix applyDiscount.' },
+        { id: 'notes', description: 'Write NOTES.md.', dependsOn: ['fix'] },
+      ],
+    };
+    const model = scriptedModel(({ request }) => {
+      if (request.tools.some((tool) => tool.name === 'adjust_plan')) {
+        const edits = [{ op: 'edit', stepId: 'notes', changes: { description: 'Write NOTES.md saying "fixed".' } }];
+        return {
+          toolCalls: [{ name: 'adjust_plan', arguments: { action: 'revise', reason: 'say what was done', edits } }],
+        };
+      }
+      const opening = request.messages.find((message) => message.role === 'user')?.content ?? '';
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      if (turn > 0) return { toolCalls: [{ name: 'complete_step', arguments: { summary: 'done' } }] };
+      if (opening.includes('Write NOTES.md')) {
+        const contents = opening.includes('saying "fixed"') ? 'fixed' : 'notes';
+        return { toolCalls: [{ name: 'file_create', arguments: { path: 'NOTES.md', contents } }] };
+      }
+      const edits = [{ search: 'return total - percent;', replace: 'return total * (1 - percent / 100);' }];
+      return { toolCalls: [{ name: 'file_edit', arguments: { path: 'src/cart.js', edits } }] };
+    });
+    const store = new MemoryStore();
+    const result = await solve({
+      task: 'Fix and take notes.',
+      workspace: dir,
+      validate: ['node', '--test'],
+      model,
+      store,
+      plan: twoSteps,
+      adjust: 'model',
+    });
+    expect(result.status).toBe('solved');
+    const journaled = await readAll(store, result.runId);
+    expect(
+      journaled.flatMap((event) => (event.type === 'adjust-decision' ? [`${event.stepId}:${event.decision}`] : [])),
+    ).toEqual(['fix:revise', 'notes:continue']);
+    expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('fixed');
+  }, 120_000);
+
   it('refuses bad options with typed errors before touching anything', async () => {
     const dir = workspace();
     const model = scriptedModel([]);

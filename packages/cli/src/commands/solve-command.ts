@@ -171,6 +171,7 @@ Examples:
         ...(plan ? { plan } : {}),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
         ...(loaded.config.solve?.maxReplans === undefined ? {} : { maxReplans: loaded.config.solve.maxReplans }),
+        ...(loaded.config.solve?.adjust ? { adjust: loaded.config.solve.adjust } : {}),
         checkpoint: { exclude },
         onProgress(event) {
           const line = json ? undefined : describeProgress(event);

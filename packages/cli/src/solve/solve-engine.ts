@@ -27,6 +27,8 @@ export interface JournaledSolve {
   readonly checkpointDirectory: string;
   readonly maxReplans: number;
   readonly validateTimeoutMs: number;
+  /** Who adjusts the plan after a validated step: `rules` (continue) or the `model`. */
+  readonly adjust?: 'rules' | 'model';
 }
 
 /** Where the checkpoint of each attempt is recorded. */
@@ -138,6 +140,7 @@ export async function solveEngine(options: SolveEngineOptions): Promise<PolicyEn
         tools: implementation,
         validation,
         maxReplans: settings.maxReplans,
+        ...(settings.adjust ? { adjust: settings.adjust } : {}),
         ...(options.maxRepairs === undefined ? {} : { maxRepairs: options.maxRepairs }),
       }),
       goalSteps: options.agentic.goalStepExecutor({

@@ -90,6 +90,12 @@ export interface SolveOptions extends SolveHostOptions {
   readonly maxReplans?: number;
   /** Timeout of each validation command. Default 300 000 ms. */
   readonly validateTimeoutMs?: number;
+  /**
+   * After a validated step with steps to go: `rules` continue; `model` asks the model to continue,
+   * revise the steps to go, or stop (`adjustWithModel`, one model call per step). Default `rules`.
+   * Either way one `adjust-decision` is journaled per finished step.
+   */
+  readonly adjust?: 'rules' | 'model';
   /** What each attempt's checkpoint records (everything but `node_modules` and `.stepwise` by default). */
   readonly checkpoint?: SolveCheckpointOptions;
 }
@@ -181,6 +187,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     validation,
     maxReplans: options.maxReplans ?? 1,
     validateTimeoutMs: options.validateTimeoutMs ?? 300_000,
+    ...(options.adjust ? { adjust: options.adjust } : {}),
     ...checkpointSettings(options.workspace, options.checkpoint),
   };
   const engine = await engineFor(options, settings, store, options.plan !== undefined);
