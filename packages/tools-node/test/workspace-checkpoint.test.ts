@@ -15,7 +15,7 @@ import {
 import path from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHECKPOINT_TOO_LARGE, createCheckpoint, WorkspaceSandbox } from '../src/index.js';
+import { CHECKPOINT_TOO_LARGE, createCheckpoint, openCheckpoint, WorkspaceSandbox } from '../src/index.js';
 import { createHarness, type Harness } from './helpers.js';
 
 /** Every path under `root` with its type, permission bits, content hash or link target. */
@@ -167,5 +167,34 @@ describe('createCheckpoint', () => {
     const restored = await checkpoint.restore();
     expect(restored.modified).toEqual(['node_modules/dep/index.js']);
     expect(await readFile(path.join(ws, '.git/config'), 'utf8')).toContain('hooksPath');
+  });
+
+  it('is saved to a directory and reopened from it: ignored and new files restored byte for byte', async () => {
+    await mkdir(path.join(ws, 'dist'));
+    await writeFile(path.join(ws, 'dist/out.js'), 'built');
+    const before = await tree(ws);
+    const directory = path.join(harness.base, 'saved');
+    const options = { workspace: ws, gitignore: false, exclude: ['node_modules'] } as const;
+    await (await createCheckpoint(options)).save(directory);
+
+    // What another process finds after a crash: the saved record, and the attempt's changes.
+    await writeFile(path.join(ws, 'dist/out.js'), 'changed');
+    await writeFile(path.join(ws, 'dist/extra.bin'), everyByte);
+    await writeFile(path.join(ws, 'src/lib/data.bin'), 'truncated');
+    await unlink(path.join(ws, 'run.sh'));
+    const reopened = await openCheckpoint(directory, options);
+    expect(await reopened.changes()).toEqual({
+      created: ['dist/extra.bin'],
+      modified: ['dist/out.js', 'src/lib/data.bin'],
+      deleted: ['run.sh'],
+    });
+    await reopened.restore();
+    expect(await tree(ws)).toEqual(before);
+    expect(await readFile(path.join(ws, 'src/lib/data.bin'))).toEqual(everyByte);
+  });
+
+  it('refuses a directory that holds no checkpoint (E601)', async () => {
+    const error = await caught(openCheckpoint(path.join(harness.base, 'missing'), { workspace: ws }));
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
   });
 });
