@@ -160,6 +160,9 @@ describe('the Postgres store’s address in the configuration', () => {
         expect(outcome.code).toBe(2);
         expect(outcome.stderr).toContain('E601 store.url in the configuration');
       }
+      const slots = await runCli(['worker', '--takeover-slots', 'many'], { cwd: workspace.directory });
+      expect(slots.code).toBe(2);
+      expect(slots.stderr).toContain('--takeover-slots must be a positive integer');
     } finally {
       await workspace.dispose();
     }

@@ -20,6 +20,7 @@ const options = {
   concurrency: { type: 'string' },
   'queue-limit': { type: 'string' },
   'tool-limits': { type: 'string' },
+  'takeover-slots': { type: 'string' },
 } as const satisfies OptionSpecs;
 
 /** `run_command=4,file_write=2` → `{ run_command: 4, file_write: 2 }`. */
@@ -40,6 +41,13 @@ function parseToolLimits(value: string | boolean | undefined): Record<string, nu
     limits[match[1] as string] = Number(match[2]);
   }
   return limits;
+}
+
+/** `--takeover-slots N`: 0 or more. */
+function nonNegativeInteger(value: string | boolean | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (value === '0') return 0;
+  return positiveInteger('worker', 'takeover-slots', value);
 }
 
 /** E601 unless the configuration names a Postgres store: the queue lives there. */
@@ -74,7 +82,7 @@ export const workerCommand: CommandDefinition = {
   summary: 'claim and run queued plans from the Postgres store until stopped',
   positionals: { min: 0, max: 0, names: '' },
   options,
-  help: `Usage: stepwise worker [--queue Q] [--concurrency N] [--queue-limit N] [--tool-limits tool=N,…]
+  help: `Usage: stepwise worker [--queue Q] [--concurrency N] [--queue-limit N] [--tool-limits tool=N,…] [--takeover-slots N]
 
 Runs plans enqueued in the Postgres store (configuration: "store": { "kind": "postgres", "url": "…" })
 with the configured engine and tools. Start one on every machine; a worker that dies has its runs
@@ -86,6 +94,8 @@ Options:
       --concurrency N     runs at once in this worker (default 4)
       --queue-limit N     runs of the queue at once across all workers (give every worker the same)
       --tool-limits T=N   calls of tool T at once across all workers, e.g. run_command=4
+      --takeover-slots N  runs of dead workers a full worker takes over beyond --concurrency
+                          (default: its concurrency; 0: only when a slot frees)
   -c, --config F          the configuration file
   -w, --workspace W       the workspace the tools work in
 
@@ -96,6 +106,7 @@ Examples:
     const concurrency = positiveInteger('worker', 'concurrency', values.concurrency) ?? 4;
     const queueLimit = positiveInteger('worker', 'queue-limit', values['queue-limit']);
     const toolLimits = parseToolLimits(values['tool-limits']);
+    const takeoverSlots = nonNegativeInteger(values['takeover-slots']);
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
     const runnerOptions = runnerOptionsFromConfig(loaded, {
       cwd: context.io.cwd,
@@ -125,6 +136,7 @@ Examples:
         concurrency,
         ...(typeof values.queue === 'string' ? { queue: values.queue } : {}),
         ...(queueLimit === undefined ? {} : { queueLimit }),
+        ...(takeoverSlots === undefined ? {} : { takeoverSlots }),
         ...(runnerOptions.leaseTtlMs === undefined ? {} : { leaseTtlMs: runnerOptions.leaseTtlMs }),
         onRunEnd: (runId, status) => print(context, JSON.stringify({ runId, status })),
         onError: (error) => printError(context, `${error.code} ${error.message}`),
