@@ -12,7 +12,7 @@ const load = (root, name, entry = 'index') =>
 
 /** The packages of the checkout at `root`. */
 export async function stepwisePackages(root = repositoryRoot) {
-  const [core, engine, store, testing, dag, sequential, sqlite] = await Promise.all([
+  const [core, engine, store, testing, dag, sequential, sqlite, agentic, agenticTesting] = await Promise.all([
     load(root, 'core'),
     load(root, 'core', 'engine'),
     load(root, 'core', 'store'),
@@ -20,8 +20,10 @@ export async function stepwisePackages(root = repositoryRoot) {
     load(root, 'engine-dag'),
     load(root, 'engine-sequential'),
     load(root, 'store-sqlite'),
+    load(root, 'engine-agentic'),
+    load(root, 'engine-agentic', 'testing/index'),
   ]);
-  return { root, core, engine, store, testing, dag, sequential, sqlite };
+  return { root, core, engine, store, testing, dag, sequential, sqlite, agentic, agenticTesting };
 }
 
 /**

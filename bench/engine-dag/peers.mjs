@@ -18,7 +18,12 @@
 // Concurrency is 16 for Stepwise and LangGraph (maxConcurrency); Mastra's parallel block has no
 // bound and runs every branch at once.
 //
+// Protocol (bench/README.md): gc() before every timed run of every contender, a warm-up run of each.
 // Each size's table prints as soon as that size is done.
+//
+// `--before <rev>` also runs our contenders as built at that commit (a worktree, see
+// ../_worktree.mjs), interleaved with this checkout's in every round, and adds the columns
+// `<rev> µs/step` and `HEAD / <rev>`: the no-regression check of a change.
 //
 // LangGraph's time per node grows with the graph (each superstep scans every channel): a 10,000-node
 // chain takes many minutes per run. LangGraph runs up to PEER_MAX_STEPS per shape in the tables
@@ -26,17 +31,20 @@
 // MemorySaver (LANGGRAPH_CURVE, default 500,1000,2000) and extrapolated to the largest size,
 // labelled as such. Mastra runs at every size.
 //
-//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000]
+//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000] [--before <rev>]
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool, MemoryStore, ToolRegistry } from '@stepwise/core';
-import { chainPlan, makePlan } from '@stepwise/core/testing';
-import { dagEngine } from '@stepwise/engine-dag';
-import { createSqliteStore } from '@stepwise/store-sqlite';
+import { checkoutsFromArguments } from '../_packages.mjs';
+import { median, requireGc, writeResults } from '../_protocol.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
+
+requireGc();
+const { checkouts, rest } = await checkoutsFromArguments();
+const current = checkouts[checkouts.length - 1].packages;
+const { chainPlan, makePlan } = current.testing;
 
 setMaxListeners(0);
 process.removeAllListeners('warning');
@@ -44,7 +52,7 @@ process.on('warning', (warning) => {
   if (warning.name !== 'MaxListenersExceededWarning') console.warn(warning);
 });
 
-const SIZES = (process.argv[2] ?? '100,1000,10000').split(',').map(Number);
+const SIZES = (rest[0] ?? '100,1000,10000').split(',').map(Number);
 const PEER_MAX_STEPS = Object.fromEntries(
   (process.env.PEER_MAX_STEPS ?? 'chain=1000,fan-out=10000').split(',').map((entry) => {
     const [shape, steps] = entry.split('=');
@@ -59,9 +67,17 @@ const mastraVersion = require('@mastra/core/package.json').version;
 const { createStep, createWorkflow } = await import('@mastra/core/workflows');
 const { z } = await import('zod');
 
-const tools = new ToolRegistry([
-  defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({}) }),
-]);
+const toolsOf = ({ core }) =>
+  new core.ToolRegistry([
+    core.defineTool({
+      name: 'noop',
+      description: 'nothing',
+      input: { type: 'object' },
+      effect: 'read',
+      execute: () => ({}),
+    }),
+  ]);
+const toolsByCheckout = new Map(checkouts.map(({ packages }) => [packages, toolsOf(packages)]));
 const shapes = {
   chain: (steps) => {
     const plan = chainPlan(steps, 'noop');
@@ -85,11 +101,15 @@ const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-peers-'));
 let files = 0;
 const path = () => join(directory, `db-${files++}.db`);
 
-async function ours(plan, synchronous, durability = 'step') {
-  const store = synchronous ? createSqliteStore({ path: path(), synchronous }) : new MemoryStore();
+/** One run of ours, with the packages of one checkout (this one unless given). */
+async function ours(plan, synchronous, durability = 'step', packages = current) {
+  const { core, dag, sqlite } = packages;
+  const tools = toolsByCheckout.get(packages);
+  const store = synchronous ? sqlite.createSqliteStore({ path: path(), synchronous }) : new core.MemoryStore();
   await store.ready;
+  globalThis.gc();
   const started = performance.now();
-  const result = await dagEngine({ tools, store, concurrency: CONCURRENCY, durability }).run(plan).result;
+  const result = await dag.dagEngine({ tools, store, concurrency: CONCURRENCY, durability }).run(plan).result;
   await store.close();
   const ms = performance.now() - started;
   if (result.status !== 'completed') throw new Error(`stepwise run ended ${result.status}`);
@@ -99,6 +119,7 @@ async function ours(plan, synchronous, durability = 'step') {
 async function langgraph(plan, synchronous, durability) {
   const saver = synchronous ? savers.SqliteSaver(path(), synchronous) : savers.MemorySaver();
   const graph = buildGraph(plan, async () => undefined, saver);
+  globalThis.gc();
   const started = performance.now();
   await invoke(graph, plan, CONCURRENCY, durability);
   saver.db?.close();
@@ -124,6 +145,7 @@ function mastraWorkflow(plan, shape) {
 
 async function mastra(plan, shape) {
   const workflow = mastraWorkflow(plan, shape);
+  globalThis.gc();
   const started = performance.now();
   const run = await workflow.createRunAsync();
   const result = await run.start({ inputData: {} });
@@ -138,49 +160,70 @@ const pairs = [
     durability: 'memory',
     peer: 'LangGraph MemorySaver',
     capped: true,
-    ours: (p) => ours(p),
+    ours: (p, packages) => ours(p, undefined, undefined, packages),
     theirs: (p) => langgraph(p),
   },
   {
     durability: 'memory',
     peer: `Mastra ${mastraVersion}`,
-    ours: (p) => ours(p),
+    ours: (p, packages) => ours(p, undefined, undefined, packages),
     theirs: (p, shape) => mastra(p, shape),
   },
   {
     durability: 'NORMAL',
     capped: true,
     peer: 'LangGraph SqliteSaver, sync',
-    ours: (p) => ours(p, 'NORMAL'),
+    ours: (p, packages) => ours(p, 'NORMAL', undefined, packages),
     theirs: (p) => langgraph(p, 'NORMAL', 'sync'),
   },
   {
     durability: 'FULL',
     capped: true,
     peer: 'LangGraph SqliteSaver, sync',
-    ours: (p) => ours(p, 'FULL'),
+    ours: (p, packages) => ours(p, 'FULL', undefined, packages),
     theirs: (p) => langgraph(p, 'FULL', 'sync'),
   },
   {
     durability: 'async',
     capped: true,
     peer: 'LangGraph SqliteSaver NORMAL, async',
-    ours: (p) => ours(p, 'NORMAL', 'batched'),
+    ours: (p, packages) => ours(p, 'NORMAL', 'batched', packages),
     theirs: (p) => langgraph(p, 'NORMAL', 'async'),
   },
 ];
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const loadAtStart = loadavg()[0];
 
 // Warm-up: every contender once on a small plan of each shape.
 for (const shape of Object.keys(shapes)) {
   for (const pair of pairs) {
-    await pair.ours(shapes[shape](50));
+    for (const { packages } of checkouts) await pair.ours(shapes[shape](50), packages);
     await pair.theirs(shapes[shape](50), shape);
   }
 }
 
+/** A table row: ours (this checkout) against the peer, and against the `--before` commit when given. */
+function rowOf(shape, steps, pair, sample, peerRan) {
+  const oursMs = median(sample.ours[sample.ours.length - 1]);
+  const theirsMs = peerRan ? median(sample.theirs) : undefined;
+  const row = {
+    shape,
+    steps,
+    durability: pair.durability,
+    peer: pair.peer,
+    'ours µs/step': ((oursMs * 1000) / steps).toFixed(1),
+    'peer µs/step': theirsMs === undefined ? 'see curve' : ((theirsMs * 1000) / steps).toFixed(1),
+    'ours / peer': theirsMs === undefined ? '' : (oursMs / theirsMs).toFixed(3),
+  };
+  if (checkouts.length === 2) {
+    const beforeMs = median(sample.ours[0]);
+    row[`${checkouts[0].label} µs/step`] = ((beforeMs * 1000) / steps).toFixed(1);
+    row[`HEAD / ${checkouts[0].label}`] = (oursMs / beforeMs).toFixed(3);
+  }
+  return row;
+}
+
+const results = [];
 console.log(
   `Stepwise dag engine vs LangGraph.js and Mastra ${mastraVersion} (node ${process.version}, load average ${loadAtStart.toFixed(1)} at the start; median of ${ROUNDS} interleaved rounds after a warm-up; concurrency ${CONCURRENCY})`,
 );
@@ -190,29 +233,19 @@ for (const steps of SIZES) {
   for (const shape of Object.keys(shapes)) {
     const plan = shapes[shape](steps);
     const runs = (pair) => !pair.capped || steps <= (PEER_MAX_STEPS[shape] ?? Infinity);
-    const samples = pairs.map(() => ({ ours: [], theirs: [] }));
+    const samples = pairs.map(() => ({ ours: checkouts.map(() => []), theirs: [] }));
     for (let round = 0; round < ROUNDS; round++) {
       for (const [index, pair] of pairs.entries()) {
-        samples[index].ours.push(await pair.ours(plan));
+        for (const [at, { packages }] of checkouts.entries())
+          samples[index].ours[at].push(await pair.ours(plan, packages));
         if (runs(pair)) samples[index].theirs.push(await pair.theirs(plan, shape));
       }
     }
-    for (const [index, pair] of pairs.entries()) {
-      const oursMs = median(samples[index].ours);
-      const theirsMs = runs(pair) ? median(samples[index].theirs) : undefined;
-      rows.push({
-        shape,
-        steps,
-        durability: pair.durability,
-        peer: pair.peer,
-        'ours µs/step': ((oursMs * 1000) / steps).toFixed(1),
-        'peer µs/step': theirsMs === undefined ? 'see curve' : ((theirsMs * 1000) / steps).toFixed(1),
-        'ours / peer': theirsMs === undefined ? '' : (oursMs / theirsMs).toFixed(3),
-      });
-    }
+    for (const [index, pair] of pairs.entries()) rows.push(rowOf(shape, steps, pair, samples[index], runs(pair)));
   }
   console.log(`\n${steps.toLocaleString('en')} steps (load average ${loadavg()[0].toFixed(1)})`);
   console.table(rows);
+  results.push(...rows);
 }
 
 const largest = Math.max(...SIZES);
@@ -252,4 +285,5 @@ if (curveShapes.length > 0) {
   console.table(curve);
 }
 console.log(`load average at the end: ${loadavg()[0].toFixed(1)}`);
+writeResults(checkouts.length === 2 ? 'peers-before-after' : 'peers', { sizes: SIZES, rows: results });
 rmSync(directory, { recursive: true, force: true });
