@@ -139,8 +139,10 @@ async function engineFor(options: SolveHostOptions, settings: JournaledSolve, st
   const onEvent = (event: RunEvent) => {
     options.onEvent?.(event);
     if (event.type !== 'plan-revise' || !onProgress) return;
-    if (awaitingPlan) onProgress({ type: 'plan-ready', plan: event.plan });
-    else onProgress({ type: 'plan-revised', revision: event.revision, plan: event.plan });
+    // The planning step is the run's, not the task's: progress shows the implementation steps.
+    const plan = { ...event.plan, steps: event.plan.steps.filter((step) => step.tool !== PLAN_TASK_TOOL) };
+    if (awaitingPlan) onProgress({ type: 'plan-ready', plan });
+    else onProgress({ type: 'plan-revised', revision: event.revision, plan });
     awaitingPlan = false;
   };
   const engineOptions: SolveEngineOptions = {
@@ -209,15 +211,17 @@ export interface ResumeSolveOptions extends SolveHostOptions {
 }
 
 /** The settings a code-agent run journaled with its `run-start` (E601 for a run `solve` did not start). */
-export async function journaledSolve(store: RunStore, runId: string): Promise<JournaledSolve> {
-  const first = (await readAll(store, runId))[0];
+export async function journaledSolve(store: RunStore, runId: string): Promise<JournaledSolve & { planned: boolean }> {
+  const events = await readAll(store, runId);
+  const first = events[0];
   const settings = first?.type === 'run-start' ? (first.options?.solve as JournaledSolve | undefined) : undefined;
   if (first?.type !== 'run-start' || first.engine !== SOLVE_ENGINE || !settings) {
     throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `run ${runId} is not a code-agent (solve) run`, {
       location: runId,
     });
   }
-  return settings;
+  const planning = first.plan.steps.some((step) => step.tool === PLAN_TASK_TOOL);
+  return { ...settings, planned: !planning || events.some((event) => event.type === 'plan-revise') };
 }
 
 /**
@@ -226,8 +230,8 @@ export async function journaledSolve(store: RunStore, runId: string): Promise<Jo
  * `retry` / `skip`. The task, validation and checkpoint settings are the run's own (journaled).
  */
 export async function resumeSolve(options: ResumeSolveOptions): Promise<SolveResult> {
-  const settings = await journaledSolve(options.store, options.runId);
-  const engine = await engineFor(options, settings, options.store, true);
+  const { planned, ...settings } = await journaledSolve(options.store, options.runId);
+  const engine = await engineFor(options, settings, options.store, planned);
   const run: RunResult = await engine.resume(options.runId, {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
