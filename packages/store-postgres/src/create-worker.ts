@@ -20,7 +20,8 @@ export interface WorkerOptions {
   /**
    * Runs a full worker may take over beyond `concurrency`: runs whose worker died (their claim
    * expired) or that were given back after a claim. They already began, so they do not wait for a
-   * free slot behind new work: a full worker keeps looking for them every `pollIntervalMs` and runs
+   * free slot behind new work: a full worker keeps looking for them (a quarter of `leaseTtlMs` apart,
+   * at least `pollIntervalMs`) and runs
    * up to this many more at once, claiming no new run until it is back under `concurrency`.
    * Default: `concurrency`. `0`: takeover only when a slot frees (orphans still come first then).
    */
@@ -139,7 +140,6 @@ class PostgresWorker implements Worker {
 
   async #run(): Promise<void> {
     await this.#options.store.ready.catch((error: unknown) => this.#report(error, 'opening the store'));
-    // An idle worker looks again soon, then less and less often (up to the poll interval).
     let idlePolls = 0;
     while (!this.#stopping) {
       const room = this.#concurrency - this.#handles.size;
@@ -151,11 +151,12 @@ class PostgresWorker implements Worker {
       if (room > 0) {
         idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
         // Room left and nothing to claim: sleep, then poll again. Full now: sleep as below.
-        if (claimed.length === 0) await this.#sleep(true, idlePolls);
-        else if (claimed.length === room) await this.#sleep(this.#takeoverSlots > 0, Number.POSITIVE_INFINITY);
+        if (claimed.length === 0) await this.#sleep(this.#idleDelay(idlePolls));
+        else if (claimed.length === room)
+          await this.#sleep(this.#takeoverSlots > 0 ? this.#takeoverDelay() : undefined);
       } else {
-        // Full: sleep until a run ends, looking for runs to take over every poll interval meanwhile.
-        await this.#sleep(takeoverRoom - claimed.length > 0, Number.POSITIVE_INFINITY);
+        // Full: sleep until a run ends, looking for runs to take over meanwhile (see #takeoverDelay).
+        await this.#sleep(takeoverRoom - claimed.length > 0 ? this.#takeoverDelay() : undefined);
       }
     }
   }
@@ -178,9 +179,25 @@ class PostgresWorker implements Worker {
     }
   }
 
-  #sleep(poll: boolean, idlePolls: number): Promise<void> {
+  /** An idle worker looks again soon, then less and less often (up to the poll interval). */
+  #idleDelay(idlePolls: number): number {
     const interval = this.#options.pollIntervalMs ?? 200;
-    const delay = Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10)) * (0.75 + Math.random() / 2);
+    return Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10));
+  }
+
+  /**
+   * A full worker looks for runs to take over a quarter of a lease TTL apart (at least the poll
+   * interval): a dead worker's run waits at most that long after its claim expired, and a busy
+   * cluster does not poll the database for what is rare.
+   */
+  #takeoverDelay(): number {
+    return Math.max(this.#options.pollIntervalMs ?? 200, this.#ttlMs / 4);
+  }
+
+  /** Sleeps until a run ends (`wake`), or `delayMs` (jittered) when given. */
+  #sleep(delayMs: number | undefined): Promise<void> {
+    const poll = delayMs !== undefined;
+    const delay = (delayMs ?? 0) * (0.75 + Math.random() / 2);
     return new Promise((resolve) => {
       const timer = poll ? setTimeout(finish, delay) : undefined;
       const self = this;
