@@ -119,6 +119,8 @@ describe('openAICompatible streaming (stream: true) against the fake server over
     expect(deltas.map(({ event }) => event.text).join('')).toBe('All three files are fixed and the tests pass.');
     expect(deltas.every(({ event }) => event.stepId === 'fix')).toBe(true);
     expect(deltas[0]?.journaledCalls).toBe(0);
-    expect(ofType(events, 'model-call')[0]?.response?.text).toBe('All three files are fixed and the tests pass.');
+    expect((ofType(events, 'model-call')[0]?.response as { text?: string } | undefined)?.text).toBe(
+      'All three files are fixed and the tests pass.',
+    );
   });
 });
