@@ -240,4 +240,45 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       await server.close();
     }
   }, 180_000);
+
+  it('plans again when the process died while planning, then solves', async () => {
+    assertBuilt();
+    const dir = gitProject();
+    scratch.push(dir);
+    const killPoint = signal();
+    let planned = 0;
+    const server = await startFakeOpenAIServer({
+      replies: async (request: FakeRequest) => {
+        const body = request.body as Body;
+        if (isPlanner(body) && planned++ === 0) {
+          killPoint.fire();
+          await new Promise((resolve) => setTimeout(resolve, 5_000));
+        }
+        return scriptedFixer({ body }) as never;
+      },
+    });
+    try {
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({
+          model: { baseURL: server.url, model: 'scripted-fixer' },
+          leaseTtlMs: 3_000,
+          validation: { test: ['node', '--test'] },
+        }),
+      );
+      const child = startCli(['solve', 'Make the tests pass'], { cwd: dir });
+      expect(await killAt(child, killPoint.fired)).toBe('SIGKILL');
+      const runId = (JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[])[0]
+        ?.runId as string;
+      const resumed = await runCli(['resume', runId], { cwd: dir, timeoutMs: 120_000 });
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toContain('plan: fix-discount');
+      expect(resumed.stdout).toMatch(
+        /fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/,
+      );
+      expect(planned).toBe(2);
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
 });
