@@ -281,4 +281,62 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       await server.close();
     }
   }, 180_000);
+
+  it('validates again when the process died during the validation, then rolls back and retries', async () => {
+    assertBuilt();
+    const dir = gitProject();
+    scratch.push(dir);
+    // A slow test that says when the validation runs (node_modules is never part of a checkpoint).
+    writeFileSync(
+      path.join(dir, 'test/slow.test.js'),
+      [
+        "import { mkdirSync, writeFileSync } from 'node:fs';",
+        "import test from 'node:test';",
+        "test('slow', async () => {",
+        "  mkdirSync('node_modules', { recursive: true });",
+        "  writeFileSync('node_modules/.validating', 'yes');",
+        '  await new Promise((resolve) => setTimeout(resolve, 3000));',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
+    try {
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({
+          model: { baseURL: server.url, model: 'scripted-fixer' },
+          leaseTtlMs: 3_000,
+          validation: { test: ['node', '--test'] },
+        }),
+      );
+      const marker = path.join(dir, 'node_modules/.validating');
+      const validating = (async () => {
+        while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+      })();
+      const child = startCli(['solve', 'Make the tests pass'], { cwd: dir });
+      expect(await killAt(child, validating)).toBe('SIGKILL');
+      // Killed during attempt 1's validation: its wrong edit is still there.
+      expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('total - total / percent');
+      const runId = (JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[])[0]
+        ?.runId as string;
+      const resumed = await runCli(['resume', runId], { cwd: dir, timeoutMs: 120_000 });
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toMatch(
+        /fix-discount attempt 1: step succeeded; .*node --test failed \(exit 1\).*rolled back/,
+      );
+      expect(resumed.stdout).toMatch(
+        /fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/,
+      );
+      const shown = JSON.parse((await runCli(['show', runId, '--json'], { cwd: dir })).stdout) as {
+        attempts: { attempt: number; rolledBack: boolean; validation: { exitCode: number } }[];
+      };
+      expect(shown.attempts.map((entry) => [entry.attempt, entry.rolledBack, entry.validation.exitCode])).toEqual([
+        [1, true, 1],
+        [2, false, 0],
+      ]);
+    } finally {
+      await server.close();
+    }
+  }, 180_000);
 });
