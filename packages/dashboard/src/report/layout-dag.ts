@@ -166,7 +166,8 @@ export function layoutDag(
   const routes = routeEdges(ids, dependencies, work);
   const layers = orderLayers(work, options.sweeps ?? 6);
 
-  const tallest = Math.max(1, ...layers.map((layer) => layer?.length ?? 0));
+  let tallest = 1;
+  for (const layer of layers) tallest = Math.max(tallest, layer?.length ?? 0);
   const height = margin * 2 + tallest * nodeHeight + (tallest - 1) * rowGap;
   const width = margin * 2 + layers.length * nodeWidth + Math.max(0, layers.length - 1) * layerGap;
   const coordinates = new Map<string, { x: number; y: number }>();

@@ -36,6 +36,13 @@ const LEGEND = [
 const ZOOM_CONTROLS =
   '<div class="zoom" role="group" aria-label="graph zoom"><button type="button" data-zoom="out" aria-label="zoom out">−</button><button type="button" data-zoom="fit">fit</button><button type="button" data-zoom="reset">100%</button><button type="button" data-zoom="in" aria-label="zoom in">+</button></div>';
 
+/** A long critical path by its ends: a 10,000-step chain's would fill the header. */
+function pathText(path: readonly string[]): string | undefined {
+  if (path.length === 0) return undefined;
+  if (path.length <= 12) return path.join(' → ');
+  return `${path.slice(0, 5).join(' → ')} → … ${path.length - 10} more … → ${path.slice(-5).join(' → ')}`;
+}
+
 /** The header line naming the step a failed run is about, linked to its details. */
 function renderFailure(step: StepDetail): string {
   const error = step.result?.error;
@@ -80,7 +87,9 @@ export interface ReportParts {
 function renderMeta(model: ReportModel): string {
   const { run } = model;
   const counts = new Map<string, number>();
-  for (const step of model.steps) counts.set(step.status, (counts.get(step.status) ?? 0) + 1);
+  for (const status of model.whole?.stepStatuses ?? model.steps.map((step) => step.status)) {
+    counts.set(status, (counts.get(status) ?? 0) + 1);
+  }
   const countText = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
   const meta: [string, string | undefined][] = [
     ['run', run.runId],
@@ -90,11 +99,11 @@ function renderMeta(model: ReportModel): string {
     ['started', run.createdAt],
     ['duration', formatDuration(run.durationMs ?? model.span)],
     ['steps', countText],
-    ['executions', String(model.bars.length)],
+    ['executions', String(model.whole?.executions ?? model.bars.length)],
     ['waiting for a person', model.waitingMs > 0 ? formatDuration(model.waitingMs) : undefined],
     ['tokens', run.usage ? String(run.usage.totalTokens) : undefined],
     ['approved by', run.authorization?.by],
-    ['critical path', model.criticalPath.join(' → ') || undefined],
+    ['critical path', pathText(model.criticalPath)],
   ];
   return meta
     .filter(([, value]) => value)

@@ -20,7 +20,9 @@ const WAITING_HATCH =
 
 /** The timeline as SVG: one row per step, one bar per attempt, waits hatched, resumes marked. */
 export function renderTimeline(model: ReportModel): string {
-  const span = Math.max(model.span, ...model.bars.map((bar) => bar.end), 1);
+  // A loop, not a spread: a spread of 100,000 bars overflows the call stack.
+  let span = Math.max(model.span, 1);
+  for (const bar of model.bars) if (bar.end > span) span = bar.end;
   const scale = TIMELINE_WIDTH / span;
   const top = 26;
   const height = top + model.steps.length * ROW_HEIGHT + 8;

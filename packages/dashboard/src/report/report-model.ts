@@ -105,6 +105,8 @@ export interface ReportModel {
   readonly waitingMs: number;
   /** Revisions of the plan while it ran. */
   readonly revisions: readonly RevisionEntry[];
+  /** Set when `steps` are a part of the run (a live page of a large run): the whole run's counts. */
+  readonly whole?: { readonly stepStatuses: readonly string[]; readonly executions: number };
   /** A code agent's attempts, with their validation and rollback. */
   readonly attempts: readonly AttemptEntry[];
 }

@@ -2,6 +2,7 @@ import type { PendingApproval, RunEvent } from '@stepwise/core';
 import { foldRun } from '@stepwise/core/store';
 import { type ReportData, type ReportParts, reportData, reportParts } from '../report/render-report.js';
 import { buildReportModel } from '../report/report-model.js';
+import { focusModel } from './focus-model.js';
 import { needsPlanApproval, waitingRequests } from './waiting-on.js';
 
 /** What a person may do to a run from its page right now. */
@@ -66,8 +67,11 @@ export function buildRunView(
   events: readonly RunEvent[],
   options: { readonly readOnly: boolean; readonly canContinue: boolean; readonly inProcess: boolean },
 ): RunView {
-  const model = buildReportModel(events);
+  const { model, hidden } = focusModel(buildReportModel(events));
   const { title, ...parts } = reportParts(model);
+  if (hidden > 0) {
+    parts.header += `<p class="note" id="steps-shown">This page shows ${model.steps.length} of ${model.steps.length + hidden} steps: those running, waiting or failed, then the latest to finish, then the next to start. The run's figures are the whole run's; <code>stepwise report</code> draws every step.</p>`;
+  }
   return {
     runId: model.run.runId,
     seq: events.length > 0 ? (events[events.length - 1] as RunEvent).seq : 0,
