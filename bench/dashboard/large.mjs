@@ -29,20 +29,32 @@ async function time(label, fn) {
     size = await fn();
     samples.push(performance.now() - started);
   }
-  console.log(`${label.padEnd(44)} ${median(samples).toFixed(1).padStart(8)} ms${size ? `  ${(size / 1024).toFixed(0)} KB` : ''}`);
+  console.log(
+    `${label.padEnd(44)} ${median(samples).toFixed(1).padStart(8)} ms${size ? `  ${(size / 1024).toFixed(0)} KB` : ''}`,
+  );
   return median(samples);
 }
 
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-dashboard-bench-'));
 const store = createSqliteStore({ path: join(directory, 'stepwise.db') });
 const tools = new ToolRegistry([
-  defineTool({ name: 'noop', description: 'nothing', input: z.object({}), effect: 'read', execute: () => ({ ok: true }) }),
+  defineTool({
+    name: 'noop',
+    description: 'nothing',
+    input: z.object({}),
+    effect: 'read',
+    execute: () => ({ ok: true }),
+  }),
 ]);
 const engine = dagEngine({ tools, store, durability: 'batched' });
 console.log(`dashboard at scale · ${RUNS} runs, a ${STEPS}-step run · load ${loadavg()[0].toFixed(1)}`);
 let started = performance.now();
 for (let index = 0; index < RUNS; index++) {
-  await engine.run({ id: `small-${index}`, goal: `small run number ${index}`, steps: [{ id: 'a', tool: 'noop', args: {} }] }).result;
+  await engine.run({
+    id: `small-${index}`,
+    goal: `small run number ${index}`,
+    steps: [{ id: 'a', tool: 'noop', args: {} }],
+  }).result;
 }
 console.log(`  (filling: ${RUNS} runs in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
 started = performance.now();
@@ -81,7 +93,10 @@ if (existsSync('/usr/bin/chromium')) {
     return 0;
   });
   await time('browser: select a step (click → details)', async () => {
-    await page.locator(`#steps [data-step-id="s${STEPS - 1}"]`).first().click();
+    await page
+      .locator(`#steps [data-step-id="s${STEPS - 1}"]`)
+      .first()
+      .click();
     await page.waitForSelector(`#details[data-step-id="s${STEPS - 1}"]`);
     return 0;
   });
