@@ -87,6 +87,26 @@ async function killAt(child: ChildProcess, killPoint: Promise<void>): Promise<No
   return exit;
 }
 
+/** The configuration of these tests: the fake endpoint, a short lease, `node --test` as the validation. */
+function configure(dir: string, url: string, extra: Record<string, unknown> = {}): void {
+  writeFileSync(
+    path.join(dir, 'stepwise.config.json'),
+    JSON.stringify({
+      model: { baseURL: url, model: 'scripted' },
+      leaseTtlMs: 3_000,
+      validation: { test: ['node', '--test'] },
+      ...extra,
+    }),
+  );
+}
+
+/** The id of the one run in the workspace's journal. */
+async function onlyRunId(dir: string): Promise<string> {
+  const runs = JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[];
+  expect(runs).toHaveLength(1);
+  return runs[0]?.runId as string;
+}
+
 describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise resume', () => {
   const scratch: string[] = [];
   afterEach(() => {
@@ -110,14 +130,7 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       },
     });
     try {
-      writeFileSync(
-        path.join(dir, 'stepwise.config.json'),
-        JSON.stringify({
-          model: { baseURL: server.url, model: 'scripted-fixer' },
-          leaseTtlMs: 3_000,
-          validation: { test: ['node', '--test'] },
-        }),
-      );
+      configure(dir, server.url);
       const child = startCli(['solve', 'Make the tests pass'], { cwd: dir });
       expect(await killAt(child, killPoint.fired)).toBe('SIGKILL');
       // The crash left attempt 2's edit unvalidated, and its checkpoint on disk.
@@ -198,15 +211,7 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       },
     });
     try {
-      writeFileSync(
-        path.join(dir, 'stepwise.config.json'),
-        JSON.stringify({
-          model: { baseURL: server.url, model: 'wrong-fixer' },
-          leaseTtlMs: 3_000,
-          validation: { test: ['node', '--test'] },
-          solve: { maxAttempts: 2, maxReplans: 0 },
-        }),
-      );
+      configure(dir, server.url, { solve: { maxAttempts: 2, maxReplans: 0 } });
       const withConfig = { ...original, 'stepwise.config.json': expect.any(String) };
       const child = startCli(['solve', 'Make the tests pass'], { cwd: dir });
       expect(await killAt(child, killPoint.fired)).toBe('SIGKILL');
@@ -214,8 +219,7 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       expect(readFileSync(path.join(dir, 'build/config.json'), 'utf8')).toContain('debug');
       expect(existsSync(path.join(dir, 'build/extra.bin'))).toBe(true);
 
-      const runId = (JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[])[0]
-        ?.runId as string;
+      const runId = await onlyRunId(dir);
       const resumed = await runCli(['resume', runId], { cwd: dir, timeoutMs: 120_000 });
       expect(resumed.stdout).toMatch(
         /fix-discount attempt 2: step succeeded; .*node --test failed \(exit 1\).*; rolled back/,
@@ -258,18 +262,10 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       },
     });
     try {
-      writeFileSync(
-        path.join(dir, 'stepwise.config.json'),
-        JSON.stringify({
-          model: { baseURL: server.url, model: 'scripted-fixer' },
-          leaseTtlMs: 3_000,
-          validation: { test: ['node', '--test'] },
-        }),
-      );
+      configure(dir, server.url);
       const child = startCli(['solve', 'Make the tests pass'], { cwd: dir });
       expect(await killAt(child, killPoint.fired)).toBe('SIGKILL');
-      const runId = (JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[])[0]
-        ?.runId as string;
+      const runId = await onlyRunId(dir);
       const resumed = await runCli(['resume', runId], { cwd: dir, timeoutMs: 120_000 });
       expect(resumed.code).toBe(0);
       expect(resumed.stdout).toContain('plan: fix-discount');
@@ -302,14 +298,7 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
     );
     const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
     try {
-      writeFileSync(
-        path.join(dir, 'stepwise.config.json'),
-        JSON.stringify({
-          model: { baseURL: server.url, model: 'scripted-fixer' },
-          leaseTtlMs: 3_000,
-          validation: { test: ['node', '--test'] },
-        }),
-      );
+      configure(dir, server.url);
       const marker = path.join(dir, 'node_modules/.validating');
       const validating = (async () => {
         while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -318,8 +307,7 @@ describe('stepwise solve, killed with SIGKILL during attempt 2, then stepwise re
       expect(await killAt(child, validating)).toBe('SIGKILL');
       // Killed during attempt 1's validation: its wrong edit is still there.
       expect(readFileSync(path.join(dir, 'src/cart.js'), 'utf8')).toContain('total - total / percent');
-      const runId = (JSON.parse((await runCli(['runs', '--json'], { cwd: dir })).stdout) as { runId: string }[])[0]
-        ?.runId as string;
+      const runId = await onlyRunId(dir);
       const resumed = await runCli(['resume', runId], { cwd: dir, timeoutMs: 120_000 });
       expect(resumed.code).toBe(0);
       expect(resumed.stdout).toMatch(
