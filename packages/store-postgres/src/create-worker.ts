@@ -250,7 +250,9 @@ class PostgresWorker implements Worker {
 
   /** Starts the run, or resumes it from its journal when a previous worker got that far. */
   async #drive(run: ClaimedRun): Promise<string> {
-    const summary = await this.#options.store.getRun(run.runId);
+    // A first claim: no worker got anywhere with it, so there is no journal to look at (a run that
+    // has one anyway, written outside the queue, is replayed or resumed by `engine.run` itself).
+    const summary = run.claims === 1 ? undefined : await this.#options.store.getRun(run.runId);
     if (summary && summary.status !== 'running') return summary.status;
     const handle = summary
       ? this.#engine.resume(run.runId)
