@@ -68,3 +68,41 @@ describe('an output journaled once', () => {
     sql.close();
   });
 });
+
+describe('the default inline limits', () => {
+  it('follow the page size: a 1 KB output stays in its tool-result, a 4 KB one goes to blobs, rows stay off overflow pages', async () => {
+    const path = join(directory, 'limits.db');
+    const store = createSqliteStore({ path });
+    const text = (size: number) => 'x'.repeat(size);
+    const plan = {
+      id: 'p',
+      steps: [
+        { id: 's0', tool: 'echo' },
+        { id: 's1', tool: 'echo' },
+      ],
+    };
+    const events: RunEvent[] = stamp(runId, 1, [
+      { type: 'run-start', planId: 'p', planDigest: 'd', plan, engine: 'x' },
+    ]);
+    await store.append(runId, events);
+    for (const [index, size] of [1024, 4096].entries()) {
+      const batch = stamp(runId, events.length + 1, stepInputs(index, { text: text(size) }) as never);
+      await store.append(runId, batch);
+      events.push(...batch);
+    }
+    expect(await readAll(store, runId)).toEqual(events);
+    await store.close();
+    const sql = new Database(path, { readonly: true });
+    expect(sql.prepare('select size from blobs order by size').pluck().all()).toEqual([4096 + '{"text":""}'.length]);
+    const toolResults = sql
+      .prepare("select length(payload) as length, blob_refs from journal where type = 'tool-result' order by seq")
+      .all() as { length: number; blob_refs: string | null }[];
+    expect(toolResults[0]?.length).toBeGreaterThan(1024);
+    expect(toolResults[0]?.blob_refs).toBeNull();
+    expect(toolResults[1]?.blob_refs).not.toBeNull();
+    // No overflow page anywhere but the blob's own.
+    const overflow = sql.prepare("select name from dbstat where pagetype = 'overflow' group by name").pluck().all();
+    expect(overflow).toEqual(['blobs']);
+    sql.close();
+  });
+});
