@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, MemoryStore, readAll, StepwiseError } from '@stepwise/core';
+import { attemptHistory } from '@stepwise/dashboard/report';
 import { scriptedModel, startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import Database from 'better-sqlite3';
@@ -520,6 +521,30 @@ describe('solve', () => {
       journaled.flatMap((event) => (event.type === 'adjust-decision' ? [`${event.stepId}:${event.decision}`] : [])),
     ).toEqual(['fix:revise', 'notes:continue']);
     expect(readFileSync(path.join(dir, 'NOTES.md'), 'utf8')).toBe('fixed');
+  }, 120_000);
+
+  it('runs named validation commands: an optional one that fails does not fail the attempt', async () => {
+    const dir = workspace();
+    const store = new MemoryStore();
+    const result = await solve({
+      task: 'Make the tests pass.',
+      workspace: dir,
+      validate: { test: ['node', '--test'], lint: { command: ['node', 'no-such-linter.js'], optional: true } },
+      model: exampleModel(),
+      store,
+      plan: PLAN,
+    });
+    expect(result.status).toBe('solved');
+    expect(
+      result.attempts.map((attempt) =>
+        attempt.validations.map((validation) => `${validation.name}:${validation.passed}`).join(','),
+      ),
+    ).toEqual(['test:false,lint:false', 'test:true,lint:false']);
+    // `stepwise show` and the report show the validation that decided each attempt.
+    const shown = attemptHistory(await readAll(store, result.runId));
+    expect(
+      shown.map((entry) => `${entry.attempt}:${entry.validation?.command.join(' ')}:${entry.validation?.passed}`),
+    ).toEqual(['1:node --test:false', '2:node --test:true']);
   }, 120_000);
 
   it('refuses bad options with typed errors before touching anything', async () => {

@@ -65,8 +65,14 @@ export function attemptHistory(events: readonly RunEvent[]): AttemptEntry[] {
   const rollbacks = new Map<string, WorkspaceRollbackEvent>();
   const entries: AttemptEntry[] = [];
   for (const event of events) {
-    if (event.type === 'validation-end') validations.set(key(event.stepId, event.attempt), event);
-    else if (event.type === 'workspace-rollback') rollbacks.set(key(event.stepId, event.attempt), event);
+    if (event.type === 'validation-end') {
+      // Several commands per attempt: the one shown decides it (the first mandatory one that failed, else the first mandatory one).
+      const shown = validations.get(key(event.stepId, event.attempt));
+      const decides = (candidate: ValidationEndEvent) => !candidate.passed && !candidate.optional;
+      if (!shown || (!decides(shown) && (decides(event) || (shown.optional && !event.optional)))) {
+        validations.set(key(event.stepId, event.attempt), event);
+      }
+    } else if (event.type === 'workspace-rollback') rollbacks.set(key(event.stepId, event.attempt), event);
     else if (event.type === 'attempt-end') {
       const {
         runId: _runId,
