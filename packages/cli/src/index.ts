@@ -60,6 +60,8 @@ export { type ValidationCommand, type ValidationResult, validationCommands } fro
 export {
   DEFAULT_CHECKPOINT_EXCLUDE,
   IMPLEMENTATION_TOOLS,
+  type PlanTaskOptions,
+  planTask,
   type ResumeSolveOptions,
   resumeSolve,
   type SolveAttempt,
