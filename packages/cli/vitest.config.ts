@@ -20,6 +20,7 @@ export default packageTestConfig(
       'test/security-redaction.test.ts',
       'test/show-revisions.test.ts',
       'test/solve.test.ts',
+      'test/solve-resume.test.ts',
       // Hosts that import the built packages, killed mid-run or serving a page.
       'test/engine-conformance.test.ts',
       'test/security-orphans.test.ts',

@@ -87,13 +87,16 @@ async function killAt(child: ChildProcess, killPoint: Promise<void>): Promise<No
   return exit;
 }
 
-/** The configuration of these tests: the fake endpoint, a short lease, `node --test` as the validation. */
+/**
+ * The configuration of these tests: the fake endpoint, a short lease, `node --test` as the validation.
+ * 6 s, not less: a process starved for longer than its TTL on a loaded machine loses its run (E501).
+ */
 function configure(dir: string, url: string, extra: Record<string, unknown> = {}): void {
   writeFileSync(
     path.join(dir, 'stepwise.config.json'),
     JSON.stringify({
       model: { baseURL: url, model: 'scripted' },
-      leaseTtlMs: 3_000,
+      leaseTtlMs: 6_000,
       validation: { test: ['node', '--test'] },
       ...extra,
     }),

@@ -76,6 +76,18 @@ describe.skipIf(!ready)('a worker paused past its lease (SQLite file, two proces
       if (Date.now() > deadline || first.process.exitCode !== null) throw new Error('the first process never started');
       await pause(10);
     }
+    // Its tool-call commits with the next group commit, just after the tool starts: a process stopped
+    // inside that SQLite transaction would hold the file's write lock, and nobody could take over.
+    // Stopped once it is durable (the lease renewals' transactions are microseconds long).
+    const { createSqliteStore } = (await import('@stepwise/store-sqlite')) as {
+      createSqliteStore: (options: { path: string }) => RunStore;
+    };
+    const watcher = createSqliteStore({ path: databasePath });
+    while (!(await readAll(watcher, runId)).some((event) => event.type === 'tool-call')) {
+      if (Date.now() > deadline) throw new Error('the first tool call was never journaled');
+      await pause(10);
+    }
+    await watcher.close();
     // Paused mid-tool, as a stopped or swapped-out process is; its lease runs out meanwhile.
     first.process.kill('SIGSTOP');
     await pause(TTL + 500);
@@ -100,9 +112,6 @@ describe.skipIf(!ready)('a worker paused past its lease (SQLite file, two proces
       'effect m2 second',
     ]);
 
-    const { createSqliteStore } = (await import('@stepwise/store-sqlite')) as {
-      createSqliteStore: (options: { path: string }) => RunStore;
-    };
     const store = createSqliteStore({ path: databasePath });
     try {
       const events = await readAll(store, runId);
