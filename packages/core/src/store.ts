@@ -53,7 +53,7 @@ export {
   summarizeRun,
 } from './journal/fold-run.js';
 export { JOURNAL_VERSION } from './journal/journal-version.js';
-export type { ApprovalRecord, Lease } from './journal/run-store.js';
+export { type ApprovalRecord, type Lease, searchWords } from './journal/run-store.js';
 export { sha256 } from './plan/plan-digest.js';
 export { type ApprovalState, approvalState } from './run/pending-approvals.js';
 export { checkEvents } from './store/check-events.js';

@@ -79,8 +79,8 @@ export interface DashboardOptions {
   /** Runs per page of the runs list. Default 50, at most 500. */
   readonly pageSize?: number;
   /**
-   * At most this many of the newest runs are searched for the words of a search (goal, plan id,
-   * run id), `searchLimit / 500` reads of the store. Default 10,000.
+   * No longer used: stores search themselves (`RunFilter.search`), through every run. Accepted and ignored.
+   * @deprecated
    */
   readonly searchLimit?: number;
   /**
@@ -100,7 +100,6 @@ export interface ResolvedOptions extends Omit<DashboardOptions, 'basePath' | 'po
   readonly basePath: string;
   readonly pollIntervalMs: number;
   readonly pageSize: number;
-  readonly searchLimit: number;
   readonly readOnly: boolean;
   readonly allowedOrigins: readonly string[];
 }
@@ -144,7 +143,6 @@ export function resolveOptions(options: DashboardOptions): ResolvedOptions {
     basePath,
     pollIntervalMs: positiveNumber(options.pollIntervalMs, 500, '/pollIntervalMs', 10),
     pageSize,
-    searchLimit: Math.floor(positiveNumber(options.searchLimit, 10_000, '/searchLimit', 1)),
     readOnly: options.readOnly === true,
     allowedOrigins: [...(options.allowedOrigins ?? [])],
   };

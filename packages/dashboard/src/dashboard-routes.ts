@@ -33,7 +33,7 @@ function pageContext(context: DashboardContext, request: Request) {
 }
 
 function runsOptions(context: DashboardContext) {
-  return { pageSize: context.options.pageSize, searchLimit: context.options.searchLimit };
+  return { pageSize: context.options.pageSize };
 }
 
 export async function runsPage(context: DashboardContext, request: Request, url: URL): Promise<Response> {

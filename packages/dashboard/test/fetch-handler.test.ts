@@ -108,9 +108,10 @@ describe('the runs list', () => {
     expect(byPlan.runs.map((run: { planId: string }) => run.planId)).toEqual(['plan-42']);
     const byRun = await json(get(handler, `/api/runs?q=${waitingRunId}`));
     expect(byRun.runs.map((run: { runId: string }) => run.runId)).toEqual([waitingRunId]);
-    const limited = await json(get(dashboard({ searchLimit: 30 }), '/api/runs?q=plan-5'));
-    expect(limited.searched).toEqual({ runs: 30, limitReached: true });
-    expect(limited.runs.map((run: { planId: string }) => run.planId)).toEqual([]);
+    // The store searches every run, the oldest too, and pages the matches: plan-5 and plan-50…59.
+    const oldest = await json(get(handler, '/api/runs?q=plan-5&page=1'));
+    expect(oldest.runs.map((run: { planId: string }) => run.planId)).toEqual(['plan-5']);
+    expect(oldest.hasMore).toBe(false);
   });
 
   it('answers a bad query with E004 naming the parameter', async () => {

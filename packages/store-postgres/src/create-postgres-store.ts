@@ -17,6 +17,7 @@ import {
   FoldChanges,
   type FoldedRun,
   type Lease,
+  searchWords,
 } from '@stepwise/core/store';
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
@@ -212,6 +213,14 @@ class PostgresRunStore implements PostgresStore {
       if (filter.planId) query = query.where('plan_id', '=', filter.planId);
       if (filter.since) query = query.where('created_at', '>=', filter.since);
       if (filter.until) query = query.where('created_at', '<', filter.until);
+      // strpos, not LIKE: a word with % or _ means itself.
+      for (const word of searchWords(filter.search)) {
+        query = query.where(
+          sql<number>`strpos(lower(coalesce(goal, '') || chr(10) || plan_id || chr(10) || id), ${word})`,
+          '>',
+          0,
+        );
+      }
       const rows = await query
         .orderBy('created_at', 'desc')
         .orderBy('position')

@@ -1,5 +1,6 @@
 import type { RunFilter } from '@stepwise/core';
-import type { Kysely } from 'kysely';
+import { searchWords } from '@stepwise/core/store';
+import { type Kysely, sql } from 'kysely';
 import type { StoreDatabase } from './database-schema.js';
 import { type StepRow, SUMMARY_COLUMNS } from './journal-reader.js';
 
@@ -13,6 +14,14 @@ export function selectRuns(db: Kysely<StoreDatabase>, filter: RunFilter, statuse
   if (filter.planId) query = query.where('plan_id', '=', filter.planId);
   if (filter.since) query = query.where('created_at', '>=', filter.since);
   if (filter.until) query = query.where('created_at', '<', filter.until);
+  // instr, not LIKE: a word with % or _ means itself. lower() folds ASCII letters only (SQLite's rule).
+  for (const word of searchWords(filter.search)) {
+    query = query.where(
+      sql<number>`instr(lower(coalesce(goal, '') || char(10) || plan_id || char(10) || id), ${word})`,
+      '>',
+      0,
+    );
+  }
   return (
     query
       .orderBy('created_at', 'desc')

@@ -41,9 +41,19 @@ export interface RunFilter {
   readonly since?: string;
   /** Runs created before this ISO time. */
   readonly until?: string;
+  /**
+   * Words a run must all contain, in any case, in its goal, plan id or run id (split on whitespace;
+   * empty matches every run). Stores apply it themselves, so a search pages like any list.
+   */
+  readonly search?: string;
   /** Newest first; default 100. */
   readonly limit?: number;
   readonly offset?: number;
+}
+
+/** The words of `RunFilter.search`, lower-cased (by JavaScript's rules, as MemoryStore compares them). */
+export function searchWords(search: string | undefined): string[] {
+  return (search ?? '').toLowerCase().split(/\s+/).filter(Boolean);
 }
 
 export interface ApprovalRecord {

@@ -1,7 +1,14 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent } from '../journal/events.js';
 import { applyEvent, emptyRun, executionRecord, type FoldedRun, summarizeRun } from '../journal/fold-run.js';
-import type { ExecutionRecord, Lease, RunFilter, RunStore, RunSummary } from '../journal/run-store.js';
+import {
+  type ExecutionRecord,
+  type Lease,
+  type RunFilter,
+  type RunStore,
+  type RunSummary,
+  searchWords,
+} from '../journal/run-store.js';
 
 interface StoredRun {
   readonly events: RunEvent[];
@@ -113,6 +120,7 @@ export class MemoryStore implements RunStore {
   async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
     this.#assertOpen();
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+    const words = searchWords(filter.search);
     const matching = [...this.#runs.values()]
       .map((run) => summarizeRun(folded(run)))
       .filter(
@@ -120,7 +128,8 @@ export class MemoryStore implements RunStore {
           (!statuses || statuses.includes(run.status)) &&
           (!filter.planId || run.planId === filter.planId) &&
           (!filter.since || run.createdAt >= filter.since) &&
-          (!filter.until || run.createdAt < filter.until),
+          (!filter.until || run.createdAt < filter.until) &&
+          (words.length === 0 || containsAll(`${run.goal ?? ''}\n${run.planId}\n${run.runId}`, words)),
       )
       .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
     const offset = filter.offset ?? 0;
@@ -177,4 +186,10 @@ export class MemoryStore implements RunStore {
   #assertOpen(): void {
     if (this.#closed) throw new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, 'the memory store is closed');
   }
+}
+
+/** Whether `text` holds every one of `words` (lower-cased), in any case. */
+function containsAll(text: string, words: readonly string[]): boolean {
+  const lower = text.toLowerCase();
+  return words.every((word) => lower.includes(word));
 }

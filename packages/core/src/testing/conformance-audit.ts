@@ -136,5 +136,14 @@ async function listsRunsByFilter(store: RunStore): Promise<undefined> {
   expect(await runIds({ since: before, limit: 1 })).toEqual([open]);
   expect(await runIds({ since: before, limit: 1, offset: 1 })).toEqual([done.runId]);
   expect(await store.listRuns({ until: before, planId: 'other' })).toEqual([]);
+  // Every word, in any case, in the goal, the plan id or the run id; paged like any list.
+  expect(await runIds({ since: before, search: 'PROVE store' })).toEqual([done.runId]);
+  expect(await runIds({ since: before, search: '  ENGINE  other ' })).toEqual([open]);
+  expect(await runIds({ since: before, search: open.toUpperCase() })).toEqual([open]);
+  expect(await runIds({ since: before, search: 'test' })).toEqual([open]);
+  expect(await runIds({ since: before, search: 'the', limit: 1, offset: 1 })).toEqual([done.runId]);
+  expect(await runIds({ since: before, search: 'prove engine' })).toEqual([]);
+  expect(await runIds({ since: before, search: '%' })).toEqual([]);
+  expect(await runIds({ since: before, search: '' })).toEqual([open, done.runId]);
   return undefined;
 }

@@ -63,10 +63,6 @@ export const RUNS_SCRIPT = `
     document.getElementById('previous').disabled = page.query.page === 0;
     document.getElementById('next').disabled = !page.hasMore;
     document.getElementById('page-label').textContent = 'page ' + (page.query.page + 1);
-    var searched = document.getElementById('searched');
-    searched.textContent = page.searched
-      ? 'searched the newest ' + page.searched.runs + ' runs' + (page.searched.limitReached ? ' (the search limit)' : '')
-      : '';
   }
   function follow() {
     if (stream) stream.close();

@@ -64,7 +64,7 @@ ${topBar(context, 'runs')}
 <form id="filters" class="filters" role="search">
 <input type="search" name="q" placeholder="search goal, plan id or run id" aria-label="search runs" value="${escapeHtml(page.query.search)}">
 <select name="status" aria-label="status">${options}</select>
-<span class="hint" id="searched"></span>
+
 </form>
 <table id="runs"><thead><tr>${headings}</tr></thead><tbody></tbody></table>
 <p class="empty-list" id="runs-empty" hidden>No runs here yet.</p>

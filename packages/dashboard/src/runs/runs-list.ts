@@ -43,8 +43,6 @@ export interface RunsPage {
   readonly pageSize: number;
   readonly runs: readonly RunRow[];
   readonly hasMore: boolean;
-  /** With a search: how many of the newest runs were looked at, and whether the search stopped at its limit. */
-  readonly searched?: { readonly runs: number; readonly limitReached: boolean };
 }
 
 /** `?status=failed,partial&q=deploy&page=2` → a query; unknown statuses and bad pages are E004. */
@@ -94,60 +92,25 @@ async function rowOf(store: RunStore, run: RunSummary, now: number): Promise<Run
   };
 }
 
-function matches(run: RunSummary, words: readonly string[]): boolean {
-  const text = `${run.goal ?? ''}\n${run.planId}\n${run.runId}`.toLowerCase();
-  return words.every((word) => text.includes(word));
-}
-
-/** How many runs one read of a search asks the store for. */
-const SEARCH_CHUNK = 500;
-
-/**
- * The runs of a search, newest first: the store has no text search yet, so the newest runs are
- * read in chunks (with the status filter applied by the store) and matched here, up to `limit`.
- */
-async function searchRuns(store: RunStore, filter: RunFilter, words: readonly string[], want: number, limit: number) {
-  const found: RunSummary[] = [];
-  let offset = 0;
-  while (found.length < want && offset < limit) {
-    const asked = Math.min(SEARCH_CHUNK, limit - offset);
-    const chunk = await store.listRuns({ ...filter, limit: asked, offset });
-    found.push(...chunk.filter((run) => matches(run, words)));
-    offset += chunk.length;
-    if (chunk.length < asked) return { found, scanned: offset, limitReached: false };
-  }
-  return { found, scanned: offset, limitReached: found.length < want && offset >= limit };
-}
-
 /** One page of the runs list, through the store's `listRuns` paging (newest first). */
 export async function listRunsPage(
   store: RunStore,
   query: RunsQuery,
-  options: { readonly pageSize: number; readonly searchLimit: number },
+  options: { readonly pageSize: number },
 ): Promise<RunsPage> {
   const { pageSize } = options;
-  const filter: RunFilter = query.status.length > 0 ? { status: query.status } : {};
+  const filter: RunFilter = {
+    ...(query.status.length > 0 ? { status: query.status } : {}),
+    ...(query.search === '' ? {} : { search: query.search }),
+  };
   const now = Date.now();
-  if (query.search === '') {
-    // One more than a page tells whether there is a next one.
-    const runs = await store.listRuns({ ...filter, limit: pageSize + 1, offset: query.page * pageSize });
-    const shown = runs.slice(0, pageSize);
-    return {
-      query,
-      pageSize,
-      runs: await Promise.all(shown.map((run) => rowOf(store, run, now))),
-      hasMore: runs.length > pageSize,
-    };
-  }
-  const words = query.search.toLowerCase().split(/\s+/).filter(Boolean);
-  const want = (query.page + 1) * pageSize + 1;
-  const { found, scanned, limitReached } = await searchRuns(store, filter, words, want, options.searchLimit);
-  const shown = found.slice(query.page * pageSize, (query.page + 1) * pageSize);
+  // The store filters and searches; one more than a page tells whether there is a next one.
+  const runs = await store.listRuns({ ...filter, limit: pageSize + 1, offset: query.page * pageSize });
+  const shown = runs.slice(0, pageSize);
   return {
     query,
     pageSize,
     runs: await Promise.all(shown.map((run) => rowOf(store, run, now))),
-    hasMore: found.length > (query.page + 1) * pageSize,
-    searched: { runs: scanned, limitReached },
+    hasMore: runs.length > pageSize,
   };
 }
