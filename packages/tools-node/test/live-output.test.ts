@@ -31,8 +31,8 @@ beforeAll(async () => {
       'const phrase = process.env.STEPWISE_LIVE_TOKEN;',
       "process.stdout.write('phrase: ' + phrase.slice(0, 9));",
       "setTimeout(() => process.stdout.write(phrase.slice(9) + '\\n'), 40);",
-      "setTimeout(() => process.stdout.write(Buffer.from([0x63, 0x61, 0x66, 0xc3])), 80);",
-      "setTimeout(() => process.stdout.write(Buffer.from([0xa9, 0x0a])), 120);",
+      'setTimeout(() => process.stdout.write(Buffer.from([0x63, 0x61, 0x66, 0xc3])), 80);',
+      'setTimeout(() => process.stdout.write(Buffer.from([0xa9, 0x0a])), 120);',
     ].join('\n'),
   );
 });
