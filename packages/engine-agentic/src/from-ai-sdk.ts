@@ -20,23 +20,42 @@ export interface FromAISDKOptions {
   readonly maxOutputTokens?: number;
   /** Passed to `generateText` as `providerOptions`. */
   readonly providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /**
+   * Use `streamText` while the engine listens for the answer (live output), so its text shows as
+   * the model writes it; the answer returned is the same. Default true; `false` never streams.
+   */
+  readonly stream?: boolean;
+}
+
+/** What `generateText` answers, and what a streamed answer adds up to. */
+interface GeneratedAnswer {
+  text: string;
+  toolCalls: readonly {
+    toolCallId: string;
+    toolName: string;
+    input: unknown;
+    invalid?: boolean;
+    error?: unknown;
+  }[];
+  finishReason: string;
+  usage: { inputTokens: number | undefined; outputTokens: number | undefined; totalTokens: number | undefined };
+  response?: { modelId?: string };
+}
+
+/** The parts of `streamText`'s result this adapter reads. */
+interface StreamedAnswer {
+  readonly fullStream: AsyncIterable<{ type: string; text?: string; error?: unknown }>;
+  readonly text: PromiseLike<string>;
+  readonly toolCalls: PromiseLike<GeneratedAnswer['toolCalls']>;
+  readonly finishReason: PromiseLike<string>;
+  readonly usage: PromiseLike<GeneratedAnswer['usage']>;
+  readonly response: PromiseLike<{ modelId?: string }>;
 }
 
 // The subset of the `ai` package this adapter uses, so the optional peer is loaded only when called.
 interface AIModule {
-  generateText(options: Record<string, unknown>): Promise<{
-    text: string;
-    toolCalls: readonly {
-      toolCallId: string;
-      toolName: string;
-      input: unknown;
-      invalid?: boolean;
-      error?: unknown;
-    }[];
-    finishReason: string;
-    usage: { inputTokens: number | undefined; outputTokens: number | undefined; totalTokens: number | undefined };
-    response?: { modelId?: string };
-  }>;
+  generateText(options: Record<string, unknown>): Promise<GeneratedAnswer>;
+  streamText(options: Record<string, unknown>): StreamedAnswer;
   jsonSchema(schema: unknown): unknown;
   tool(definition: Record<string, unknown>): unknown;
   APICallError: { isInstance(error: unknown): boolean };
@@ -113,7 +132,31 @@ function toFinishReason(reason: string, hasToolCalls: boolean): FinishReason {
   }
 }
 
-type GenerateResult = Awaited<ReturnType<AIModule['generateText']>>;
+type GenerateResult = GeneratedAnswer;
+
+/**
+ * `streamText`, telling `onDelta` each piece of text: the answer as `generateText` gives it. An
+ * error part (the SDK does not throw from a stream) is thrown, so it is classified like any failure.
+ */
+async function streamAnswer(
+  ai: AIModule,
+  settings: Record<string, unknown>,
+  onDelta: (text: string) => void,
+): Promise<GeneratedAnswer> {
+  const streamed = ai.streamText({ ...settings, onError: () => undefined });
+  for await (const part of streamed.fullStream) {
+    if (part.type === 'text-delta' && part.text) onDelta(part.text);
+    else if (part.type === 'error') throw part.error;
+  }
+  const [text, toolCalls, finishReason, usage, response] = await Promise.all([
+    streamed.text,
+    streamed.toolCalls,
+    streamed.finishReason,
+    streamed.usage,
+    streamed.response,
+  ]);
+  return { text, toolCalls, finishReason, usage, response };
+}
 
 function toToolCall(call: GenerateResult['toolCalls'][number]): ChatToolCall {
   // Invalid calls (unknown tool, unparsable input) come back flagged; the raw input is then text.
@@ -150,7 +193,8 @@ function toError(ai: AIModule, error: unknown): ModelError {
 
 /**
  * Wraps any Vercel AI SDK language model as a ChatModel, through the `ai` package's public
- * `generateText` (one step, tools without `execute`, no SDK retries: the engine retries).
+ * `generateText`, or `streamText` while someone watches the run live (one step, tools without
+ * `execute`, no SDK retries: the engine retries).
  * `ai` is an optional peer dependency, loaded on the first call.
  */
 export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions = {}): ChatModel {
@@ -165,19 +209,25 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
           ai.tool({ description: definition.description, inputSchema: ai.jsonSchema(definition.parameters) }),
         ]),
       );
+      const settings = {
+        model,
+        ...(system === undefined ? {} : { system }),
+        messages,
+        ...(request.tools.length > 0 ? { tools, toolChoice: request.toolChoice } : {}),
+        maxRetries: 0,
+        abortSignal: request.signal,
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+        ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+        ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
+      };
+      const { onDelta } = request;
       let result: GenerateResult;
       try {
-        result = await ai.generateText({
-          model,
-          ...(system === undefined ? {} : { system }),
-          messages,
-          ...(request.tools.length > 0 ? { tools, toolChoice: request.toolChoice } : {}),
-          maxRetries: 0,
-          abortSignal: request.signal,
-          ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-          ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-          ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
-        });
+        // Streamed while someone watches the run live (see `ChatRequest.onDelta`), unless turned off.
+        result =
+          onDelta && options.stream !== false
+            ? await streamAnswer(ai, settings, onDelta)
+            : await ai.generateText(settings);
       } catch (error) {
         throw toError(ai, error);
       }
