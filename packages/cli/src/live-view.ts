@@ -238,16 +238,21 @@ export class LiveView {
     const idWidth = Math.min(28, Math.max(...this.#steps.map((step) => textWidth(step.id)), 4));
     const toolWidth = Math.min(18, Math.max(...this.#steps.map((step) => textWidth(step.tool ?? 'agentic')), 4));
     // Output tails take the rows the step lines leave: at most a third of the screen.
+    const tails = new Map<string, string[]>();
     let tailRows = 0;
-    for (const step of this.#steps) if (step.status === 'running') tailRows += this.#tails.lines(step.id).length;
+    for (const step of this.#steps) {
+      if (step.status !== 'running') continue;
+      const tail = this.#tails.lines(step.id);
+      tails.set(step.id, tail);
+      tailRows += tail.length;
+    }
     tailRows = Math.min(Math.floor(rows / 3), tailRows);
     const budget = rows - lines.length - 3 - tailRows;
     const visible = this.#visibleSteps(budget);
     let tailLeft = tailRows;
     for (const step of visible) {
       lines.push(fitWidth(this.#stepLine(step, idWidth, toolWidth, now), columns));
-      if (step.status !== 'running') continue;
-      for (const line of this.#tails.lines(step.id)) {
+      for (const line of tails.get(step.id) ?? []) {
         if (tailLeft <= 0) break;
         tailLeft -= 1;
         lines.push(fitWidth(`      ${palette.gray('│')} ${palette.gray(line)}`, columns));
