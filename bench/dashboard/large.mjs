@@ -2,32 +2,35 @@
 // steps (a chain of no-op steps). Prints how long the runs list's first page takes to answer (the
 // HTML page and its JSON), a search over the store, and the run page of the 10,000-step run: the
 // server's time and size, and — when Chromium is installed (/usr/bin/chromium) — the browser's time
-// to load it and to apply one live update, and how long the page's main thread was blocked.
+// to load it, to select a step and to apply one live update.
 // A live page draws at most 1,000 of a larger run's steps (the dashboard README says which).
-// Medians of ROUNDS after one warm-up. Not a comparison with a peer: no peer dashboard runs in-process.
+// The protocol of bench/README.md: a collection before each timed run, one warm-up, the median of
+// ROUNDS. Not a comparison with a peer: no peer dashboard runs in-process.
 // Usage: node bench/dashboard/large.mjs [runs] [steps]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool, ToolRegistry } from '@stepwise/core';
 import { createDashboard } from '@stepwise/dashboard';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { z } from 'zod';
+import { machineLine, median, requireGc, timed } from '../_protocol.mjs';
+
+requireGc();
 
 const RUNS = Number(process.argv[2] ?? 10_000);
 const STEPS = Number(process.argv[3] ?? 10_000);
 const ROUNDS = 5;
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 async function time(label, fn) {
   await fn();
   const samples = [];
   let size = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const started = performance.now();
-    size = await fn();
-    samples.push(performance.now() - started);
+    const { ms, value } = await timed(fn);
+    samples.push(ms);
+    size = value;
   }
   console.log(
     `${label.padEnd(44)} ${median(samples).toFixed(1).padStart(8)} ms${size ? `  ${(size / 1024).toFixed(0)} KB` : ''}`,
@@ -47,7 +50,7 @@ const tools = new ToolRegistry([
   }),
 ]);
 const engine = dagEngine({ tools, store, durability: 'batched' });
-console.log(`dashboard at scale · ${RUNS} runs, a ${STEPS}-step run · load ${loadavg()[0].toFixed(1)}`);
+console.log(`dashboard at scale · ${RUNS} runs, a ${STEPS}-step run · ${machineLine()}`);
 let started = performance.now();
 for (let index = 0; index < RUNS; index++) {
   await engine.run({
@@ -117,5 +120,6 @@ if (existsSync('/usr/bin/chromium')) {
   await browser.close();
   await served.close();
 } else console.log('browser measurements skipped: /usr/bin/chromium is not installed');
+console.log(`at the end: ${machineLine()}`);
 await store.close();
 rmSync(directory, { recursive: true, force: true });
