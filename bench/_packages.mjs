@@ -26,19 +26,31 @@ export async function stepwisePackages(root = repositoryRoot) {
   return { root, core, engine, store, testing, dag, sequential, sqlite, agentic, agenticTesting };
 }
 
+/** Removes `--<name> <rev>` from `rest`; the rev, or undefined when the flag is absent. */
+function takeRevision(rest, name) {
+  const at = rest.indexOf(`--${name}`);
+  if (at < 0) return undefined;
+  const [, rev] = rest.splice(at, 2);
+  if (!rev) throw new Error(`--${name} needs a git revision`);
+  return rev;
+}
+
 /**
  * The checkouts a bench compares: this one (labelled `HEAD`) and, when `--before <rev>` is on the
- * command line, the worktree of `rev` first (built on first use). Returns the remaining arguments.
+ * command line, the worktree of `rev` first (built on first use). `--after <rev>` measures that
+ * commit's worktree in place of this checkout, so a before/after run is not disturbed by edits and
+ * rebuilds here while it runs. Returns the remaining arguments.
  */
 export async function checkoutsFromArguments(argv = process.argv.slice(2)) {
   const rest = [...argv];
-  const at = rest.indexOf('--before');
+  const before = takeRevision(rest, 'before');
+  const after = takeRevision(rest, 'after');
   const checkouts = [];
-  if (at >= 0) {
-    const [, rev] = rest.splice(at, 2);
-    if (!rev) throw new Error('--before needs a git revision');
-    checkouts.push({ label: rev, packages: await stepwisePackages(prepareWorktree(rev)) });
-  }
-  checkouts.push({ label: 'HEAD', packages: await stepwisePackages() });
+  if (before) checkouts.push({ label: before, packages: await stepwisePackages(prepareWorktree(before)) });
+  checkouts.push(
+    after
+      ? { label: after, packages: await stepwisePackages(prepareWorktree(after)) }
+      : { label: 'HEAD', packages: await stepwisePackages() },
+  );
   return { checkouts, rest };
 }
