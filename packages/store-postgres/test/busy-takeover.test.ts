@@ -31,7 +31,7 @@ describe.skipIf(!postgres)('takeover while every worker is busy (real worker pro
     postgres?.server?.close();
   });
 
-  it('resumes every run of a SIGKILLed worker within 2× the lease TTL although no worker has a free slot', async () => {
+  it('resumes every run of a SIGKILLed worker once its lease expires although no worker has a free slot', async () => {
     const name = `busy_takeover_${process.pid}`;
     const side = `${name}_side`;
     await createSideTables(url, side);
@@ -79,7 +79,10 @@ describe.skipIf(!postgres)('takeover while every worker is busy (real worker pro
       10 * TTL,
       'the orphaned runs to be resumed',
     );
-    for (const at of resumedAt) expect(at - killedAt).toBeLessThan(2 * TTL);
+    // The lease expires at most one TTL after the kill; waiting for a free slot instead would take
+    // STEP_MS (8× the TTL). Half of STEP_MS tells the two apart and leaves room for a loaded machine,
+    // where the survivors' polls and the resume itself can be late by seconds.
+    for (const at of resumedAt) expect(at - killedAt).toBeLessThan(STEP_MS / 2);
     // Nothing had ended: the survivors took the orphans over beyond their concurrency, not in freed
     // slots. (A claim made while an orphan's run lease was still live gives it back: `requeued`.)
     const ended = workers.slice(1).flatMap((worker) => worker.ends.filter((end) => end.status !== 'requeued'));

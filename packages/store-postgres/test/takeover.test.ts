@@ -7,6 +7,9 @@ import { createSideTables, query, spawnWorker, type WorkerProcess } from './work
 
 const postgres = await testPostgres();
 const TTL = 1_500;
+// The lease expires at most one TTL after the kill; the rest is the survivor's poll and the resume,
+// which a loaded machine can delay by seconds. Far below s1's 60 s sleep and the 30 s default lease.
+const TAKEOVER_BOUND_MS = 4 * TTL;
 let tag = 0;
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
@@ -77,11 +80,11 @@ describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () 
     return { summary, events, takeoverMs: resumedAt - killedAt, invocations, queued, side };
   }
 
-  it('resumes a dead worker’s run within the lease TTL and re-runs only the in-flight idempotent step', async () => {
+  it('resumes a dead worker’s run once its lease expires and re-runs only the in-flight idempotent step', async () => {
     const outcome = await killMidStep('ledger_write');
     expect(outcome.summary.status).toBe('completed');
     expect(outcome.takeoverMs).toBeGreaterThan(0);
-    expect(outcome.takeoverMs).toBeLessThan(2 * TTL);
+    expect(outcome.takeoverMs).toBeLessThan(TAKEOVER_BOUND_MS);
     expect(outcome.invocations).toEqual([
       { step_id: 's0', calls: 1 },
       { step_id: 's1', calls: 2 },
@@ -109,7 +112,7 @@ describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () 
       { step_id: 's0', calls: 1 },
       { step_id: 's1', calls: 1 },
     ]);
-    expect(outcome.takeoverMs).toBeLessThan(2 * TTL);
+    expect(outcome.takeoverMs).toBeLessThan(TAKEOVER_BOUND_MS);
   }, 60_000);
 
   it('asks a reconciling tool about its in-flight call: the payment row was written, so the step succeeds without a second call', async () => {
