@@ -89,6 +89,8 @@ export const ErrorCodes = {
   JOURNAL_VERSION_UNSUPPORTED: 'E506',
   /** The run's journal does not match its hash chain (or its projections its journal): it was changed outside Stepwise. */
   JOURNAL_TAMPERED: 'E507',
+  /** The run has ended (completed, failed, partial or cancelled): there is nothing left to cancel. */
+  RUN_ENDED: 'E508',
   /** Configuration is invalid. */
   CONFIG_INVALID: 'E601',
   /** A plugin could not be loaded or collides with registered tools. */

@@ -2,6 +2,8 @@
 // not touch (leases, approval records), the checks every store applies to an append, the one fold
 // (applyEvent, foldRun, FoldChanges) that projections are written from, the journal's format version
 // and the interface of every event. The conformance suite is in @stepwise/core/testing/vitest.
+// `cancelRun` is here too: it works on a store's runs from outside the process that runs them, and
+// the host entry (@stepwise/core) is at its limit of names.
 export type {
   AttemptEndEvent,
   CodeAgentEvents,
@@ -53,8 +55,9 @@ export {
   summarizeRun,
 } from './journal/fold-run.js';
 export { JOURNAL_VERSION } from './journal/journal-version.js';
-export { type ApprovalRecord, type Lease, searchWords } from './journal/run-store.js';
+export { type ApprovalRecord, type CancelRequest, type Lease, searchWords } from './journal/run-store.js';
 export { sha256 } from './plan/plan-digest.js';
+export { type CancelOutcome, type CancelRunOptions, cancelRun } from './run/cancel-run.js';
 export { type ApprovalState, approvalState } from './run/pending-approvals.js';
 export { checkEvents } from './store/check-events.js';
 export { checkBatch, checkLease, checkLeaseRequest } from './store/memory-store.js';

@@ -377,6 +377,9 @@ export interface RunEndEvent extends RunEventBase {
   readonly usage?: TokenUsage;
   /** The plan revision the run ended on, when its plan was revised. */
   readonly revision?: number;
+  /** A run cancelled through the store (`cancelRun`): who asked, and why. */
+  readonly by?: string;
+  readonly reason?: string;
 }
 
 /**

@@ -1,9 +1,10 @@
+import { CancelRequestListeners } from './cancel-request-listeners.js';
 import type { RunEvent, RunEventInput } from './events.js';
 import { ChainWriter, type JournalKey, journalKeyObject } from './journal-chain.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveOutput } from './live-output.js';
 import { createRedactor, type Redactor } from './redact.js';
-import type { Lease, RunStore } from './run-store.js';
+import type { CancelRequest, Lease, RunStore } from './run-store.js';
 
 let lastMillis = -1;
 let lastIso = '';
@@ -166,6 +167,7 @@ export class RunJournal {
   #failure: unknown;
   readonly #listeners = new Set<EventListener>();
   readonly #failureListeners = new Set<(error: unknown) => void>();
+  readonly #cancel: CancelRequestListeners;
   readonly #batched: boolean;
   /** Seq of the last event the store acknowledged. */
   #durableSeq: number;
@@ -184,6 +186,7 @@ export class RunJournal {
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
     const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);
+    this.#cancel = new CancelRequestListeners(options.lease?.cancelRequest);
     this.#links = new ChainWriter(this.runId, options.lastSeq ?? 0, options.lastChain, key);
     if (options.lease) {
       this.#leaseKeeper = new LeaseKeeper({
@@ -192,8 +195,22 @@ export class RunJournal {
         ...(options.leaseDeadline === undefined ? {} : { deadline: options.leaseDeadline }),
         ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
         onLost: (error) => this.#fail(error),
+        onCancelRequest: (request) => this.#cancel.deliver(request),
       });
     }
+  }
+
+  /** The cancel request another process recorded for this run (`RunStore.requestCancel`), once the lease carried one. */
+  get cancelRequest(): CancelRequest | undefined {
+    return this.#cancel.request;
+  }
+
+  /**
+   * Called once, when the run's lease carries a cancel request (`Lease.cancelRequest`): at its
+   * acquisition (then at once) or at a renewal. The scheduler then cancels the run as `handle.cancel` does.
+   */
+  onCancelRequest(listener: (request: CancelRequest) => void): () => void {
+    return this.#cancel.add(listener);
   }
 
   get lease(): Lease | undefined {

@@ -1,5 +1,5 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { Lease, RunStore } from './run-store.js';
+import type { CancelRequest, Lease, RunStore } from './run-store.js';
 
 /**
  * Until when (local epoch ms) a lease the store just granted or renewed is surely held: the store's
@@ -25,6 +25,8 @@ export interface LeaseKeeperOptions {
   readonly renewEveryMs?: number;
   /** Called once, when the lease is lost (the store refused a renewal, or its time ran out first). */
   readonly onLost: (error: StepwiseError) => void;
+  /** Called once, with the first renewal that carries a cancel request (`Lease.cancelRequest`). */
+  readonly onCancelRequest?: (request: CancelRequest) => void;
 }
 
 /**
@@ -32,11 +34,14 @@ export interface LeaseKeeperOptions {
  * as soon as the store refuses a renewal or the lease's local deadline passes unrenewed. The deadline
  * is kept on this machine's clock (`leaseDeadline`), so it does not end later than the store's own
  * expiry: once it passes, another owner may hold the run, and nothing of this one may start. A store that is briefly away (a retryable error) is asked again at the next renewal
- * until the deadline.
+ * until the deadline. A renewal that carries a cancel request (`RunStore.requestCancel`) is
+ * reported once: the renewal every third of the TTL is how a run learns another process asked.
  */
 export class LeaseKeeper {
   readonly #store: Pick<RunStore, 'renewLease'>;
   readonly #onLost: (error: StepwiseError) => void;
+  readonly #onCancelRequest: ((request: CancelRequest) => void) | undefined;
+  #cancelSeen: boolean;
   #lease: Lease;
   #deadline: number;
   #lost: StepwiseError | undefined;
@@ -47,6 +52,9 @@ export class LeaseKeeper {
   constructor(options: LeaseKeeperOptions) {
     this.#store = options.store;
     this.#onLost = options.onLost;
+    this.#onCancelRequest = options.onCancelRequest;
+    // A request the acquisition already carried is the journal's to deliver (see RunJournal).
+    this.#cancelSeen = options.lease.cancelRequest !== undefined;
     this.#lease = options.lease;
     this.#deadline = options.deadline ?? leaseDeadline(options.lease, Date.now());
     const every = options.renewEveryMs ?? Math.max(50, Math.floor(options.lease.ttlMs / 3));
@@ -94,6 +102,10 @@ export class LeaseKeeper {
       this.#lease = renewed;
       this.#deadline = leaseDeadline(renewed, sentAt);
       this.#armDeadline();
+      if (renewed.cancelRequest && !this.#cancelSeen) {
+        this.#cancelSeen = true;
+        this.#onCancelRequest?.(renewed.cancelRequest);
+      }
     } catch (error) {
       // Asked again at the next tick; the deadline still ends it if the store stays away.
       if (StepwiseError.isInstance(error) && error.retryable && error.code !== ErrorCodes.LEASE_CONFLICT) return;

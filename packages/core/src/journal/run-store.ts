@@ -12,6 +12,21 @@ export interface Lease {
   readonly ttlMs: number;
   /** ISO time after which another owner may take the run. */
   readonly expiresAt: string;
+  /**
+   * A request to cancel the run, recorded through `RunStore.requestCancel` and not yet ended by a
+   * `run-end`: a store that records them returns it with every acquisition and renewal, so the
+   * holder (or whoever takes the run over) cancels it. Absent when none is pending.
+   */
+  readonly cancelRequest?: CancelRequest;
+}
+
+/** Who asked to cancel a run, why and when; recorded in the store until the run's `run-end`. */
+export interface CancelRequest {
+  /** Who asked (a person, a service): journaled on the run's `run-end`. */
+  readonly by: string;
+  readonly reason?: string;
+  /** ISO time of the request. */
+  readonly at: string;
 }
 
 export type RunState = 'running' | RunStatus;
@@ -116,6 +131,14 @@ export interface RunStore {
   /** Extends the lease; throws E501 once another owner took the run. */
   renewLease(lease: Lease): Promise<Lease>;
   releaseLease(lease: Lease): Promise<void>;
+  /**
+   * Optional: records a request to cancel a run another process holds. Returns false, recording
+   * nothing, when the run is not running (it ended, waits for an answer, or is unknown). The request
+   * lasts until a `run-end` of the run is appended (the store then forgets it), and every lease on
+   * the run carries it meanwhile (`Lease.cancelRequest`). A second request replaces the first.
+   * A store without it still works: `cancelRun` then cancels only runs no live lease holds.
+   */
+  requestCancel?(runId: string, request: CancelRequest): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ import { JOURNAL_VERSION } from '../journal/journal-version.js';
 import { leaseDeadline } from '../journal/lease-keeper.js';
 import { readVerifiedJournal } from '../journal/read-verified-journal.js';
 import type { Redactor } from '../journal/redact.js';
-import type { Lease, RunStore } from '../journal/run-store.js';
+import type { CancelRequest, Lease, RunStore } from '../journal/run-store.js';
 import { checkLinkable } from '../journal/verify-journal.js';
 import type { PlanAuthorization } from '../plan/plan-digest.js';
 import { planDigest } from '../plan/plan-digest.js';
@@ -213,10 +213,14 @@ export async function finishRun(
     readonly planDigest?: string;
     /** Revisions of the plan during the run; `plan` is the latest. */
     readonly revisions?: readonly PlanReviseEvent[];
+    /** Who cancelled a `cancelled` run through the store; default the request its lease carried. */
+    readonly cancel?: CancelRequest;
   },
 ): Promise<RunResult> {
   const revised = details.revisions && details.revisions.length > 0 ? details.revisions : undefined;
   const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
+  // A run cancelled through the store names who asked (a local `handle.cancel` has no one to name).
+  const cancel = details.status === 'cancelled' ? (details.cancel ?? journal.cancelRequest) : undefined;
   try {
     await journal.record({
       type: 'run-end',
@@ -224,6 +228,7 @@ export async function finishRun(
       durationMs: details.durationMs,
       ...(usage ? { usage } : {}),
       ...(revised ? { revision: details.plan.revision ?? revised.length } : {}),
+      ...(cancel ? { by: cancel.by, ...(cancel.reason === undefined ? {} : { reason: cancel.reason }) } : {}),
     });
   } finally {
     await journal.close();

@@ -1,4 +1,5 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
+import { cancelRequestReason } from '../journal/cancel-request-listeners.js';
 import type { RunEvent, RunResult } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
 import type { RunStore } from '../journal/run-store.js';
@@ -56,6 +57,8 @@ export function launchSession(options: {
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
     if (cancelReason !== undefined) value.scheduler.cancel(cancelReason);
+    // A cancel another process recorded in the store (`cancelRun`) reaches the run with its lease.
+    value.scheduler.journal.onCancelRequest((request) => cancel(cancelRequestReason(request)));
     try {
       return await value.execute();
     } finally {

@@ -2,6 +2,7 @@ import { ErrorCodes, StepwiseError } from '../errors.js';
 import type { RunEvent } from '../journal/events.js';
 import { applyEvent, emptyRun, executionRecord, type FoldedRun, summarizeRun } from '../journal/fold-run.js';
 import {
+  type CancelRequest,
   type ExecutionRecord,
   type Lease,
   type RunFilter,
@@ -88,6 +89,7 @@ export class MemoryStore implements RunStore {
   readonly #executions = new Map<string, string>();
   readonly #leases = new Map<string, Lease>();
   readonly #tokens = new Map<string, number>();
+  readonly #cancelRequests = new Map<string, CancelRequest>();
   #closed = false;
 
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
@@ -101,6 +103,7 @@ export class MemoryStore implements RunStore {
     for (const event of events) {
       run.events.push(event);
       if (event.type === 'tool-call') this.#executions.set(event.executionId, runId);
+      else if (event.type === 'run-end') this.#cancelRequests.delete(runId);
     }
   }
 
@@ -159,7 +162,7 @@ export class MemoryStore implements RunStore {
       expiresAt: new Date(now + ttlMs).toISOString(),
     };
     this.#leases.set(runId, lease);
-    return lease;
+    return this.#withCancelRequest(lease);
   }
 
   async renewLease(lease: Lease): Promise<Lease> {
@@ -167,12 +170,23 @@ export class MemoryStore implements RunStore {
     checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
     const held = this.#leases.get(lease.runId);
     checkLease(lease.runId, held, lease, Date.now());
-    const renewed: Lease = {
-      ...lease,
-      expiresAt: new Date(Date.now() + lease.ttlMs).toISOString(),
-    };
+    const { cancelRequest: _previous, ...renewable } = lease;
+    const renewed: Lease = { ...renewable, expiresAt: new Date(Date.now() + lease.ttlMs).toISOString() };
     this.#leases.set(lease.runId, renewed);
-    return renewed;
+    return this.#withCancelRequest(renewed);
+  }
+
+  async requestCancel(runId: string, request: CancelRequest): Promise<boolean> {
+    this.#assertOpen();
+    const run = this.#runs.get(runId);
+    if (!run || folded(run).status !== 'running') return false;
+    this.#cancelRequests.set(runId, { ...request });
+    return true;
+  }
+
+  #withCancelRequest(lease: Lease): Lease {
+    const request = this.#cancelRequests.get(lease.runId);
+    return request ? { ...lease, cancelRequest: request } : lease;
   }
 
   async releaseLease(lease: Lease): Promise<void> {

@@ -1,4 +1,5 @@
 import { auditCases } from './conformance-audit.js';
+import { cancelCases } from './conformance-cancel.js';
 import { durabilityCases } from './conformance-durability.js';
 import { fencingCases } from './conformance-fencing.js';
 import { journalCases } from './conformance-journal.js';
@@ -19,4 +20,5 @@ export function runStoreConformance(harness: StoreHarness): void {
   raceCases(harness);
   durabilityCases(harness);
   fencingCases(harness);
+  cancelCases(harness);
 }
