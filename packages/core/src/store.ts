@@ -60,4 +60,4 @@ export { sha256 } from './plan/plan-digest.js';
 export { type CancelOutcome, type CancelRunOptions, cancelRun } from './run/cancel-run.js';
 export { type ApprovalState, approvalState } from './run/pending-approvals.js';
 export { checkEvents } from './store/check-events.js';
-export { checkBatch, checkLease, checkLeaseRequest } from './store/memory-store.js';
+export { checkBatch, checkCancelRequest, checkLease, checkLeaseRequest } from './store/memory-store.js';

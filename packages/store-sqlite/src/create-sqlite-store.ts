@@ -8,10 +8,18 @@ import {
   type RunSummary,
   StepwiseError,
 } from '@stepwise/core';
-import { checkEvents, checkLease, checkLeaseRequest, type Lease } from '@stepwise/core/store';
+import {
+  type CancelRequest,
+  checkCancelRequest,
+  checkEvents,
+  checkLease,
+  checkLeaseRequest,
+  type Lease,
+} from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
+import { type CancelRequestStatements, prepareCancelRequestStatements, withCancelRequest } from './cancel-requests.js';
 import type { StoreDatabase } from './database-schema.js';
 import { JournalReader } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
@@ -50,6 +58,7 @@ class SqliteRunStore implements SqliteStore {
   #reader: JournalReader | undefined;
   #appendBatch: Database.Transaction<(runId: string, events: readonly RunEvent[], lease?: Lease) => void> | undefined;
   #leaseStatements: LeaseStatements | undefined;
+  #cancelStatements: CancelRequestStatements | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -137,6 +146,7 @@ class SqliteRunStore implements SqliteStore {
     this.#reader = reader;
     this.#writer = writer;
     this.#leaseStatements = prepareLeaseStatements(this.#sqlite);
+    this.#cancelStatements = prepareCancelRequestStatements(this.#sqlite);
     this.#appendBatch = this.#sqlite.transaction((runId: string, events: readonly RunEvent[], lease?: Lease) =>
       writer.append(runId, events, lease, Date.now()),
     );
@@ -263,7 +273,13 @@ class SqliteRunStore implements SqliteStore {
     checkLeaseRequest(runId, owner, ttlMs);
     try {
       const statements = this.#leaseStatements as LeaseStatements;
-      return this.#sqlite.transaction(() => takeLease(statements, runId, owner, ttlMs, Date.now())).immediate();
+      const cancels = this.#cancelStatements as CancelRequestStatements;
+      return this.#sqlite
+        .transaction(() => {
+          const lease = takeLease(statements, runId, owner, ttlMs, Date.now());
+          return lease && withCancelRequest(cancels, lease);
+        })
+        .immediate();
     } catch (error) {
       throw this.#translate(error, `leasing run ${runId}`);
     }
@@ -280,11 +296,23 @@ class SqliteRunStore implements SqliteStore {
           checkLease(lease.runId, heldLease(lease.runId, this.#leaseRow(lease.runId)), lease, now);
           const renewed: Lease = { ...lease, expiresAt: new Date(now + lease.ttlMs).toISOString() };
           this.#leaseStatements?.renew.run(renewed.expiresAt, lease.runId, lease.token);
-          return renewed;
+          return withCancelRequest(this.#cancelStatements as CancelRequestStatements, renewed);
         })
         .immediate();
     } catch (error) {
       throw this.#translate(error, `renewing the lease on run ${lease.runId}`);
+    }
+  }
+
+  async requestCancel(runId: string, request: CancelRequest): Promise<boolean> {
+    await this.#open();
+    checkCancelRequest(runId, request);
+    try {
+      const statements = this.#cancelStatements as CancelRequestStatements;
+      const { changes } = statements.record.run(request.by, request.reason ?? null, request.at, runId);
+      return changes > 0;
+    } catch (error) {
+      throw this.#translate(error, `recording a cancel request for run ${runId}`);
     }
   }
 

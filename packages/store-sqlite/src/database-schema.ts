@@ -23,6 +23,19 @@ export interface StoreDatabase {
   readonly approvals: ApprovalsTable;
   readonly model_calls: ModelCallsTable;
   readonly store_metadata: StoreMetadataTable;
+  readonly cancel_requests: CancelRequestsTable;
+}
+
+/**
+ * A running run someone asked to cancel from another process (`cancelRun`), until its `run-end`
+ * (schema version 6). Not part of the journal: the run's own process journals the cancel.
+ */
+export interface CancelRequestsTable {
+  run_key: number;
+  requested_by: string;
+  reason: string | null;
+  /** ISO 8601. */
+  requested_at: string;
 }
 
 /**

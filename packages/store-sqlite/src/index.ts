@@ -6,6 +6,7 @@ export type {
   ApprovalsTable,
   ArtifactsTable,
   BlobsTable,
+  CancelRequestsTable,
   EventsTable,
   ExecutionsTable,
   ModelCallsTable,

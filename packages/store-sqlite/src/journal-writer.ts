@@ -37,6 +37,7 @@ export class JournalWriter {
   readonly #projections: ProjectionWriter;
   readonly #selectRun: Database.Statement<[string], RunRow>;
   readonly #insertRun: Database.Statement<[string]>;
+  readonly #forgetCancelRequest: Database.Statement<[number]>;
   readonly #sqlite: Database.Database;
   /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
   readonly #insertEvents: Database.Statement[] = [];
@@ -56,6 +57,7 @@ export class JournalWriter {
        from runs r where id = ?`,
     );
     this.#insertRun = sqlite.prepare('insert into runs (id) values (?)');
+    this.#forgetCancelRequest = sqlite.prepare('delete from cancel_requests where run_key = ?');
     this.#sqlite = sqlite;
   }
 
@@ -74,7 +76,13 @@ export class JournalWriter {
     const changes = this.#changes;
     changes.clear();
     this.#insertEventRows(runId, runKey, events);
-    for (const event of events) applyEvent(fold, event, changes);
+    let ended = false;
+    for (const event of events) {
+      applyEvent(fold, event, changes);
+      if (event.type === 'run-end') ended = true;
+    }
+    // A cancel request lasts until the run ends (see RunStore.requestCancel).
+    if (ended) this.#forgetCancelRequest.run(runKey);
     this.#projections.write(runKey, fold, before, changes, events);
     this.#folds.keep(fold);
   }

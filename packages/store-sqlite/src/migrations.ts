@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { cancelRequests } from './cancel-requests-migration.js';
 import { journalRowid } from './journal-rowid-migration.js';
 import { outputsInJournal } from './outputs-in-journal-migration.js';
 import { storeMetadata } from './store-metadata-migration.js';
@@ -279,6 +280,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0003_journal_rowid': journalRowid,
   '0004_store_metadata': storeMetadata,
   '0005_outputs_in_journal': outputsInJournal,
+  '0006_cancel_requests': cancelRequests,
 };
 
 /** The in-code provider kysely's Migrator reads. */

@@ -11,6 +11,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0003_journal_rowid',
   '0004_store_metadata',
   '0005_outputs_in_journal',
+  '0006_cancel_requests',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

@@ -49,6 +49,7 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
     '0003_journal_rowid': _rowid,
     '0004_store_metadata': _metadata,
     '0005_outputs_in_journal': _outputs,
+    '0006_cancel_requests': _cancelRequests,
     ...older
   } = migrations;
   const migrator = new Migrator({

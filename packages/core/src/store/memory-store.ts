@@ -59,6 +59,25 @@ export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown
   }
 }
 
+/** Refuses (E004) a cancel request without a run id, a `by` or an `at`; every store checks with it. */
+export function checkCancelRequest(runId: unknown, request: unknown): void {
+  const value = request as Partial<CancelRequest> | null | undefined;
+  if (
+    typeof runId !== 'string' ||
+    runId === '' ||
+    typeof value?.by !== 'string' ||
+    value.by === '' ||
+    typeof value.at !== 'string' ||
+    (value.reason !== undefined && typeof value.reason !== 'string')
+  ) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      `a cancel request needs a run id, who asks (by) and when (at) (got ${JSON.stringify({ runId, request })})`,
+      { location: typeof runId === 'string' && runId !== '' ? runId : 'requestCancel' },
+    );
+  }
+}
+
 /** Leases as every store enforces them; `held` is the run's current lease, if any. */
 export function checkLease(runId: string, held: Lease | undefined, lease: Lease | undefined, now: number): void {
   if (lease) {
@@ -178,6 +197,7 @@ export class MemoryStore implements RunStore {
 
   async requestCancel(runId: string, request: CancelRequest): Promise<boolean> {
     this.#assertOpen();
+    checkCancelRequest(runId, request);
     const run = this.#runs.get(runId);
     if (!run || folded(run).status !== 'running') return false;
     this.#cancelRequests.set(runId, { ...request });

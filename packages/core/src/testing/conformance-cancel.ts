@@ -56,6 +56,7 @@ async function requestReachesHolders(store: RunStore, harness: StoreHarness): Pr
 async function requestEndsWithRun(store: RunStore): Promise<undefined> {
   if (!store.requestCancel) return undefined;
   expect(await store.requestCancel(uniqueRunId(), request)).toBe(false);
+  await expectCode(store.requestCancel(uniqueRunId(), { by: '', at: request.at }), ErrorCodes.INPUT_INVALID);
   const { runId, lease } = await startedRun(store);
   expect(await store.requestCancel(runId, { ...request, by: 'first' })).toBe(true);
   expect(await store.requestCancel(runId, request)).toBe(true);
