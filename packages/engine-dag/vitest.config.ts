@@ -12,6 +12,11 @@ export default packageTestConfig(
   },
   {
     // Child processes run the built engine and store; two of them are killed mid-run.
-    fullOnly: ['test/sigkill-resume.test.ts', 'test/revised-run-sigkill.test.ts', 'test/waiting.test.ts'],
+    fullOnly: [
+      'test/sigkill-resume.test.ts',
+      'test/revised-run-sigkill.test.ts',
+      'test/waiting.test.ts',
+      'test/adjust-sigkill.test.ts',
+    ],
   },
 );

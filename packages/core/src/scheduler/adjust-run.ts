@@ -4,6 +4,7 @@ import type { RunJournal } from '../journal/journal.js';
 import { cancelledError } from '../kernel/tool-execution.js';
 import { type AdjustDecision, type AdjustHook, normalizeAdjustDecision } from './policies/adjust-hook.js';
 import type { RunRevisions } from './revise-run.js';
+import type { RunLoop } from './run-loop.js';
 import type { SessionControl } from './session-control.js';
 import { type Slot, StepBoard } from './step-board.js';
 import type { Warn } from './step-observer.js';
@@ -86,4 +87,18 @@ export async function adjustAfterStep(scope: AdjustScope, slot: Slot, result: St
     { edits: decision.edits, by: 'adjust', ...reason },
   );
   return revised ? 'revised' : 'continue';
+}
+
+/**
+ * A step succeeded: the adjust hook (when the policy has one) decides before its dependents are
+ * released, so a revision can put steps in front of them; then the loop advances.
+ */
+export async function adjustThenAdvance(
+  adjust: AdjustScope | undefined,
+  loop: Pick<RunLoop, 'advance'>,
+  slot: Slot,
+  result: StepResult,
+): Promise<void> {
+  if (adjust) await adjustAfterStep(adjust, slot, result);
+  loop.advance(slot, result);
 }

@@ -2,7 +2,7 @@ import type { StepResult } from '../journal/events.js';
 import type { FoldedRun } from '../journal/fold-run.js';
 import { invokeStep, type KernelContext } from '../kernel/invoke-step.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
-import { type AdjustScope, adjustAfterStep } from './adjust-run.js';
+import { type AdjustScope, adjustThenAdvance } from './adjust-run.js';
 import type { AttemptGate } from './attempt-gate.js';
 import type { EnginePolicy } from './engine-policy.js';
 import type { FailurePolicy } from './failure-policy.js';
@@ -74,10 +74,8 @@ export class AttemptRunner {
       board.running--;
     }
     if (result.status === 'succeeded') {
-      // The adjust hook decides before dependents are released, so a revision can put steps in front of them.
-      if (adjust) await adjustAfterStep(adjust, slot, result);
       // Inside the slot on purpose: dependents are queued before the slot frees, so plan order decides ties.
-      loop.advance(slot, result);
+      await adjustThenAdvance(adjust, loop, slot, result);
       return undefined;
     }
     if (failures.isFinal(slot, result)) {

@@ -61,7 +61,7 @@ export class FailurePolicy {
 
   /** After an attempt ended unsuccessfully, outside the concurrency slot: retry with backoff, the recovery hook, then conclude. */
   async recover(slot: Slot, result: StepResult): Promise<void> {
-    const { control, gate, policy } = this.#parts;
+    const { control, gate } = this.#parts;
     if (control.stopped || result.status !== 'failed') {
       await this.conclude(slot, result, `step "${slot.step.id}" ${result.status}`);
       return;
@@ -74,8 +74,13 @@ export class FailurePolicy {
       return;
     }
     if (decision) return this.#apply(slot, result, decision);
-    const what = policy.stopOn === 'any' ? 'step' : 'critical step';
-    await this.conclude(slot, result, `${what} "${slot.step.id}" failed`);
+    await this.concludeFailure(slot, result);
+  }
+
+  /** A failure that stands (no retry, no recovery decision): `conclude` with the stop rule's reason. */
+  concludeFailure(slot: Slot, result: StepResult): Promise<void> {
+    const what = this.#parts.policy.stopOn === 'any' ? 'step' : 'critical step';
+    return this.conclude(slot, result, `${what} "${slot.step.id}" failed`);
   }
 
   /**

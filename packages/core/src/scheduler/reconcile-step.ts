@@ -3,6 +3,7 @@ import { endStep, type KernelContext } from '../kernel/invoke-step.js';
 import { type ReconcileOutcome, reconcileCall } from '../kernel/reconcile-call.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { interruptedError } from '../run/run-session.js';
+import { adjustThenAdvance } from './adjust-run.js';
 import type { RestoreScope } from './restore-session.js';
 import type { RestoredStep } from './resume-state.js';
 import type { Slot } from './step-board.js';
@@ -40,6 +41,6 @@ export async function reconcileStep(scope: RestoreScope, slot: Slot, state: Rest
   const outcome = answer?.answer === 'done' ? answer.outcome : { status: 'failed' as const, error, artifacts: [] };
   const startedAt = state.startedAt ?? new Date().toISOString();
   const result = await endStep(slot.step, state.attempt, executionId, startedAt, started, outcome, { journal });
-  if (result.status === 'succeeded') scope.loop.advance(slot, result);
+  if (result.status === 'succeeded') await adjustThenAdvance(scope.adjust, scope.loop, slot, result);
   else await scope.failures.recover(slot, result);
 }

@@ -4,6 +4,7 @@ import type { RunJournal } from '../journal/journal.js';
 import { endStep, type KernelContext } from '../kernel/invoke-step.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { interruptedError } from '../run/run-session.js';
+import { type AdjustScope, adjustThenAdvance } from './adjust-run.js';
 import type { EnginePolicy } from './engine-policy.js';
 import { type FailurePolicy, stopsRun } from './failure-policy.js';
 import { reconcileStep } from './reconcile-step.js';
@@ -22,18 +23,21 @@ export interface RestoreScope {
   readonly loop: Pick<RunLoop, 'release' | 'enqueue' | 'advance'>;
   /** The session's kernel context: asks a tool's `reconcile` about a call a crash left in flight. */
   readonly kernel?: KernelContext;
-  readonly failures: Pick<FailurePolicy, 'recover' | 'skip'>;
+  readonly failures: Pick<FailurePolicy, 'recover' | 'skip' | 'concludeFailure'>;
+  /** Present when the policy has an adjust hook. */
+  readonly adjust?: AdjustScope;
   /** The journal as folded at resume: the executions of steps a crash left in flight. */
   readonly resumed: FoldedRun | undefined;
 }
 
 /**
  * Puts a resumed session where the journal left it: ended steps keep their results, a stop the
- * previous session had begun carries on, and steps a crash left in flight are re-run, continued,
+ * previous session had begun carries on, steps whose adjust decision a crash cut off have it asked
+ * (before anything else is released), and steps a crash left in flight are re-run, continued,
  * finished from their journaled tool result, reconciled by their tool, or failed as interrupted (E309).
  */
 export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): void {
-  const { board, control, journal, loop } = scope;
+  const { board, control } = scope;
   const actions: [Slot, RestoredStep][] = [];
   for (const slot of board.slots) {
     const state = restored.get(slot.step.id);
@@ -46,6 +50,8 @@ export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string
       board.done++;
       if (state.result.status === 'succeeded') board.outputs.set(slot.step.id, state.result.output);
     } else if (state.action) {
+      // An unadjusted step is where its end left it: running, until the hook decided.
+      if (state.action === 'adjust') slot.status = 'running';
       actions.push([slot, state]);
     }
   }
@@ -55,7 +61,38 @@ export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string
     for (const dependent of board.graph.dependents[slot.index] ?? []) board.slot(dependent).remaining--;
   }
   carryOnStop(scope, restored);
-  if (control.stopped) return;
+  const unadjusted = actions.filter(([, state]) => state.action === 'adjust');
+  if (control.stopped) {
+    // The stop stands and nothing more is decided: an unadjusted step keeps its result, unasked.
+    for (const [slot, state] of unadjusted) scope.loop.advance(slot, state.ended as StepResult);
+    return;
+  }
+  if (unadjusted.length === 0) releaseRest(scope, actions);
+  else control.track(adjustThenRelease(scope, unadjusted, actions));
+}
+
+/**
+ * Asks the adjust hook about each step a crash left unadjusted, as if its end had just come (a
+ * success advances the loop, a failure meets the stop rule), then releases the rest of the session.
+ */
+async function adjustThenRelease(
+  scope: RestoreScope,
+  unadjusted: readonly [Slot, RestoredStep][],
+  actions: readonly [Slot, RestoredStep][],
+): Promise<void> {
+  const { control, loop } = scope;
+  for (const [slot, state] of unadjusted) {
+    const result = state.ended as StepResult;
+    if (control.stopped) loop.advance(slot, result);
+    else if (result.status === 'succeeded') await adjustThenAdvance(scope.adjust, loop, slot, result);
+    else await scope.failures.concludeFailure(slot, result);
+  }
+  if (!control.stopped) releaseRest(scope, actions);
+}
+
+/** Skips behind ended steps that block their dependents, carries on the steps a crash left in flight, releases the others. */
+function releaseRest(scope: RestoreScope, actions: readonly [Slot, RestoredStep][]): void {
+  const { board, control, journal, loop } = scope;
   for (const slot of board.slots) {
     if (slot.result && !letsDependentsRun(slot.result) && board.skipDependents(slot)) {
       control.track(journal.flush());
@@ -76,6 +113,10 @@ function carryOnStop(scope: RestoreScope, restored: ReadonlyMap<string, Restored
       if (stopsRun(policy, slot, slot.result)) control.stop('waiting', `step "${slot.step.id}" waits for a person`);
     } else if (state.aborted || (slot.result.status !== 'cancelled' && stopsRun(policy, slot, slot.result))) {
       control.stop('failed', `step "${slot.step.id}" ${slot.result.status} before the resume`);
+    } else if (state.adjustStopped) {
+      // As the hook's stop did: a success ends the run cancelled, a failure failed.
+      const kind = slot.result.status === 'succeeded' ? 'cancelled' : 'failed';
+      control.stop(kind, `the adjust hook stopped the run after step "${slot.step.id}" before the resume`);
     } else if (slot.result.status === 'cancelled') {
       control.stop('cancelled', 'the run was being cancelled when it stopped');
     }
@@ -139,6 +180,6 @@ async function endInterrupted(scope: RestoreScope, slot: Slot, state: RestoredSt
   const result = await endStep(slot.step, state.attempt, executionId, startedAt, started, outcome, {
     journal,
   });
-  if (result.status === 'succeeded') scope.loop.advance(slot, result);
+  if (result.status === 'succeeded') await adjustThenAdvance(scope.adjust, scope.loop, slot, result);
   else await scope.failures.recover(slot, result);
 }

@@ -100,7 +100,7 @@ async function crashedRun() {
 describe('restoreSteps', () => {
   it('turns each step of a crashed journal into what the resumed session does with it', async () => {
     const { run, events } = await crashedRun();
-    const { steps, interrupted } = restoreSteps(run, events, false);
+    const { steps, interrupted } = restoreSteps(run, events, { allowRerun: false });
     expect(steps.get('done')).toMatchObject({ attempt: 1, result: { status: 'succeeded', output: { value: 1 } } });
     expect(steps.get('written')).toMatchObject({ attempt: 1, action: 'fail' });
     expect(steps.get('read')).toMatchObject({ attempt: 1, action: 'rerun' });
@@ -124,7 +124,59 @@ describe('restoreSteps', () => {
 
   it('runs a non-idempotent step again when the host allows re-runs', async () => {
     const { run, events } = await crashedRun();
-    const { steps } = restoreSteps(run, events, true);
+    const { steps } = restoreSteps(run, events, { allowRerun: true });
     expect(steps.get('written')).toMatchObject({ action: 'rerun' });
+  });
+
+  it('asks the adjust hook again only about ends of the crashed session with no decision after them', async () => {
+    const { run, events } = await crashedRun();
+    const { steps } = restoreSteps(run, events, { allowRerun: false, adjusts: true });
+    expect(steps.get('done')).toMatchObject({ action: 'adjust', ended: { status: 'succeeded' } });
+    expect(steps.get('done')?.result).toBeUndefined();
+    // The recovery hook's decisions came instead of an adjustment: abort, retry and skip are not asked.
+    expect(steps.get('aborted')).toMatchObject({ aborted: true, result: { status: 'failed' } });
+    expect(steps.get('retried')).toMatchObject({ action: 'retry' });
+    expect(steps.get('skipped')).toMatchObject({ action: 'skip' });
+    // Without a hook (or for a run journaled without one) nothing is asked.
+    expect(restoreSteps(run, events, { allowRerun: false }).steps.get('done')).toMatchObject({ result: {} });
+  });
+
+  it('leaves alone the ends of a session that ended, and a decision journaled after an end', async () => {
+    const twoSteps = makePlan([
+      { id: 'first', tool: 'echo' },
+      { id: 'second', tool: 'echo' },
+      { id: 'third', tool: 'echo' },
+    ]);
+    const store = new MemoryStore();
+    const journal = await startRun({ store, runId, plan: twoSteps, engine: 'dag' });
+    const end = (stepId: string, status: StepResult['status'], attempt = 1): RunEventInput => ({
+      type: 'step-end',
+      stepId,
+      result: { ...result(stepId, status, { attempt }), tool: 'echo' },
+    });
+    const inputs: RunEventInput[] = [
+      // The first session: `first` failed while the run was stopping (not asked), the run ended.
+      started('first', 'echo'),
+      started('second', 'echo'),
+      end('second', 'failed'),
+      { type: 'adjust-decision', stepId: 'second', attempt: 1, status: 'failed', decision: 'continue' },
+      end('first', 'failed'),
+      { type: 'run-end', status: 'failed', durationMs: 5 },
+      { type: 'run-continue', from: 'failed', retry: ['second'], skip: [] },
+      // The continuation: `second` succeeds and `third` too, then a crash before `second`'s decision.
+      { type: 'step-start', stepId: 'second', tool: 'echo', attempt: 2, executionId: 'ex_second_2' },
+      end('second', 'succeeded', 2),
+      started('third', 'echo'),
+      end('third', 'succeeded'),
+      { type: 'adjust-decision', stepId: 'third', attempt: 1, status: 'succeeded', decision: 'continue' },
+    ];
+    for (const input of inputs) journal.emit(input);
+    await journal.flush();
+    await journal.close();
+    const events = await readAll(store, runId);
+    const { steps } = restoreSteps(foldRun(events, runId), events, { allowRerun: false, adjusts: true });
+    expect(steps.get('first')).toMatchObject({ result: { status: 'failed' } });
+    expect(steps.get('second')).toMatchObject({ action: 'adjust', ended: { status: 'succeeded', attempt: 2 } });
+    expect(steps.get('third')).toMatchObject({ result: { status: 'succeeded' } });
   });
 });

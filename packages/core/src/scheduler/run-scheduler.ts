@@ -85,6 +85,7 @@ export class RunScheduler {
   readonly #revisions: RunRevisions;
   readonly #failures: FailurePolicy;
   readonly #kernel: KernelContext;
+  readonly #adjust: AdjustScope | undefined;
 
   constructor(init: RunSchedulerInit) {
     const { journal, policy } = init;
@@ -123,6 +124,7 @@ export class RunScheduler {
     this.#loop = loop;
     this.#revisions = revisions;
     this.#failures = failures;
+    this.#adjust = adjust;
   }
 
   get runId(): string {
@@ -152,6 +154,7 @@ export class RunScheduler {
           failures: this.#failures,
           resumed,
           kernel: this.#kernel,
+          ...(this.#adjust ? { adjust: this.#adjust } : {}),
         };
         restoreSession(scope, restored);
       } else {

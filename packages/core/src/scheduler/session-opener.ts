@@ -123,10 +123,13 @@ export class SessionOpener {
   ): OpenedSession {
     const { tools, allowRerunInterrupted } = this.#setup.options;
     const reconciles = (tool: string) => tools.get(tool)?.reconcile !== undefined;
-    const state = restoreSteps(run, events, allowRerunInterrupted ?? false, reconciles);
+    const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
+    // A run started without an adjust hook (`adjust: false` journaled) skipped its adjustments by design.
+    const adjusts = runPolicy.adjust !== undefined && run.options?.adjust !== false;
+    const allowRerun = allowRerunInterrupted ?? false;
+    const state = restoreSteps(run, events, { allowRerun, reconciles, adjusts });
     const { answers } = approvalState(events);
     const steps = withEditedArgs(state.steps, answers);
-    const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
     const startedAt = Date.parse(run.createdAt) || Date.now();
     const live = this.#scheduler(plan, journal, runPolicy, startedAt, hooks, { run, answers });
     const owner = journal.lease?.owner ?? this.#setup.options.owner ?? 'unknown';

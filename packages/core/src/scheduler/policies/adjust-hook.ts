@@ -32,7 +32,10 @@ export interface AdjustContext {
  * Asked after each step ends (succeeded, or failed once retries and the recovery hook are done),
  * before its dependents are released, so a revision can still put steps in front of them.
  * Return `undefined` to continue. A hook that throws, or answers something that is not a decision,
- * is journaled with its error and the run continues unrevised.
+ * is journaled with its error and the run continues unrevised. When a crash came after a step's
+ * end and before its decision was journaled, the resume asks about that step first, once; a
+ * journaled decision is never asked again (a `stop` carries on), and a run started without a hook
+ * is not asked about steps that ended before the resume.
  */
 export type AdjustHook = (
   step: Step,

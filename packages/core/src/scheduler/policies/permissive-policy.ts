@@ -108,12 +108,17 @@ export function permissivePolicy(
   };
 }
 
-/** What `run-start` records so a resume schedules the same way (JSON has no Infinity: `null` is unbounded). */
+/**
+ * What `run-start` records so a resume schedules the same way (JSON has no Infinity: `null` is
+ * unbounded). `adjust` says whether the run asks an adjust hook: a resume asks again only the
+ * adjustments a crash cut off, never those of a run that had no hook.
+ */
 export function journaledPolicy(settings: PermissivePolicy): Record<string, unknown> {
   return {
     concurrency: Number.isFinite(settings.concurrency) ? settings.concurrency : null,
     toolConcurrency: settings.toolConcurrency,
     retry: settings.retry,
+    adjust: settings.adjust !== undefined,
     ...settings.goalSteps?.journaled,
   };
 }
