@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { solve } from '@stepwise/cli';
+import { solve } from '@stepwise/code-agent';
 import { openAICompatible } from '@stepwise/engine-agentic';
 import { startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';

@@ -2,13 +2,14 @@ import { ErrorCodes, StepwiseError } from '@stepwise/core';
 
 /**
  * The optional Stepwise packages the cli loads on demand: engines other than the default dag
- * engine (the agentic one also for `solve`), the MCP plugin and the Postgres store. They are
+ * engine, the code agent (`solve`, `plan`), the MCP plugin and the Postgres store. They are
  * optional peer dependencies of `@stepwise/cli`, so a host installs only the ones its
  * configuration names.
  */
 export type OptionalPackage =
   | '@stepwise/engine-sequential'
   | '@stepwise/engine-agentic'
+  | '@stepwise/code-agent'
   | '@stepwise/tools-mcp'
   | '@stepwise/store-postgres';
 

@@ -55,25 +55,16 @@ export {
   type ConfigOverrides,
   runnerOptionsFromConfig,
 } from './runner-options-from-config.js';
-export { attemptFeedback, type FailedAttempt, type ValidationSummary } from './solve/attempt-feedback.js';
-export { type ValidationCommand, type ValidationResult, validationCommands } from './solve/run-validation.js';
 export {
-  DEFAULT_CHECKPOINT_EXCLUDE,
-  IMPLEMENTATION_TOOLS,
   type PlanTaskOptions,
   planTask,
   type ResumeSolveOptions,
   resumeSolve,
-  type SolveAttempt,
-  type SolveEvent,
-  type SolveHostOptions,
   type SolveModel,
   type SolveOptions,
   type SolveResult,
   solve,
-} from './solve/solve.js';
-export { SOLVE_ENGINE, type SolveCheckpointOptions } from './solve/solve-engine.js';
-export type { SolveStepSummary } from './solve/solve-result.js';
+} from './solve.js';
 export {
   checkTrust,
   recordTrust,

@@ -1,4 +1,4 @@
-import { UsageError } from '../command-arguments.js';
+import { UsageError } from './command-arguments.js';
 
 /**
  * Splits a command line into an argv the way a POSIX shell splits words, without running one:

@@ -1,4 +1,4 @@
-import type { WorkspaceChangeList } from '@stepwise/core/store';
+import type { WorkspaceChangeList } from './code-agent-events.js';
 import type { ValidationResult } from './run-validation.js';
 
 /** A validation as the feedback needs it (a `ValidationResult`, or its journaled `validation-end`). */

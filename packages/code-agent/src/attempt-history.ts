@@ -4,7 +4,7 @@ import type {
   ValidationEndEvent,
   WorkspaceCheckpointEvent,
   WorkspaceRollbackEvent,
-} from '@stepwise/core/store';
+} from './code-agent-events.js';
 
 /** What the journal holds about one attempt of one step (the key of every code-agent event). */
 export interface AttemptRecords {

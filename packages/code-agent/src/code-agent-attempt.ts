@@ -1,8 +1,8 @@
 import { ErrorCodes, type RunStore, type Step, type StepError } from '@stepwise/core';
 import type { GoalStepRequest, KernelContext } from '@stepwise/core/engine';
-import type { WorkspaceChangeList } from '@stepwise/core/store';
 import { attemptFeedback, type ValidationSummary } from './attempt-feedback.js';
 import { type AttemptHistory, type AttemptRecords, readAttemptHistory } from './attempt-history.js';
+import type { WorkspaceChangeList } from './code-agent-events.js';
 import { runValidation, type ValidationCommand, type ValidationResult } from './run-validation.js';
 import { type TransactionSettings, WorkspaceTransaction } from './workspace-transaction.js';
 

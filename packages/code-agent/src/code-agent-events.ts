@@ -1,12 +1,12 @@
-import type { RunEventBase } from './events.js';
+import type { RunEventBase } from '@stepwise/core';
 
-// The code agent's events (`solve` in @stepwise/cli). Core does not fold them: they are extension
-// events (see `RunEventExtensions`), kept in this file so they can move with the code agent to its
-// own package, which then registers them with `declare module '@stepwise/core'`. Each belongs to one
-// attempt of one step: the scheduler's (stepId, attempt) is unique in a run, across revisions too (a
-// replanned step gets a new id); `revision` says which revision of the plan the attempt ran under.
+// The code agent's events. Core does not fold them: they are extension events, registered below in
+// core's `RunEventExtensions`, so they type-check wherever `RunEvent` is used once this package is
+// imported. Each belongs to one attempt of one step: the scheduler's (stepId, attempt) is unique in a
+// run, across revisions too (a replanned step gets a new id); `revision` says which revision of the
+// plan the attempt ran under.
 
-/** Files an implementation attempt of the code agent (`solve`) changed in the workspace. */
+/** Files an implementation attempt of the code agent changed in the workspace. */
 export interface WorkspaceChangeList {
   readonly created: readonly string[];
   readonly modified: readonly string[];
@@ -22,7 +22,7 @@ export interface FailingTestRecord {
 }
 
 /**
- * One implementation attempt of a code-agent step (`solve`) ended: the child run that carried it
+ * One implementation attempt of a code-agent step ended: the child run that carried it
  * out and what it changed. The validation and any rollback are journaled just before it.
  */
 export interface AttemptEndEvent extends RunEventBase {
@@ -41,7 +41,7 @@ export interface AttemptEndEvent extends RunEventBase {
   readonly rolledBack: boolean;
 }
 
-/** The validation command ran after an implementation attempt (`solve`). */
+/** The validation command ran after an implementation attempt. */
 export interface ValidationEndEvent extends RunEventBase {
   readonly type: 'validation-end';
   readonly stepId: string;
@@ -63,7 +63,7 @@ export interface ValidationEndEvent extends RunEventBase {
   readonly error?: string;
 }
 
-/** A failed attempt's changes were undone from the checkpoint taken before it (`solve`). */
+/** A failed attempt's changes were undone from the checkpoint taken before it. */
 export interface WorkspaceRollbackEvent extends RunEventBase {
   readonly type: 'workspace-rollback';
   readonly stepId: string;
@@ -76,7 +76,7 @@ export interface WorkspaceRollbackEvent extends RunEventBase {
 }
 
 /**
- * The workspace was recorded before an attempt (`solve`), and the record saved in `directory`, so a
+ * The workspace was recorded before an attempt, and the record saved in `directory`, so a
  * process that resumes the run after a crash can still undo the attempt.
  */
 export interface WorkspaceCheckpointEvent extends RunEventBase {
@@ -92,10 +92,15 @@ export interface WorkspaceCheckpointEvent extends RunEventBase {
   readonly exclude: readonly string[];
 }
 
-/** The code agent's events, by type, for `RunEventExtensions`. */
+/** The code agent's events, by type (registered in `RunEventExtensions`). */
 export interface CodeAgentEvents {
   readonly 'workspace-checkpoint': WorkspaceCheckpointEvent;
   readonly 'attempt-end': AttemptEndEvent;
   readonly 'validation-end': ValidationEndEvent;
   readonly 'workspace-rollback': WorkspaceRollbackEvent;
+}
+
+// Registers the events: `RunEvent` includes them wherever this package's types are loaded.
+declare module '@stepwise/core' {
+  interface RunEventExtensions extends CodeAgentEvents {}
 }

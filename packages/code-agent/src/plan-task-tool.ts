@@ -1,11 +1,11 @@
 import { type AnyTool, defineTool, ErrorCodes, StepwiseError, ToolError, type ToolRegistry } from '@stepwise/core';
+import type * as EngineAgentic from '@stepwise/engine-agentic';
 import { z } from 'zod';
-import type { loadAgenticEngine } from '../create-runner.js';
 import { IMPLEMENTATION_TOOLS } from './code-agent-attempt.js';
 
-/** `@stepwise/engine-agentic`, loaded when `solve` runs. */
-export type AgenticModule = Awaited<ReturnType<typeof loadAgenticEngine>>;
-export type ChatModel = Parameters<AgenticModule['agenticEngine']>[0]['model'];
+/** `@stepwise/engine-agentic`: the planner, the goal-step executor and the adjust hooks the code agent uses. */
+export type AgenticModule = typeof EngineAgentic;
+export type ChatModel = EngineAgentic.ChatModel;
 type PlannerCall = Awaited<ReturnType<AgenticModule['planFromGoal']>>['calls'][number];
 
 /** The tool of the code agent's first step: the model plans the task. */

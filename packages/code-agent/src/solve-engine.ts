@@ -8,8 +8,8 @@ import {
   permissivePolicy,
   policyFromJournal,
 } from '@stepwise/core/engine';
+import type { AgenticLimits } from '@stepwise/engine-agentic';
 import { nodeTools, WorkspaceSandbox } from '@stepwise/tools-node';
-import type { AgenticLimits } from '../create-runner.js';
 import { type AttemptReport, codeAgentAttempt } from './code-agent-attempt.js';
 import { type AgenticModule, type ChatModel, planTaskTool } from './plan-task-tool.js';
 import type { ValidationCommand } from './run-validation.js';
@@ -58,7 +58,7 @@ export interface SolveEngineOptions {
   readonly maxRepairs?: number;
   readonly allowCommands: readonly string[];
   readonly checkpoint?: Omit<SolveCheckpointOptions, 'exclude' | 'directory'>;
-  readonly limits?: Omit<AgenticLimits, 'onBlocked' | 'onLimit'>;
+  readonly limits?: AgenticLimits;
   readonly approvals?: ApprovalOptions;
   readonly tools?: readonly AnyTool[];
   readonly protectedPaths?: readonly string[];

@@ -11,7 +11,8 @@ import {
   readAll,
   StepwiseError,
 } from '@stepwise/core';
-import { type AgenticLimits, loadAgenticEngine } from '../create-runner.js';
+import type { AgenticLimits } from '@stepwise/engine-agentic';
+import * as engineAgentic from '@stepwise/engine-agentic';
 import type { AttemptReport } from './code-agent-attempt.js';
 import { type ChatModel, PLAN_STEP_ID, PLAN_TASK_TOOL, plannerContext } from './plan-task-tool.js';
 import { type ValidationCommand, validationCommands } from './run-validation.js';
@@ -28,8 +29,7 @@ import { type SolveAttempt, type SolveResult, solveResult, withValidation } from
 
 /**
  * The model `solve` plans and implements with: a `ChatModel` of `@stepwise/engine-agentic`
- * (`openAICompatible(…)`, `fromAISDK(…)` or your own). Described by its shape so that the types of
- * `@stepwise/cli` do not need that package, an optional peer loaded when `solve` runs.
+ * (`openAICompatible(…)`, `fromAISDK(…)` or your own), described by the shape every one of them has.
  */
 export interface SolveModel {
   /** Journaled with every model call, e.g. `openai:gpt-4o-mini`. */
@@ -53,7 +53,7 @@ export interface SolveHostOptions {
   /** Programs `run_command` may start. Default: the validation commands' programs. */
   readonly allowCommands?: readonly string[];
   /** Model loop limits per attempt (turns, tool failures…). */
-  readonly limits?: Omit<AgenticLimits, 'onBlocked' | 'onLimit'>;
+  readonly limits?: AgenticLimits;
   /** Default: `run_command` runs without asking (it may only start allowed programs). */
   readonly approvals?: ApprovalOptions;
   /** More tools for the implementation steps (registered beside the Node tools). */
@@ -133,7 +133,6 @@ function initialPlan(options: SolveOptions): Plan {
 
 /** The engine of a code-agent run, with progress wired to `onProgress`. */
 async function engineFor(options: SolveHostOptions, settings: JournaledSolve, store: RunStore, planned: boolean) {
-  const agentic = await loadAgenticEngine('solve', 'solve');
   const { onProgress } = options;
   let awaitingPlan = !planned;
   const onEvent = (event: RunEvent) => {
@@ -146,7 +145,7 @@ async function engineFor(options: SolveHostOptions, settings: JournaledSolve, st
     awaitingPlan = false;
   };
   const engineOptions: SolveEngineOptions = {
-    agentic,
+    agentic: engineAgentic,
     model: options.model as ChatModel,
     workspace: options.workspace,
     store,
@@ -259,14 +258,13 @@ export interface PlanTaskOptions
  */
 export async function planTask(options: PlanTaskOptions): Promise<Plan> {
   const validation = checkOptions({ ...options, maxAttempts: 1 });
-  const agentic = await loadAgenticEngine('stepwise plan', 'plan');
   const tools = await implementationTools({
     workspace: options.workspace,
     allowCommands: options.allowCommands ?? [...new Set(validation.map((each) => each.command[0] as string))],
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
   });
-  const planned = await agentic.planFromGoal({
+  const planned = await engineAgentic.planFromGoal({
     goal: options.task,
     tools,
     model: options.model as ChatModel,
@@ -277,7 +275,3 @@ export async function planTask(options: PlanTaskOptions): Promise<Plan> {
   });
   return planned.plan;
 }
-
-export { IMPLEMENTATION_TOOLS } from './code-agent-attempt.js';
-export { DEFAULT_CHECKPOINT_EXCLUDE } from './workspace-transaction.js';
-export type { SolveAttempt, SolveResult, ValidationCommand };

@@ -1,13 +1,13 @@
 import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { GoalStepRequest } from '@stepwise/core/engine';
-import type { WorkspaceChangeList, WorkspaceCheckpointEvent } from '@stepwise/core/store';
 import {
   createCheckpoint,
   openCheckpoint,
   type WorkspaceCheckpoint,
   type WorkspaceSandbox,
 } from '@stepwise/tools-node';
+import type { WorkspaceChangeList, WorkspaceCheckpointEvent } from './code-agent-events.js';
 
 /**
  * Left out of the checkpoints by default, at any depth: dependencies (`node_modules`), and

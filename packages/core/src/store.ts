@@ -5,15 +5,6 @@
 // `cancelRun` is here too: it works on a store's runs from outside the process that runs them, and
 // the host entry (@stepwise/core) is at its limit of names.
 export type {
-  AttemptEndEvent,
-  CodeAgentEvents,
-  FailingTestRecord,
-  ValidationEndEvent,
-  WorkspaceChangeList,
-  WorkspaceCheckpointEvent,
-  WorkspaceRollbackEvent,
-} from './journal/code-agent-events.js';
-export type {
   AdjustDecisionEvent,
   ApprovalDecisionEvent,
   ApprovalRequestEvent,

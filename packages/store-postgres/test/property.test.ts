@@ -108,8 +108,10 @@ async function tableDifferences(store: PostgresStore, journal: GeneratedJournal,
     [
       'attempts',
       attempts.rows,
-      journal.events.flatMap((event) =>
-        event.type === 'attempt-end' ? [{ seq: event.seq, status: event.status, rolled_back: event.rolledBack }] : [],
+      // The code agent's `attempt-end`: an extension event this store reads by its type.
+      (journal.events as readonly { type: string; seq: number; status?: string; rolledBack?: boolean }[]).flatMap(
+        (event) =>
+          event.type === 'attempt-end' ? [{ seq: event.seq, status: event.status, rolled_back: event.rolledBack }] : [],
       ),
     ],
   ];

@@ -13,6 +13,14 @@ const plan: Plan = { id: 'plan_fix', goal: 'make the tests pass', steps: [{ id: 
 // Longer than the blob threshold below: the view must read it back from `blobs`.
 const longOutput = `not ok 1 - discounts > half price\n${'  expected 15, got 29.4\n'.repeat(40)}`;
 
+/**
+ * An event of the code agent as `@stepwise/code-agent` journals it. The store reads these by their type
+ * (its views) without depending on that package, so here they are literals of that shape.
+ */
+type JournalInput = Parameters<Awaited<ReturnType<typeof startRun>>['emit']>[0];
+const codeAgentEvent = (event: { readonly type: string; readonly [field: string]: unknown }) =>
+  event as unknown as JournalInput;
+
 /** A code-agent journal as `solve()` writes it: a failed attempt (validated, rolled back), then a good one. */
 async function journalSolveRun(path: string, runId: string): Promise<void> {
   const store = createSqliteStore({ path, artifactThresholdBytes: 256 });
@@ -22,35 +30,41 @@ async function journalSolveRun(path: string, runId: string): Promise<void> {
     const passed = attempt === 2;
     const executionId = deriveExecutionId(runId, 'fix', attempt);
     await journal.record({ type: 'step-start', stepId: 'fix', tool: undefined, attempt, executionId });
-    journal.emit({
-      type: 'validation-end',
-      stepId: 'fix',
-      attempt,
-      validationRunId: `run_validate_${attempt}`,
-      command: ['node', '--test'],
-      exitCode: passed ? 0 : 1,
-      passed,
-      failingTests: passed ? [] : [{ name: 'discounts > half price', output: 'expected 15, got 29.4' }],
-      output: passed ? 'ok 1 - discounts > half price\n' : longOutput,
-    });
-    if (!passed) {
-      journal.emit({
-        type: 'workspace-rollback',
+    journal.emit(
+      codeAgentEvent({
+        type: 'validation-end',
         stepId: 'fix',
         attempt,
-        restored: ['src/cart.js'],
-        removed: ['x.tmp'],
-      });
+        validationRunId: `run_validate_${attempt}`,
+        command: ['node', '--test'],
+        exitCode: passed ? 0 : 1,
+        passed,
+        failingTests: passed ? [] : [{ name: 'discounts > half price', output: 'expected 15, got 29.4' }],
+        output: passed ? 'ok 1 - discounts > half price\n' : longOutput,
+      }),
+    );
+    if (!passed) {
+      journal.emit(
+        codeAgentEvent({
+          type: 'workspace-rollback',
+          stepId: 'fix',
+          attempt,
+          restored: ['src/cart.js'],
+          removed: ['x.tmp'],
+        }),
+      );
     }
-    journal.emit({
-      type: 'attempt-end',
-      stepId: 'fix',
-      attempt,
-      implementationRunId: `run_implement_${attempt}`,
-      status: 'succeeded',
-      changes: { created: passed ? [] : ['x.tmp'], modified: ['src/cart.js'], deleted: [] },
-      rolledBack: !passed,
-    });
+    journal.emit(
+      codeAgentEvent({
+        type: 'attempt-end',
+        stepId: 'fix',
+        attempt,
+        implementationRunId: `run_implement_${attempt}`,
+        status: 'succeeded',
+        changes: { created: passed ? [] : ['x.tmp'], modified: ['src/cart.js'], deleted: [] },
+        rolledBack: !passed,
+      }),
+    );
     const result: StepResult = {
       stepId: 'fix',
       tool: undefined,

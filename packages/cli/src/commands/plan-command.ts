@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type OptionSpecs, STORE_OPTIONS } from '../command-arguments.js';
-import { createModel, loadAgenticEngine } from '../create-runner.js';
+import { createModel } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { planTask, type SolveModel } from '../solve/solve.js';
+import { loadCodeAgent, type SolveModel } from '../solve.js';
 import { loadCommandConfig, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 import { solveModelSettings, validationOf } from './solve-command.js';
@@ -35,15 +35,15 @@ Options:
 Examples:
   stepwise plan "Add input validation to the login function" --out plan.json`,
   async run(context, { values, positionals }) {
-    await loadAgenticEngine('stepwise plan', 'plan');
+    const codeAgent = await loadCodeAgent('stepwise plan', 'plan');
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
-    const validation = validationOf(values.validate, loaded);
+    const validation = validationOf(codeAgent, values.validate, loaded);
     const settings = runnerOptionsFromConfig(loaded, {
       cwd: context.io.cwd,
       ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     });
     const model = (await createModel(solveModelSettings(settings))) as SolveModel;
-    const plan = await planTask({
+    const plan = await codeAgent.planTask({
       task: positionals[0] as string,
       workspace: settings.workspace,
       model,

@@ -19,11 +19,10 @@ import { formatPlanProblems } from '../format-plan-problems.js';
 import { LiveView } from '../live-view.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { type ConfigOverrides, runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { SOLVE_ENGINE } from '../solve/solve-engine.js';
 import { writeSafely } from '../terminal.js';
 import { type CommandContext, commandJournalKey, loadCommandConfig, print, printError } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
-import { resumeCodeAgentRun } from './solve-command.js';
+import { CODE_AGENT_ENGINE, resumeCodeAgentRun } from './solve-command.js';
 
 const ENGINES: readonly EngineName[] = ['sequential', 'dag', 'agentic'];
 const APPROVE_MODES = ['auto', 'prompt', 'deny', 'pause'] as const;
@@ -454,7 +453,7 @@ Examples:
         );
         return exitCodeForResult(ended);
       }
-      if (folded.engine === SOLVE_ENGINE)
+      if (folded.engine === CODE_AGENT_ENGINE)
         return await resumeSolveRun(context, values, loaded, store, { runId, controller });
       const plan = folded.plan;
       const engine = (ENGINES as readonly string[]).includes(folded.engine)

@@ -1,22 +1,14 @@
 import path from 'node:path';
+import type { SolveEvent, SolveHostOptions, SolveModel, SolveResult, ValidationCommand } from '@stepwise/code-agent';
 import { ErrorCodes, type Plan, type RunStore, StepwiseError } from '@stepwise/core';
 import { type OptionSpecs, positiveInteger, STORE_OPTIONS, UsageError } from '../command-arguments.js';
-import { createModel, loadAgenticEngine, openSqliteStore } from '../create-runner.js';
+import { createModel, openSqliteStore } from '../create-runner.js';
 import { ExitCodes } from '../exit-codes.js';
 import type { LoadedConfig } from '../load-config.js';
 import { readJsonFile } from '../read-plan-file.js';
 import { runnerOptionsFromConfig } from '../runner-options-from-config.js';
-import { type ValidationCommand, validationCommands } from '../solve/run-validation.js';
-import {
-  DEFAULT_CHECKPOINT_EXCLUDE,
-  resumeSolve,
-  type SolveEvent,
-  type SolveHostOptions,
-  type SolveModel,
-  type SolveResult,
-  solve,
-} from '../solve/solve.js';
-import { splitCommand } from '../solve/split-command.js';
+import { loadCodeAgent } from '../solve.js';
+import { splitCommand } from '../split-command.js';
 import { type CommandContext, commandJournalKey, loadCommandConfig, print } from './command-context.js';
 import type { CommandDefinition } from './command-definition.js';
 
@@ -28,9 +20,23 @@ const options = {
   json: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
+/** `@stepwise/code-agent`, loaded when a command needs it. */
+export type CodeAgent = Awaited<ReturnType<typeof loadCodeAgent>>;
+
+/**
+ * The engine name a code-agent run journals (`SOLVE_ENGINE` of `@stepwise/code-agent`): read here to
+ * send `stepwise resume` of such a run to the code agent without loading the package for other runs.
+ */
+export const CODE_AGENT_ENGINE = 'solve';
+
 /** The journal may live in the workspace: its files must never be rolled back under the store. */
-function checkpointExclude(workspace: string, database: string, configured: readonly string[] | undefined): string[] {
-  const base = [...(configured ?? DEFAULT_CHECKPOINT_EXCLUDE)];
+function checkpointExclude(
+  codeAgent: CodeAgent,
+  workspace: string,
+  database: string,
+  configured: readonly string[] | undefined,
+): string[] {
+  const base = [...(configured ?? codeAgent.DEFAULT_CHECKPOINT_EXCLUDE)];
   const relative = path.relative(workspace, database);
   if (relative.startsWith('..') || path.isAbsolute(relative)) return base;
   const name = path.basename(database);
@@ -62,10 +68,10 @@ export function describeProgress(event: SolveEvent): string | undefined {
 }
 
 /** The validation: `--validate` (split like a shell would, or a JSON argv), else the configuration's `validation`. */
-export function validationOf(flag: unknown, loaded: LoadedConfig): ValidationCommand[] {
+export function validationOf(codeAgent: CodeAgent, flag: unknown, loaded: LoadedConfig): ValidationCommand[] {
   if (typeof flag === 'string' && flag.trim() !== '')
     return [{ name: 'test', command: splitCommand(flag, '--validate') }];
-  if (loaded.config.validation) return validationCommands(loaded.config.validation, '/validation');
+  if (loaded.config.validation) return codeAgent.validationCommands(loaded.config.validation, '/validation');
   throw new UsageError(
     'stepwise solve: name the validation with --validate "<command>" or a "validation" section in the configuration (see stepwise solve --help)',
   );
@@ -83,6 +89,7 @@ export function solveModelSettings<T extends { readonly model?: unknown }>(setti
 
 /** What `solve`, `plan` and resuming a code-agent run take from the configuration and the flags. */
 export async function solveHost(
+  codeAgent: CodeAgent,
   context: CommandContext,
   values: Record<string, unknown>,
   loaded: LoadedConfig,
@@ -109,7 +116,7 @@ export async function solveHost(
   return {
     host,
     database: settings.database,
-    exclude: checkpointExclude(settings.workspace, settings.database, config.solve?.checkpointExclude),
+    exclude: checkpointExclude(codeAgent, settings.workspace, settings.database, config.solve?.checkpointExclude),
   };
 }
 
@@ -154,17 +161,17 @@ Examples:
   async run(context: CommandContext, { values, positionals }) {
     const maxAttempts = positiveInteger('solve', 'max-attempts', values['max-attempts']);
     // Before the configuration: without the package, no model or configuration would help.
-    await loadAgenticEngine('stepwise solve', 'solve');
+    const codeAgent = await loadCodeAgent('stepwise solve', 'solve');
     const loaded = await loadCommandConfig(context, values.config as string | undefined);
-    const validation = validationOf(values.validate, loaded);
+    const validation = validationOf(codeAgent, values.validate, loaded);
     const plan =
       typeof values.plan === 'string'
         ? ((await readJsonFile(values.plan, 'plan', context.io.cwd)).value as Plan)
         : undefined;
-    const { host, database, exclude } = await solveHost(context, values, loaded);
+    const { host, database, exclude } = await solveHost(codeAgent, context, values, loaded);
     try {
       const json = values.json === true;
-      const result = await solve({
+      const result = await codeAgent.solve({
         ...host,
         task: positionals[0] as string,
         validate: Object.fromEntries(validation.map(({ name, ...command }) => [name, command])),
@@ -196,10 +203,10 @@ export async function resumeCodeAgentRun(
   store: RunStore,
   resume: { readonly runId: string; readonly retry?: readonly string[]; readonly skip?: readonly string[] },
 ): Promise<number> {
-  await loadAgenticEngine('stepwise resume', 'solve');
-  const { host, database } = await solveHost(context, values, loaded, store);
+  const codeAgent = await loadCodeAgent('stepwise resume', 'solve');
+  const { host, database } = await solveHost(codeAgent, context, values, loaded, store);
   const json = values.json === true;
-  const result = await resumeSolve({
+  const result = await codeAgent.resumeSolve({
     ...host,
     ...resume,
     ...(typeof values.by === 'string' ? { by: values.by } : {}),

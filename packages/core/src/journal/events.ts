@@ -4,7 +4,6 @@ import type { PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import type { Artifact, Effect } from '../tools/define-tool.js';
 import type { OrphanedProcesses, RecordedProcess } from '../tools/process-groups.js';
-import type { CodeAgentEvents } from './code-agent-events.js';
 import type { ChainAlgorithm } from './journal-chain.js';
 
 /**
@@ -387,10 +386,10 @@ export interface RunEndEvent extends RunEventBase {
  * `declare module '@stepwise/core' { interface RunEventExtensions { 'deploy-end': DeployEndEvent } }`,
  * where `DeployEndEvent` extends `RunEventBase` with `type: 'deploy-end'`. Core journals, stores and
  * reads them like its own events; the fold passes over them (the run's last seq and time move).
- * A type must not be one of core's. The code agent's events are registered here until the code
- * agent has its own package (see `CodeAgentEvents`).
+ * A type must not be one of core's.
  */
-export interface RunEventExtensions extends CodeAgentEvents {}
+// biome-ignore lint/suspicious/noEmptyInterface: empty until a package augments it (declaration merging).
+export interface RunEventExtensions {}
 
 /** An event another package journals (see `RunEventExtensions`). */
 export type ExtensionEvent = RunEventExtensions[keyof RunEventExtensions];

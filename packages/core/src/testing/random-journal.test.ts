@@ -5,6 +5,7 @@ import { foldRun } from '../journal/fold-run.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { checkStoreAgainstFold, firstDifference } from './fold-comparison.js';
 import { randomJournals } from './random-journal.js';
+import { EXTENSION_EVENT_TYPES } from './random-step-events.js';
 import { type Draw, seededDraw } from './random-values.js';
 
 const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
@@ -32,15 +33,11 @@ const EVENT_TYPES = Object.keys({
   'limit-reach': true,
   'step-end': true,
   'plan-revise': true,
-  'attempt-end': true,
-  'workspace-checkpoint': true,
-  'validation-end': true,
-  'workspace-rollback': true,
   'run-end': true,
 } satisfies Record<RunEventType, true>);
 
 describe('randomJournals', () => {
-  it('journals every event type, in journals that fold, with gap-free seqs and batches that cover them', () => {
+  it('journals every event type and extension events, in journals that fold, with gap-free seqs and batches that cover them', () => {
     const seen = new Map<string, number>();
     for (let seed = 1; seed <= 300; seed++) {
       for (const journal of randomJournals(seededDraw(seed), { prefix: `seed${seed}` })) {
@@ -54,6 +51,10 @@ describe('randomJournals', () => {
       }
     }
     expect(EVENT_TYPES.filter((type) => !seen.has(type))).toEqual([]);
+    expect(EXTENSION_EVENT_TYPES.filter((type) => !seen.has(type))).toEqual([]);
+    expect(
+      [...seen.keys()].filter((type) => !EVENT_TYPES.includes(type) && !EXTENSION_EVENT_TYPES.includes(type)),
+    ).toEqual([]);
   });
 
   it('gives the same journals for the same draws', () => {

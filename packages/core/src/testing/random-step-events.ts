@@ -1,3 +1,4 @@
+import type { RunEventInput } from '../journal/events.js';
 import type { JournalSimulation, SimulatedStep } from './journal-simulation.js';
 import { chance, pick, randomError, randomText, randomUsage, randomValue } from './random-values.js';
 
@@ -67,48 +68,23 @@ export function goalTurn(simulation: JournalSimulation, step: SimulatedStep): vo
   }
 }
 
-/** The code agent's record of an attempt (checkpoint, validation, rollback, attempt end): core journals it as it is. */
-function codeAgentAttempt(simulation: JournalSimulation, step: SimulatedStep): void {
+/** Types of events other packages journal (extension events): core folds none of them. */
+export const EXTENSION_EVENT_TYPES: readonly string[] = ['deploy-end', 'lint-report', 'review-note'];
+
+/**
+ * An extension event (`RunEventExtensions`): a type core does not fold, with a payload of any JSON
+ * shape, often about a step. Stores must keep it byte-exact and the fold must pass over it.
+ */
+function extensionEvent(simulation: JournalSimulation, step: SimulatedStep): void {
   const { draw } = simulation;
-  const passed = chance(draw, 50);
-  simulation.emit({
-    type: 'workspace-checkpoint',
-    stepId: step.id,
-    attempt: step.attempt,
-    directory: `/tmp/checkpoints/${simulation.runId}/${step.id}.${step.attempt}`,
-    entries: 3,
-    bytes: 120,
-    exclude: ['node_modules'],
-  });
-  simulation.emit({
-    type: 'validation-end',
-    stepId: step.id,
-    attempt: step.attempt,
-    validationRunId: `${simulation.runId}_validation`,
-    command: ['npm', 'test'],
-    exitCode: passed ? 0 : chance(draw, 80) ? 1 : null,
-    passed,
-    failingTests: passed ? [] : [{ name: 'adds', output: randomText(draw, 3) }],
-    output: randomText(draw),
-  });
-  if (!passed) {
-    simulation.emit({
-      type: 'workspace-rollback',
-      stepId: step.id,
-      attempt: step.attempt,
-      restored: ['a.js'],
-      removed: [],
-    });
-  }
-  simulation.emit({
-    type: 'attempt-end',
-    stepId: step.id,
-    attempt: step.attempt,
-    implementationRunId: `${simulation.runId}_implementation`,
-    status: passed ? 'succeeded' : 'failed',
-    changes: { created: [], modified: ['a.js'], deleted: [] },
-    rolledBack: !passed,
-  });
+  const event = {
+    type: pick(draw, EXTENSION_EVENT_TYPES),
+    ...(chance(draw, 70) ? { stepId: step.id, attempt: step.attempt } : {}),
+    payload: randomValue(draw),
+    ...(chance(draw, 30) ? { output: randomText(draw) } : {}),
+  };
+  // No package registered these types here: `RunEventInput` names only the registered ones.
+  simulation.emit(event as unknown as RunEventInput);
 }
 
 /** An event that only the journal records (or that the fold keeps aside): progress, processes, decisions, limits. */
@@ -152,7 +128,7 @@ export function miscEvent(simulation: JournalSimulation, step: SimulatedStep): v
       simulation.emit({ type: 'limit-reach', stepId: step.id, limit: 'token-budget', value: draw(0, 9000) });
       break;
     case 5:
-      codeAgentAttempt(simulation, step);
+      extensionEvent(simulation, step);
       break;
     default:
       progress(simulation, step, 'analyze');

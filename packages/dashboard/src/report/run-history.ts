@@ -1,10 +1,49 @@
-import type { PlanChange, RunEvent } from '@stepwise/core';
-import type {
-  AttemptEndEvent,
-  PlanReviseEvent,
-  ValidationEndEvent,
-  WorkspaceRollbackEvent,
-} from '@stepwise/core/store';
+import type { PlanChange, RunEvent, RunEventBase } from '@stepwise/core';
+import type { PlanReviseEvent } from '@stepwise/core/store';
+
+// The code agent's events as the history reads them: `@stepwise/code-agent` journals them and
+// declares them; the dashboard reads them by their type and fields, without loading that package.
+
+interface AttemptEndRecord extends RunEventBase {
+  readonly type: 'attempt-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly implementationRunId: string;
+  readonly status: 'succeeded' | 'failed';
+  readonly error?: string;
+  readonly changes: {
+    readonly created: readonly string[];
+    readonly modified: readonly string[];
+    readonly deleted: readonly string[];
+  };
+  readonly rolledBack: boolean;
+}
+
+interface ValidationEndRecord extends RunEventBase {
+  readonly type: 'validation-end';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly revision?: number;
+  readonly name?: string;
+  readonly optional?: boolean;
+  readonly validationRunId: string;
+  readonly command: readonly string[];
+  readonly exitCode: number | null;
+  readonly passed: boolean;
+  readonly failingTests: readonly { readonly name: string; readonly file?: string; readonly output: string }[];
+  readonly output: string;
+  readonly error?: string;
+}
+
+interface WorkspaceRollbackRecord extends RunEventBase {
+  readonly type: 'workspace-rollback';
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly restored: readonly string[];
+  readonly removed: readonly string[];
+}
+
+type HistoryEvent = RunEvent | AttemptEndRecord | ValidationEndRecord | WorkspaceRollbackRecord;
 
 /** One revision of a run's plan, for people: who, when, why, and what changed in a few words. */
 export interface RevisionEntry {
@@ -22,12 +61,12 @@ export interface AttemptEntry {
   readonly stepId: string;
   readonly attempt: number;
   readonly implementationRunId: string;
-  readonly status: AttemptEndEvent['status'];
+  readonly status: AttemptEndRecord['status'];
   readonly error?: string;
-  readonly changes: AttemptEndEvent['changes'];
+  readonly changes: AttemptEndRecord['changes'];
   readonly rolledBack: boolean;
-  readonly validation?: Omit<ValidationEndEvent, 'runId' | 'seq' | 'type'>;
-  readonly rollback?: Pick<WorkspaceRollbackEvent, 'restored' | 'removed' | 'at'>;
+  readonly validation?: Omit<ValidationEndRecord, 'runId' | 'seq' | 'type'>;
+  readonly rollback?: Pick<WorkspaceRollbackRecord, 'restored' | 'removed' | 'at'>;
 }
 
 /** "+ check", "− old", "~ build (args)", "↕ ship": one change of a revision. */
@@ -61,14 +100,14 @@ export function revisionHistory(revisions: readonly PlanReviseEvent[]): Revision
 /** The attempts a code-agent run journaled (`attempt-end`), each with its `validation-end` and `workspace-rollback`. */
 export function attemptHistory(events: readonly RunEvent[]): AttemptEntry[] {
   const key = (stepId: string, attempt: number) => `${stepId}\u0000${attempt}`;
-  const validations = new Map<string, ValidationEndEvent>();
-  const rollbacks = new Map<string, WorkspaceRollbackEvent>();
+  const validations = new Map<string, ValidationEndRecord>();
+  const rollbacks = new Map<string, WorkspaceRollbackRecord>();
   const entries: AttemptEntry[] = [];
-  for (const event of events) {
+  for (const event of events as readonly HistoryEvent[]) {
     if (event.type === 'validation-end') {
       // Several commands per attempt: the one shown decides it (the first mandatory one that failed, else the first mandatory one).
       const shown = validations.get(key(event.stepId, event.attempt));
-      const decides = (candidate: ValidationEndEvent) => !candidate.passed && !candidate.optional;
+      const decides = (candidate: ValidationEndRecord) => !candidate.passed && !candidate.optional;
       if (!shown || (!decides(shown) && (decides(event) || (shown.optional && !event.optional)))) {
         validations.set(key(event.stepId, event.attempt), event);
       }
@@ -79,7 +118,7 @@ export function attemptHistory(events: readonly RunEvent[]): AttemptEntry[] {
         seq: _seq,
         type: _type,
         ...validation
-      } = validations.get(key(event.stepId, event.attempt)) ?? ({} as Partial<ValidationEndEvent>);
+      } = validations.get(key(event.stepId, event.attempt)) ?? ({} as Partial<ValidationEndRecord>);
       const rollback = rollbacks.get(key(event.stepId, event.attempt));
       entries.push({
         stepId: event.stepId,
