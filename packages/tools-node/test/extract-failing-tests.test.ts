@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { extractFailingTests } from '../src/index.js';
 
 // Captured by running the same tiny failing suite (add() subtracts, a nested upper-case test, a
-// thrown Error) under each runner: node --test (TAP and spec reporters), vitest 4, jest 29, pytest 9.
+// thrown Error) under each runner: node --test (TAP and spec reporters), vitest 4, jest 29, pytest 9,
+// mocha 11.8 (spec reporter on two files, spec with --color --full-trace on one, tap on two).
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/test-output/${name}`, import.meta.url), 'utf8');
 
 const names = (output: string) => extractFailingTests(output).map((test) => test.name);
@@ -81,6 +82,66 @@ describe('extractFailingTests on real runner output', () => {
     expect(tests[0]?.output).toContain('Received: -1');
     expect(tests[2]?.output).toContain('at Object.<anonymous> (math.test.js:21:9)');
     expect(tests[2]?.output).not.toContain('Test Suites:');
+  });
+
+  it('reads mocha spec: numbered failures after the summary, nested titles, the file from the stack', () => {
+    const tests = extractFailingTests(fixture('mocha-spec.txt'));
+    expect(tests.map((test) => `${path.basename(test.file ?? '')}: ${test.name}`)).toEqual([
+      'math.test.mjs: adds two numbers',
+      'math.test.mjs: throws a plain error',
+      'other.test.mjs: other fails',
+      'math.test.mjs: strings > upper cases a word',
+    ]);
+    expect(tests.every((test) => test.runner === 'mocha')).toBe(true);
+    expect(tests[0]?.file).toBe('/tmp/mocha-capture/test/math.test.mjs');
+    expect(tests[0]?.output).toContain('-1 !== 5');
+    expect(tests[0]?.output).toContain('math.test.mjs:5:10');
+    expect(tests[1]?.output).toContain('Error: boom: something exploded');
+    expect(tests[3]?.output).toContain("'HI' !== 'Hi'");
+    // The progress list above the summary names the failures too, without their output: read once.
+    expect(tests[3]?.output).not.toContain('joins words');
+    for (const test of tests) expect(test.output).not.toContain('node:internal');
+  });
+
+  it('reads mocha spec in colour with full traces, leaving out the frames of mocha itself', () => {
+    const tests = extractFailingTests(fixture('mocha-spec-colour-full-trace.txt'));
+    expect(tests.map((test) => test.name)).toEqual([
+      'adds two numbers',
+      'throws a plain error',
+      'strings > upper cases a word',
+    ]);
+    expect(tests.every((test) => test.file === '/tmp/mocha-capture/test/math.test.mjs')).toBe(true);
+    expect(fixture('mocha-spec-colour-full-trace.txt')).toContain('node_modules/mocha/lib/runner.js');
+    for (const test of tests) {
+      expect(test.output).not.toMatch(/node_modules|\u001b\[/);
+      expect(test.output).toContain('at Context.<anonymous> (file:///tmp/mocha-capture/test/math.test.mjs');
+    }
+    expect(tests[2]?.output).toContain("'HI' !== 'Hi'");
+  });
+
+  it('reads mocha tap: the full title as mocha joins it, the file from the stack', () => {
+    const tests = extractFailingTests(fixture('mocha-tap.txt'));
+    expect(tests.map((test) => `${path.basename(test.file ?? '')}: ${test.name}`)).toEqual([
+      'math.test.mjs: adds two numbers',
+      'math.test.mjs: throws a plain error',
+      'other.test.mjs: other fails',
+      'math.test.mjs: strings upper cases a word',
+    ]);
+    expect(tests.every((test) => test.runner === 'mocha')).toBe(true);
+    expect(tests[2]?.output).toContain('+   a: 1');
+    expect(tests[3]?.output).not.toContain('# tests');
+  });
+
+  it('reads the output of each runner as that runner only', () => {
+    const runners = (file: string) => [...new Set(extractFailingTests(fixture(file)).map((test) => test.runner))];
+    expect(runners('mocha-spec.txt')).toEqual(['mocha']);
+    expect(runners('mocha-tap.txt')).toEqual(['mocha']);
+    for (const file of ['node-test-tap.txt', 'node-test-spec.txt', 'node-test-two-files.txt']) {
+      expect(runners(file)).toEqual(['node-test']);
+    }
+    expect(runners('vitest-plain.txt')).toEqual(['vitest']);
+    expect(runners('jest.txt')).toEqual(['jest']);
+    expect(runners('pytest.txt')).toEqual(['pytest']);
   });
 
   it('finds nothing in passing or unknown output, and trims long output with a marker', () => {

@@ -1,6 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { cleanLines, type FailingTest, type RawFailure, type TestRunner } from './failing-test.js';
 import { parseJest } from './parse-jest-output.js';
+import { parseMochaSpec, parseMochaTap } from './parse-mocha-output.js';
 import { parseNodeSpec, parseNodeTap } from './parse-node-test-output.js';
 import { parsePytest } from './parse-pytest-output.js';
 import { parseVitest } from './parse-vitest-output.js';
@@ -16,6 +17,7 @@ const PARSERS: readonly [TestRunner, (lines: readonly string[]) => RawFailure[]]
   ['node-test', (lines) => [...parseNodeTap(lines), ...parseNodeSpec(lines)]],
   ['vitest', parseVitest],
   ['jest', parseJest],
+  ['mocha', (lines) => [...parseMochaSpec(lines), ...parseMochaTap(lines)]],
   ['pytest', parsePytest],
 ];
 
@@ -26,7 +28,7 @@ function trim(text: string, maxChars: number): string {
 
 /**
  * The failing tests in a test command's output (stdout and stderr together is best): node:test
- * (TAP and spec reporters), vitest, jest and pytest. Colours are stripped; output the runners share
+ * (TAP and spec reporters), vitest, jest, mocha (spec and TAP reporters) and pytest. Colours are stripped; output the runners share
  * with nothing else is needed, so an unknown runner or a passing run gives `[]`. Pure: no I/O.
  */
 export function extractFailingTests(output: string, options: ExtractFailingTestsOptions = {}): FailingTest[] {

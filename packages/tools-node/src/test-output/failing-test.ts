@@ -1,5 +1,5 @@
 /** The runners whose output `extractFailingTests` understands. */
-export type TestRunner = 'node-test' | 'vitest' | 'jest' | 'pytest';
+export type TestRunner = 'node-test' | 'vitest' | 'jest' | 'mocha' | 'pytest';
 
 /** One failing test as a runner reported it. */
 export interface FailingTest {
