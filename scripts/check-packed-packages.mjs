@@ -9,9 +9,10 @@
 //     `stepwise worker`) fails with E601 naming the package; `tsc --strict` compiles an import of
 //     the cli as an ES module and as CommonJS; the root README's Quick start runs (ESM and CJS); a
 //     zod 3 and a valibot tool run; @stepwise/core/testing works without vitest.
-//   - then each optional peer of the cli added on its own: the install succeeds and the piece that
-//     needed it works (a sequential run, an agentic goal step and `solve`'s types, an MCP server's
-//     tool, a Postgres store refused as unreachable rather than missing).
+//   - then each optional peer of the cli added on its own (with the Stepwise packages it depends
+//     on): the install succeeds and the piece that needed it works (a sequential run, an agentic goal
+//     step, the code agent solving a plan, `stepwise solve` past loading and `solve`'s types, an MCP
+//     server's tool, a Postgres store refused as unreachable rather than missing).
 //   - every optional peer at once. Prints the size of the smallest and the fullest install.
 //
 //   node scripts/check-packed-packages.mjs [--keep]     (build the packages first)
@@ -30,6 +31,7 @@ const CHECKS = path.join(ROOT, 'scripts', 'packed-install');
 const OPTIONAL_PEERS = [
   '@stepwise/engine-sequential',
   '@stepwise/engine-agentic',
+  '@stepwise/code-agent',
   '@stepwise/tools-mcp',
   '@stepwise/store-postgres',
 ];
@@ -168,12 +170,17 @@ function binChecks(folder, scenario) {
     const validate = stepwise(folder, 'validate', 'plan.json');
     report(validate.status === 0, 'minimal/npx stepwise validate plan.json', printed(validate));
     const solving = solve();
-    const solveOk = names(solving, '@stepwise/engine-agentic');
-    report(solveOk, 'minimal/npx stepwise solve: E601 naming @stepwise/engine-agentic', printed(solving));
+    const solveOk = names(solving, '@stepwise/code-agent');
+    report(solveOk, 'minimal/npx stepwise solve: E601 naming @stepwise/code-agent', printed(solving));
     const working = worker();
     const workerOk = names(working, '@stepwise/store-postgres');
     report(workerOk, 'minimal/npx stepwise worker (Postgres): E601 naming @stepwise/store-postgres', printed(working));
   } else if (scenario === '@stepwise/engine-agentic') {
+    // The engine alone is not the code agent.
+    const solving = solve();
+    const solveOk = names(solving, '@stepwise/code-agent');
+    report(solveOk, `${scenario}/npx stepwise solve: E601 naming @stepwise/code-agent`, printed(solving));
+  } else if (scenario === '@stepwise/code-agent') {
     // Past the package: the next thing it needs is a model, which this project does not configure.
     const solving = solve();
     const solveOk = solving.status !== 0 && solving.stderr.includes('solve needs a model') && !names(solving, scenario);
@@ -208,13 +215,18 @@ const TYPESCRIPT = {
   'uses-cli.mts': `import { createRunner, type Runner, type RunnerOptions, type SolveOptions } from '@stepwise/cli';\n${USES_CLI}`,
   'uses-cli.cts': `import { createRunner, type Runner, type RunnerOptions, type SolveOptions } from '@stepwise/cli';\n${USES_CLI}`,
 };
-// Every ChatModel of the agentic engine is a model `solve` accepts.
-const SOLVE_WITH_CHAT_MODEL = `import { solve } from '@stepwise/cli';
+// Every ChatModel of the agentic engine is a model `solve` accepts: the code agent's, with its full
+// types, and the cli's deprecated one that loads it.
+const SOLVE_WITH_CHAT_MODEL = `import { solve as solveFromCli } from '@stepwise/cli';
+import { type SolveEvent, type SolveResult, solve } from '@stepwise/code-agent';
 import { type ChatModel, openAICompatible } from '@stepwise/engine-agentic';
 
 const model: ChatModel = openAICompatible({ baseURL: 'http://127.0.0.1:1/v1', model: 'none' });
-export const solving = () =>
-  solve({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 } });
+const progress = (event: SolveEvent) => (event.type === 'attempt-end' ? event.attempt.stepId : event.type);
+export const solving = (): Promise<SolveResult> =>
+  solve({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 }, onProgress: progress });
+export const solvingFromCli = () =>
+  solveFromCli({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 } });
 `;
 
 function checkMinimal(minimal) {
@@ -229,10 +241,10 @@ function checkMinimal(minimal) {
 function checkPeer(minimal, peer, tarballs) {
   const folder = path.join(scratch, peer.replace('@stepwise/', ''));
   cpSync(minimal, folder, { recursive: true, verbatimSymlinks: true });
-  if (!install(folder, [tarballs.get(peer)], `minimal + ${peer}`)) return;
+  if (!install(folder, closure(peer, tarballs), `minimal + ${peer}`)) return;
   runScenario(folder, peer);
   binChecks(folder, peer);
-  if (peer === '@stepwise/engine-agentic') {
+  if (peer === '@stepwise/code-agent') {
     typeCheck(folder, peer, { 'solve-with-chat-model.mts': SOLVE_WITH_CHAT_MODEL }, false);
   }
 }

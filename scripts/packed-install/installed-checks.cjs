@@ -12,6 +12,7 @@ const path = require('node:path');
 const OPTIONAL_PEERS = [
   '@stepwise/engine-sequential',
   '@stepwise/engine-agentic',
+  '@stepwise/code-agent',
   '@stepwise/tools-mcp',
   '@stepwise/store-postgres',
 ];
@@ -128,9 +129,9 @@ async function minimalChecks(cli, load) {
       createRunner({ store: 'memory', model: { baseURL: 'http://127.0.0.1:1/v1', model: 'none' } }),
     ),
   );
-  await check('solve() without @stepwise/engine-agentic: E601 naming it', () =>
+  await check('solve() without @stepwise/code-agent: E601 naming it', () =>
     inWorkspace((workspace) =>
-      expectMissing(cli, '@stepwise/engine-agentic', 'solve', () =>
+      expectMissing(cli, '@stepwise/code-agent', 'solve', () =>
         solve({ task: 'nothing', workspace, validate: ['node', '--version'], model: unusedModel }),
       ),
     ),
@@ -242,6 +243,35 @@ async function agenticChecks(cli, load) {
   });
 }
 
+async function codeAgentChecks(cli, load) {
+  const { scriptedModel, complete } = await load('@stepwise/engine-agentic/testing');
+  await check('@stepwise/code-agent solves a one-step plan: the model loop, the validation, the result', () =>
+    inWorkspace(async (workspace) => {
+      const { solve } = await load('@stepwise/code-agent');
+      const model = scriptedModel([complete('nothing to change')]);
+      const plan = { id: 'noop', steps: [{ id: 'noop', description: 'Change nothing.' }] };
+      const result = await solve({ task: 'Change nothing', workspace, model, validate: ['node', '--version'], plan });
+      const [attempt] = result.attempts;
+      assert(result.status === 'solved' && model.calls === 1, JSON.stringify(result));
+      assert(attempt?.validation?.passed === true && !attempt.rolledBack, JSON.stringify(attempt));
+    }),
+  );
+  await check("the cli's solve() loads @stepwise/code-agent (its option check answers, not E601 naming it)", () =>
+    inWorkspace(async (workspace) => {
+      const error = await rejection(
+        cli.solve({ task: 'nothing', workspace, validate: [], model: unusedModel }),
+        'solve with an empty validation',
+      );
+      assert(cli.core.StepwiseError.isInstance(error), `expected a StepwiseError, got ${error?.stack ?? error}`);
+      assert(
+        error.code === 'E601' && error.location === 'validate',
+        `${error.code} at ${error.location}: ${error.message}`,
+      );
+      assert(error.details?.package === undefined, `details: ${JSON.stringify(error.details)}`);
+    }),
+  );
+}
+
 async function mcpChecks(cli) {
   await check('an MCP server in the plugins: its tool is registered and runs', async () => {
     // The project is the workspace, as for a server a user keeps beside their code: the OS sandbox
@@ -280,9 +310,10 @@ const SCENARIOS = {
   minimal: [minimalChecks],
   '@stepwise/engine-sequential': [sequentialChecks],
   '@stepwise/engine-agentic': [agenticChecks],
+  '@stepwise/code-agent': [codeAgentChecks],
   '@stepwise/tools-mcp': [mcpChecks],
   '@stepwise/store-postgres': [postgresChecks],
-  full: [sequentialChecks, agenticChecks, mcpChecks, postgresChecks],
+  full: [sequentialChecks, agenticChecks, codeAgentChecks, mcpChecks, postgresChecks],
 };
 
 /** Runs the scenario's checks with `load` (`import()` or `require`); prints them with `label` first. */
