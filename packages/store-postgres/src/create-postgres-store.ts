@@ -9,7 +9,9 @@ import {
 } from '@stepwise/core';
 import {
   applyEvent,
+  type CancelRequest,
   checkBatch,
+  checkCancelRequest,
   checkEvents,
   checkLeaseRequest,
   emptyRun,
@@ -40,6 +42,7 @@ import {
   type LockedRun,
   releaseLease,
   renewLease,
+  requestCancel,
 } from './run-leases.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -178,6 +181,10 @@ class PostgresRunStore implements PostgresStore {
     for (const event of events) applyEvent(fold, event, changes);
     writing();
     await writeBatch(trx, fold, changes, events, this.#threshold);
+    // A cancel request lasts until the run ends (see RunStore.requestCancel).
+    if (events.some((event) => event.type === 'run-end')) {
+      await trx.deleteFrom('cancel_requests').where('run_id', '=', runId).execute();
+    }
   }
 
   async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
@@ -258,6 +265,13 @@ class PostgresRunStore implements PostgresStore {
     checkLeaseRequest(lease?.runId, lease?.owner, lease?.ttlMs);
     return this.#guard(`renewing the lease on run ${lease.runId}`, lease.runId, () =>
       renewLease(this.connection, lease),
+    );
+  }
+
+  async requestCancel(runId: string, request: CancelRequest): Promise<boolean> {
+    checkCancelRequest(runId, request);
+    return this.#guard(`recording a cancel request for run ${runId}`, runId, () =>
+      requestCancel(this.connection, runId, request),
     );
   }
 

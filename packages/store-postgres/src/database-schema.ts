@@ -142,6 +142,15 @@ export interface PostgresStoreDatabase {
   work_queue: WorkQueueTable;
   tool_slots: ToolSlotsTable;
   store_metadata: StoreMetadataTable;
+  cancel_requests: CancelRequestsTable;
+}
+
+/** A running (or queued) run someone asked to cancel from another process (`cancelRun`), until its `run-end`. */
+export interface CancelRequestsTable {
+  run_id: string;
+  requested_by: string;
+  reason: string | null;
+  requested_at: StoredTime;
 }
 
 /**

@@ -3,6 +3,7 @@ export { createWorker, type Worker, type WorkerOptions } from './create-worker.j
 export type {
   ApprovalsTable,
   BlobsTable,
+  CancelRequestsTable,
   EventsTable,
   ExecutionsTable,
   ModelCallsTable,

@@ -232,12 +232,26 @@ const storeMetadata = (schema: string): Migration => ({
   },
 });
 
+/**
+ * `cancel_requests`: a request to cancel a running run from another process (`cancelRun`), until the
+ * run's `run-end`. Keyed by run id without a reference to `runs`: a run still in `work_queue` has no
+ * row there yet, and the worker that claims it sees the request with its first lease.
+ */
+const cancelRequests = (schema: string): Migration => ({
+  async up(db: AnyDatabase) {
+    await sql`set local search_path to ${sql.id(schema)}`.execute(db);
+    await sql`create table cancel_requests (run_id text primary key, requested_by text not null, reason text,
+      requested_at timestamptz not null)`.execute(db);
+  },
+});
+
 /** Every migration of a store in `schema`, by name; names sort in the order they run. Forward-only: no `down`. */
 export function migrations(schema: string): Readonly<Record<string, Migration>> {
   return {
     '0001_initial': initial(schema),
     '0002_solve_views': solveViews(schema),
     '0003_store_metadata': storeMetadata(schema),
+    '0004_cancel_requests': cancelRequests(schema),
   };
 }
 

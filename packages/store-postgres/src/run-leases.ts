@@ -1,5 +1,5 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
-import type { Lease } from '@stepwise/core/store';
+import type { CancelRequest, Lease } from '@stepwise/core/store';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import type { PostgresConnection } from './postgres-connection.js';
@@ -7,6 +7,9 @@ import type { PostgresConnection } from './postgres-connection.js';
 interface LeaseRow {
   readonly lease_token: number;
   readonly lease_expires_at: Date;
+  readonly cancel_by: string | null;
+  readonly cancel_reason: string | null;
+  readonly cancel_at: Date | null;
 }
 
 const toLease = (runId: string, owner: string, ttlMs: number, row: LeaseRow): Lease => ({
@@ -15,7 +18,45 @@ const toLease = (runId: string, owner: string, ttlMs: number, row: LeaseRow): Le
   token: row.lease_token,
   ttlMs,
   expiresAt: row.lease_expires_at.toISOString(),
+  ...(row.cancel_by === null || row.cancel_at === null
+    ? {}
+    : {
+        cancelRequest: {
+          by: row.cancel_by,
+          ...(row.cancel_reason === null ? {} : { reason: row.cancel_reason }),
+          at: row.cancel_at.toISOString(),
+        },
+      }),
 });
+
+/** The run's pending cancel request, read in the statement that grants or renews its lease (`r` is the run's row). */
+function cancelColumns(connection: PostgresConnection): RawBuilder<unknown> {
+  const requests = connection.table('cancel_requests');
+  const column = (name: string) => sql`(select c.${sql.id(name)} from ${requests} c where c.run_id = r.id)`;
+  return sql`${column('requested_by')} as cancel_by, ${column('reason')} as cancel_reason,
+    ${column('requested_at')} as cancel_at`;
+}
+
+/**
+ * Records a cancel request for a run that is running (a journal and no run-end since it last
+ * started) or waits in the work queue; `false` (nothing recorded) otherwise. One statement.
+ */
+export async function requestCancel(
+  connection: PostgresConnection,
+  runId: string,
+  request: CancelRequest,
+): Promise<boolean> {
+  const result = await sql<{ run_id: string }>`
+    insert into ${connection.table('cancel_requests')} (run_id, requested_by, reason, requested_at)
+    select ${runId}, ${request.by}, ${request.reason ?? null}, ${request.at}::timestamptz
+    where exists (select 1 from ${connection.table('runs')} r where r.id = ${runId} and r.status = 'running' and r.last_seq > 0)
+      or (exists (select 1 from ${connection.table('work_queue')} q where q.run_id = ${runId} and q.state in ('queued', 'claimed'))
+        and not exists (select 1 from ${connection.table('runs')} r where r.id = ${runId} and r.last_seq > 0))
+    on conflict (run_id) do update set requested_by = excluded.requested_by, reason = excluded.reason,
+      requested_at = excluded.requested_at
+    returning run_id`.execute(connection.db);
+  return result.rows.length > 0;
+}
 
 /**
  * Expiry is judged by the database's clock, never the caller's: workers on several machines agree
@@ -36,7 +77,7 @@ export async function acquireLease(
     on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = r.lease_token + 1,
       lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at
     where r.lease_owner is null or r.lease_owner = ${owner} or r.lease_expires_at <= clock_timestamp()
-    returning lease_token, lease_expires_at`.execute(connection.db);
+    returning lease_token, lease_expires_at, ${cancelColumns(connection)}`.execute(connection.db);
   const row = result.rows[0];
   return row ? toLease(runId, owner, ttlMs, row) : undefined;
 }
@@ -45,9 +86,9 @@ export async function acquireLease(
 export async function renewLease(connection: PostgresConnection, lease: Lease): Promise<Lease> {
   const runs = connection.table('runs');
   const result = await sql<LeaseRow>`
-    update ${runs} set lease_expires_at = clock_timestamp() + ${lease.ttlMs} * interval '1 millisecond'
-    where id = ${lease.runId} and lease_token = ${lease.token} and lease_owner is not null
-    returning lease_token, lease_expires_at`.execute(connection.db);
+    update ${runs} as r set lease_expires_at = clock_timestamp() + ${lease.ttlMs} * interval '1 millisecond'
+    where r.id = ${lease.runId} and r.lease_token = ${lease.token} and r.lease_owner is not null
+    returning r.lease_token, r.lease_expires_at, ${cancelColumns(connection)}`.execute(connection.db);
   const row = result.rows[0];
   if (!row) {
     const held = await connection.db
