@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseCommandArguments, UsageError } from './command-arguments.js';
 import { approveCommand } from './commands/approve-command.js';
+import { cancelCommand } from './commands/cancel-command.js';
 import { commandContext, describeError, printError } from './commands/command-context.js';
 import type { CommandDefinition } from './commands/command-definition.js';
 import { enqueueCommand } from './commands/enqueue-command.js';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   resumeCommand,
   pendingCommand,
   respondCommand,
+  cancelCommand,
   validateCommand,
   approveCommand,
   runsCommand,
