@@ -57,11 +57,9 @@ export class DashboardContext {
   }
 
   view(events: readonly RunEvent[]): RunView {
-    const runId = (events[0] as RunEvent).runId;
     return buildRunView(events, {
       readOnly: this.options.readOnly,
       canContinue: this.options.resume !== undefined,
-      inProcess: this.registry.get(runId) !== undefined,
     });
   }
 

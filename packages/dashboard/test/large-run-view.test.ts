@@ -33,7 +33,7 @@ async function chainRun(size: number, failAt?: number): Promise<RunEvent[]> {
   return events;
 }
 
-const options = { readOnly: false, canContinue: true, inProcess: false };
+const options = { readOnly: false, canContinue: true };
 
 describe('the live page of a run with many steps', () => {
   it(`draws at most ${LIVE_PAGE_STEPS} steps, the failed one among them, and says how many it left out`, async () => {

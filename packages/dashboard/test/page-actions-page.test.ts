@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { eventually, type Harness, startHarness } from './dashboard-harness.js';
-import { openRunPage, shapeOf, stepStatuses } from './page-helpers.js';
+import { openRunPage, runElsewhere, shapeOf, stepStatuses } from './page-helpers.js';
 
 const VIEWPORT = { width: 1400, height: 1000 };
 
@@ -135,35 +135,58 @@ describe.skipIf(!chromiumAvailable)('actions from the page change the run as the
     expect(continued).toMatchObject({ retry: ['a'], skip: ['b'], by: 'alice' });
   });
 
-  it('cancels a run going on in this process; a run it does not track (as one of another process) has no cancel button', async () => {
+  it('cancels a run going on in this process from the page, as its handle would', async () => {
     const plan: Plan = {
       id: 'forever',
       goal: 'Wait until cancelled',
       steps: [{ id: 'wait', tool: 'wait_for_abort', args: {} }],
     };
     const tracked: RunHandle = harness.server.dashboard.track(harness.engine.run(plan));
-    const untracked = harness.engine.run(plan);
+    await eventually(async () => (await harness.store.getRun(tracked.runId))?.stepCounts.running === 1);
+    await withChromiumPage(VIEWPORT, async (page) => {
+      await openRunPage(page, harness, tracked.runId);
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      expect(await notice(page)).toBe('the run was cancelled');
+      await page.waitForSelector('body[data-status="cancelled"]');
+    });
+    expect((await tracked.result).status).toBe('cancelled');
+    const wait = foldRun(await readAll(harness.store, tracked.runId)).steps.get('wait');
+    expect(wait?.result?.error?.message).toContain('alice asked to cancel the run: from the dashboard');
+  });
+
+  it('cancels a run of another process from the page: that process ends it, and the journal names the person', async () => {
+    const elsewhere = runElsewhere(harness.database, 3, 200, 'stepwise', { STEPWISE_TEST_LEASE_TTL_MS: '900' });
     try {
-      await eventually(async () => (await harness.store.getRun(untracked.runId))?.stepCounts.running === 1);
+      const runId = await elsewhere.runId;
+      await eventually(async () => (await harness.store.getRun(runId))?.stepCounts.running === 1);
       await withChromiumPage(VIEWPORT, async (page) => {
-        await openRunPage(page, harness, untracked.runId);
-        expect(await page.locator('#actions-section').isHidden()).toBe(true);
-        await openRunPage(page, harness, tracked.runId);
+        await openRunPage(page, harness, runId);
         await page.getByRole('button', { name: 'Cancel run' }).click();
-        expect(await notice(page)).toBe('the run was cancelled');
-        await page.waitForSelector('body[data-status="cancelled"]');
+        expect(await notice(page)).toBe(
+          'cancel requested; the process running the run cancels it at its next lease renewal',
+        );
+        // Renewed every 300 ms in that process: the page follows the store to the end.
+        await page.waitForSelector('body[data-status="cancelled"]', { timeout: 15_000 });
       });
-      expect((await tracked.result).status).toBe('cancelled');
-      // As Ctrl-C in `stepwise run` cancels its handle.
-      untracked.cancel('interrupted (Ctrl-C)');
-      expect((await untracked.result).status).toBe('cancelled');
-      expect(await shapeOf(harness.store, tracked.runId)).toEqual(await shapeOf(harness.store, untracked.runId));
-      const wait = foldRun(await readAll(harness.store, tracked.runId)).steps.get('wait');
-      expect(wait?.result?.error?.message).toContain('cancelled by alice from the dashboard');
+      expect(await elsewhere.status()).toBe('cancelled');
+      const end = (await readAll(harness.store, runId)).at(-1);
+      expect(end).toMatchObject({ type: 'run-end', status: 'cancelled', by: 'alice', reason: 'from the dashboard' });
     } finally {
-      untracked.cancel();
-      await untracked.result.catch(() => undefined);
+      elsewhere.child.kill('SIGKILL');
     }
+  });
+
+  it('cancels a waiting run no process holds: the page ends it at once', async () => {
+    const waiting = await harness.engine.run(notesPlan).result;
+    expect(waiting.status).toBe('waiting');
+    await withChromiumPage(VIEWPORT, async (page) => {
+      await openRunPage(page, harness, waiting.runId);
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      expect(await notice(page)).toBe('the run was cancelled');
+      await page.waitForSelector('body[data-status="cancelled"]');
+      expect(await page.locator('.pending-request').count()).toBe(0);
+    });
+    expect((await readAll(harness.store, waiting.runId)).at(-1)).toMatchObject({ status: 'cancelled', by: 'alice' });
   });
 
   it('approves the revised plan of a strict run: the run resumes with an authorization by the person', async () => {

@@ -52,11 +52,17 @@ const ELSEWHERE = fileURLToPath(new URL('./fixtures/run-elsewhere.mjs', import.m
  * it has started, and with its end. Its second step holds until `release()`, so a page is sure to
  * see it running however slow the machine is.
  */
-export function runElsewhere(database: string, steps: number, stepMs: number, schema = 'stepwise') {
+export function runElsewhere(
+  database: string,
+  steps: number,
+  stepMs: number,
+  schema = 'stepwise',
+  env: NodeJS.ProcessEnv = {},
+) {
   const gate = path.join(mkdtempSync(path.join(tmpdir(), 'stepwise-gate-')), 'release');
   const child = spawn(process.execPath, [ELSEWHERE, database, String(steps), String(stepMs), schema], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, STEPWISE_TEST_GATE: gate },
+    env: { ...process.env, STEPWISE_TEST_GATE: gate, ...env },
   });
   const lines = createInterface({ input: child.stdout });
   const messages: Record<string, string>[] = [];

@@ -10,7 +10,7 @@ import {
   StepwiseError,
 } from '@stepwise/core';
 import { sleep } from '@stepwise/core/engine';
-import { foldRun } from '@stepwise/core/store';
+import { cancelRun, foldRun } from '@stepwise/core/store';
 import type { DashboardAction } from '../dashboard-options.js';
 import type { RunRegistry } from './run-registry.js';
 import { waitingRequests } from './waiting-on.js';
@@ -160,15 +160,19 @@ export async function performAction(context: ActionContext, parsed: ParsedAction
       return `${what} journaled; the run goes on`;
     }
     case 'cancel': {
+      // Through the store, as `stepwise cancel`: a run of another process (or a worker) is cancelled by
+      // that process at its next lease renewal, one nobody holds (waiting, crashed) is ended here.
+      const reason = `from the dashboard${parsed.reason ? `: ${parsed.reason}` : ''}`;
+      const outcome = await cancelRun(context.store, runId, {
+        by,
+        reason,
+        ...(context.journalKey === undefined ? {} : { journalKey: context.journalKey }),
+      });
+      if (outcome.outcome === 'cancelled') return 'the run was cancelled';
       const handle = context.registry.get(runId);
-      if (!handle) {
-        throw new StepwiseError(
-          ErrorCodes.LEASE_CONFLICT,
-          `run ${runId} is not running in this process: the dashboard can cancel only the runs of the process it is in`,
-          { location: runId },
-        );
-      }
-      handle.cancel(`cancelled by ${by} from the dashboard${parsed.reason ? `: ${parsed.reason}` : ''}`);
+      if (!handle) return 'cancel requested; the process running the run cancels it at its next lease renewal';
+      // A run of this process need not wait for its renewal.
+      handle.cancel(`${by} asked to cancel the run: ${reason}`);
       // A tool that ignores its signal keeps the run going a while: answer anyway.
       await Promise.race([handle.result.catch(() => undefined), sleep(5_000)]);
       return 'the run was cancelled';

@@ -13,7 +13,7 @@ export interface RunActions {
   readonly pending: readonly PendingApproval[];
   /** A strict run waits for an approval of its revised plan. */
   readonly planApproval: boolean;
-  /** The run goes on in this process: it can be cancelled from here. */
+  /** The run is running or waiting: it can be cancelled from here, whichever process runs it. */
   readonly cancellable: boolean;
   /** The dashboard can continue runs (the host gave it `resume`). */
   readonly canContinue: boolean;
@@ -41,7 +41,7 @@ const ENDED_TO_CONTINUE = new Set(['failed', 'partial', 'cancelled']);
 
 export function runActions(
   events: readonly RunEvent[],
-  options: { readonly readOnly: boolean; readonly canContinue: boolean; readonly inProcess: boolean },
+  options: { readonly readOnly: boolean; readonly canContinue: boolean },
 ): RunActions {
   const run = foldRun(events);
   const pending = waitingRequests(events, run);
@@ -54,7 +54,8 @@ export function runActions(
     readOnly: options.readOnly,
     pending,
     planApproval,
-    cancellable: options.inProcess && run.status === 'running',
+    // Any running or waiting run, whichever process runs it: the cancel goes through the store (`cancelRun`).
+    cancellable: run.status === 'running' || run.status === 'waiting',
     canContinue: options.canContinue,
     retryable: withStatus(['failed', 'denied', 'cancelled', 'skipped']),
     skippable: withStatus(['failed', 'denied', 'cancelled']),
@@ -65,7 +66,7 @@ export function runActions(
 /** Builds a run's page from its journal (in seq order) with the report's model and renderer. */
 export function buildRunView(
   events: readonly RunEvent[],
-  options: { readonly readOnly: boolean; readonly canContinue: boolean; readonly inProcess: boolean },
+  options: { readonly readOnly: boolean; readonly canContinue: boolean },
 ): RunView {
   const { model, hidden } = focusModel(buildReportModel(events));
   const { title, ...parts } = reportParts(model);
