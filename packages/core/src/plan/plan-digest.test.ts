@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
+import { randomJournals } from '../testing/random-journal.js';
+import { seededDraw } from '../testing/random-values.js';
 import {
   approvePlan,
   canonicalJson,
@@ -61,6 +63,51 @@ describe('planDigest', () => {
     for (const value of values) expect(canonicalJson(value)).toBe(canonicalJson(JSON.parse(JSON.stringify(value))));
     expect(canonicalJson(values[0])).toBe('{"at":"2030-01-01T00:00:00.000Z","boxed":["text",2,false]}');
     expect(() => canonicalJson({ big: 1n })).toThrow(TypeError);
+  });
+
+  it('canonical JSON of every event of random journals equals the reference form, computed twice', () => {
+    fc.assert(
+      fc.property(fc.integer(), (seed) => {
+        const events = randomJournals(seededDraw(seed), { maxMoves: 60 }).flatMap((journal) => journal.events);
+        // Twice: the second pass takes every object's key order from what the first one learned.
+        for (let pass = 0; pass < 2; pass++) {
+          for (const event of events) expect(canonicalJson(event)).toBe(referenceCanonical(event));
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('escapes every string as JSON.stringify does: quotes, backslashes, controls, lone surrogates', () => {
+    // UTF-16 code units, lone surrogates included, and the characters JSON escapes often.
+    const unit = fc.oneof(
+      fc.nat(0xffff).map((code) => String.fromCharCode(code)),
+      fc.constantFrom('"', '\\', '\n', '\u0000', '\ud800', '\udfff', 'a'),
+    );
+    const text = fc.string({ unit, maxLength: 12 });
+    fc.assert(
+      fc.property(fc.dictionary(text, text), text, (record, alone) => {
+        expect(canonicalJson(record)).toBe(referenceCanonical(record));
+        expect(canonicalJson(alone)).toBe(JSON.stringify(alone));
+      }),
+      { numRuns: 500 },
+    );
+    for (const alone of ['a"b', 'a\\b', '\u0000\u001f', '\ud800x', 'x\udfff', '\ud83d\ude00', '\u2028\u007f']) {
+      expect(canonicalJson(alone)).toBe(JSON.stringify(alone));
+    }
+    expect(canonicalJson('\udfff')).toBe('"\\udfff"');
+  });
+
+  it('sorts objects that share a first key but not the rest, and objects with more shapes than it keeps', () => {
+    const shapes = Array.from({ length: 40 }, (_, index) => ({ type: 'x', [`k${40 - index}`]: index, a: index }));
+    for (let pass = 0; pass < 2; pass++) {
+      for (const value of shapes) expect(canonicalJson(value)).toBe(referenceCanonical(value));
+    }
+    expect(canonicalJson({ type: 1, b: 2, a: 3 })).toBe('{"a":3,"b":2,"type":1}');
+    expect(canonicalJson({ type: 1, a: 3, b: 2 })).toBe('{"a":3,"b":2,"type":1}');
+    expect(canonicalJson({ type: 1, b: undefined, a: 3 })).toBe('{"a":3,"type":1}');
+    const many = Array.from({ length: 1_500 }, (_, index) => ({ [`key${index}`]: index, z: 0, a: 1 }));
+    expect(canonicalJson(many)).toBe(referenceCanonical(many));
   });
 
   // RFC 8785 (JSON Canonicalization Scheme), sections 3.2.2 and 3.2.3: numbers as ECMAScript

@@ -27,26 +27,71 @@ function quoteKey(key: string): string {
   return quoted;
 }
 
-function canonicalObject(value: object): string {
+/** An object's keys in their own order, then sorted, each sorted key quoted with its colon. */
+interface KeyShape {
+  readonly keys: readonly string[];
+  readonly sorted: readonly string[];
+  readonly members: readonly string[];
+}
+
+/**
+ * Shapes seen, by first key: journal events and plan steps come in a few dozen shapes, so sorting
+ * and quoting their keys once saves most of an object's cost. Bounded: objects with keys of their
+ * own (a tool's output) stop adding shapes and pay the sort.
+ */
+const keyShapes = new Map<string, KeyShape[]>();
+const KEY_SHAPES_MAX = 1_000;
+const SHAPES_PER_FIRST_KEY_MAX = 16;
+let keyShapeCount = 0;
+
+function sameKeys(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
+}
+
+function keyShapeOf(keys: string[]): KeyShape {
+  const first = keys.length === 0 ? '' : (keys[0] as string);
+  const shapes = keyShapes.get(first);
+  if (shapes !== undefined) for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape;
   // Own enumerable string keys, as JSON.stringify takes them, in plain string (UTF-16) order:
   // integer-like keys ("0", "12") too, which JavaScript itself enumerates first.
-  const keys = Object.keys(value);
-  if (keys.length > 1) keys.sort();
-  const members: string[] = [];
-  for (const key of keys) {
-    const item = canonicalValue((value as Record<string, unknown>)[key], key);
-    if (item !== undefined) members.push(`${quoteKey(key)}:${item}`);
+  const sorted = keys.length > 1 ? [...keys].sort() : keys;
+  const shape: KeyShape = { keys, sorted, members: sorted.map((key) => `${quoteKey(key)}:`) };
+  if (keyShapeCount < KEY_SHAPES_MAX && (shapes === undefined || shapes.length < SHAPES_PER_FIRST_KEY_MAX)) {
+    keyShapeCount++;
+    if (shapes === undefined) keyShapes.set(first, [shape]);
+    else shapes.push(shape);
   }
+  return shape;
+}
+
+function canonicalObject(value: object): string {
+  const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
+  const count = sorted.length;
+  if (count === 0) return '{}';
+  const members = new Array<string>(count);
+  let kept = 0;
+  for (let index = 0; index < count; index++) {
+    const key = sorted[index] as string;
+    const item = canonicalValue((value as Record<string, unknown>)[key], key);
+    if (item !== undefined) members[kept++] = `${quoted[index]}${item}`;
+  }
+  if (kept < count) members.length = kept;
   // Joined, not appended to one string: a string built by appending is a tree of pieces, and a
-  // large plan's thousands of such trees cost more to copy out than to join.
+  // large plan's thousands of such trees, alive until the plan's array is joined, cost more in
+  // garbage collection than joining each object at once.
   return `{${members.join(',')}}`;
 }
+
+/** Characters JSON.stringify escapes in a string (lone surrogates too); most strings have none. */
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** `value` as JSON.stringify would write it (toJSON, boxed primitives, dropped members), keys sorted. */
 function canonicalValue(value: unknown, key: string | number): string | undefined {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
     case 'number':
       return Number.isFinite(value) ? `${value}` : 'null';
     case 'boolean':
