@@ -46,9 +46,22 @@ export {
   summarizeRun,
 } from './journal/fold-run.js';
 export { JOURNAL_VERSION } from './journal/journal-version.js';
-export { type ApprovalRecord, type CancelRequest, type Lease, searchWords } from './journal/run-store.js';
+export { LIVE_OUTPUT_PUBLISH_MS, LIVE_OUTPUT_TAIL_CHARS } from './journal/live-output-publisher.js';
+export {
+  type ApprovalRecord,
+  type CancelRequest,
+  type Lease,
+  type LiveOutputTail,
+  searchWords,
+} from './journal/run-store.js';
 export { sha256 } from './plan/plan-digest.js';
 export { type CancelOutcome, type CancelRunOptions, cancelRun } from './run/cancel-run.js';
 export { type ApprovalState, approvalState } from './run/pending-approvals.js';
 export { checkEvents } from './store/check-events.js';
-export { checkBatch, checkCancelRequest, checkLease, checkLeaseRequest } from './store/memory-store.js';
+export {
+  checkBatch,
+  checkCancelRequest,
+  checkLease,
+  checkLeaseRequest,
+  checkLiveOutputTail,
+} from './store/memory-store.js';

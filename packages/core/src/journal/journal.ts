@@ -3,6 +3,7 @@ import type { RunEvent, RunEventInput } from './events.js';
 import { ChainWriter, type JournalKey, journalKeyObject } from './journal-chain.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { LiveOutput } from './live-output.js';
+import { livePublisherFor } from './live-output-publisher.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { CancelRequest, Lease, RunStore } from './run-store.js';
 
@@ -97,6 +98,8 @@ export interface RunJournalOptions {
    * and its new events get none either.
    */
   readonly lastChain?: string | undefined;
+  /** Publish a running command's output tail to a store that keeps it (see `LiveOutputPublisher`). Default true. */
+  readonly liveOutput?: boolean;
 }
 
 /**
@@ -182,7 +185,11 @@ export class RunJournal {
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.#durableSeq = options.lastSeq ?? 0;
     this.redactor = options.redactor ?? createRedactor();
-    this.live = new LiveOutput(this.runId, this.redactor);
+    this.live = new LiveOutput(
+      this.runId,
+      this.redactor,
+      livePublisherFor(this.runId, this.#store, options.liveOutput),
+    );
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
     const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);

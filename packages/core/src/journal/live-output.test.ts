@@ -109,13 +109,14 @@ describe('live tool output (ctx.output → handle.onLive)', () => {
     expect(shown).toMatch(/live output truncated: the whole output is in the step result/);
   });
 
-  it('holds nothing while nobody listens', async () => {
+  it('holds nothing while nobody listens and nothing is published to the store', async () => {
     const store = new MemoryStore();
     const journal = await startRun({
       store,
       runId: 'run_quiet',
       plan: { version: 1, id: 'q', steps: [{ id: 'a', tool: 't', args: {} }] },
       engine: 'test',
+      liveOutputToStore: false,
     });
     journal.live.toolOutput('a', 'x1', 'stdout', 'nobody hears this\n');
     const seen: LiveEvent[] = [];

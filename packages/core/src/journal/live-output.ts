@@ -1,3 +1,4 @@
+import type { LiveOutputPublisher } from './live-output-publisher.js';
 import type { Redactor } from './redact.js';
 import { StreamRedactor } from './stream-redactor.js';
 
@@ -48,7 +49,8 @@ interface OpenStream {
 }
 
 /**
- * A run's live channel. Costs nothing while nobody listens: text written then is dropped at once.
+ * A run's live channel. Costs nothing while nobody listens and no publisher (`LiveOutputPublisher`:
+ * the store keeps a running command's output for other processes) is set: text written then is dropped at once.
  * Text is redacted with the run's redactor as a stream (see `StreamRedactor`), released in pieces
  * at most every 100 ms per stream, and capped per stream at `LIVE_OUTPUT_MAX_CHARS`.
  */
@@ -58,10 +60,12 @@ export class LiveOutput {
   readonly #listeners = new Set<LiveListener>();
   readonly #open = new Map<string, OpenStream>();
   #timer: NodeJS.Timeout | undefined;
+  readonly #publisher: LiveOutputPublisher | undefined;
 
-  constructor(runId: string, redactor: Redactor) {
+  constructor(runId: string, redactor: Redactor, publisher?: LiveOutputPublisher) {
     this.#runId = runId;
     this.#redactor = redactor;
+    this.#publisher = publisher;
   }
 
   /** Adds a listener; returns its removal. A listener that throws is ignored. */
@@ -92,6 +96,7 @@ export class LiveOutput {
     if (this.#open.size === 0) return;
     this.#end(`${executionId}\0stdout`);
     this.#end(`${executionId}\0stderr`);
+    this.#publisher?.end(executionId);
   }
 
   /** Releases what a goal step's model stream holds (the model's answer is complete). */
@@ -100,7 +105,8 @@ export class LiveOutput {
   }
 
   #write(key: string, stepId: string, executionId: string, kind: OpenStream['kind'], text: string): void {
-    if (this.#listeners.size === 0 || text.length === 0) return;
+    // A model's stream is published to no store: only a command's output (what a terminal would show).
+    if ((this.#listeners.size === 0 && (!this.#publisher || kind === 'model')) || text.length === 0) return;
     let open = this.#open.get(key);
     if (!open) {
       const redactor = new StreamRedactor((value) => this.#redactor.redactText(value));
@@ -149,6 +155,7 @@ export class LiveOutput {
             text,
             at,
           };
+    if (event.type === 'tool-output') this.#publisher?.add(event);
     for (const listener of this.#listeners) {
       try {
         listener(event);

@@ -20,6 +20,24 @@ export interface Lease {
   readonly cancelRequest?: CancelRequest;
 }
 
+/**
+ * The tail of a running call's live output (`ctx.output`: a command's stdout or stderr), as the
+ * process running it last published it to the store: already redacted, at most
+ * `LIVE_OUTPUT_TAIL_CHARS` characters, never part of the journal. One per call and stream.
+ */
+export interface LiveOutputTail {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly executionId: string;
+  readonly stream: 'stdout' | 'stderr';
+  /** The last characters written (the whole output so far when it is shorter). */
+  readonly text: string;
+  /** How many characters the call wrote to this stream in all (`text` is the end of them). */
+  readonly total: number;
+  /** ISO time of the publication. */
+  readonly at: string;
+}
+
 /** Who asked to cancel a run, why and when; recorded in the store until the run's `run-end`. */
 export interface CancelRequest {
   /** Who asked (a person, a service): journaled on the run's `run-end`. */
@@ -139,6 +157,16 @@ export interface RunStore {
    * A store without it still works: `cancelRun` then cancels only runs no live lease holds.
    */
   requestCancel?(runId: string, request: CancelRequest): Promise<boolean>;
+  /**
+   * Optional: keeps the live output tail of a running call (replacing the one of the same call and
+   * stream), outside the journal, so other processes can show it while the step runs. A store
+   * forgets a run's tails when its `run-end` is appended; `clearLiveOutput` forgets a call's.
+   */
+  writeLiveOutput?(tail: LiveOutputTail): Promise<void>;
+  /** Optional: the live output tails a run's calls published and have not cleared, oldest first. */
+  readLiveOutput?(runId: string): Promise<LiveOutputTail[]>;
+  /** Optional: forgets a call's tails (its step ended: the output is in the journal). */
+  clearLiveOutput?(runId: string, executionId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -108,6 +108,16 @@ describe('planDigest', () => {
     expect(canonicalJson({ type: 1, b: undefined, a: 3 })).toBe('{"a":3,"type":1}');
     const many = Array.from({ length: 1_500 }, (_, index) => ({ [`key${index}`]: index, z: 0, a: 1 }));
     expect(canonicalJson(many)).toBe(referenceCanonical(many));
+    // Large objects and arrays (joined, not appended), with members JSON leaves out.
+    const wide = Object.fromEntries(
+      Array.from({ length: 30 }, (_, index) => [`w${29 - index}`, index % 3 ? index : undefined]),
+    );
+    const long = Array.from({ length: 30 }, (_, index) => ({
+      b: index % 2 ? undefined : index,
+      a: { d: undefined, c: [index] },
+    }));
+    expect(canonicalJson({ wide, long })).toBe(referenceCanonical(JSON.parse(JSON.stringify({ wide, long }))));
+    expect(canonicalJson(long[1])).toBe('{"a":{"c":[1]}}');
   });
 
   // RFC 8785 (JSON Canonicalization Scheme), sections 3.2.2 and 3.2.3: numbers as ECMAScript

@@ -66,21 +66,40 @@ function keyShapeOf(keys: string[]): KeyShape {
   return shape;
 }
 
-function canonicalObject(value: object): string {
+/**
+ * Objects and arrays with more members than this (and everything inside them) are joined: see
+ * `canonicalObject`.
+ */
+const APPENDED_MEMBERS_MAX = 16;
+
+/**
+ * `joined`: members joined into one string, not appended. A string built by appending is a tree of
+ * pieces; a large plan's thousands of such trees, alive until the plan's array is joined, cost more
+ * in garbage collection than joining each object at once. A small object (a journal event) on its
+ * own is cheaper appended.
+ */
+function canonicalObject(value: object, joined: boolean): string {
   const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
   const count = sorted.length;
   if (count === 0) return '{}';
+  const inner = joined || count > APPENDED_MEMBERS_MAX;
+  if (!inner) {
+    let text = '';
+    for (let index = 0; index < count; index++) {
+      const key = sorted[index] as string;
+      const item = canonicalValue((value as Record<string, unknown>)[key], key, false);
+      if (item !== undefined) text = text === '' ? `{${quoted[index]}${item}` : `${text},${quoted[index]}${item}`;
+    }
+    return text === '' ? '{}' : `${text}}`;
+  }
   const members = new Array<string>(count);
   let kept = 0;
   for (let index = 0; index < count; index++) {
     const key = sorted[index] as string;
-    const item = canonicalValue((value as Record<string, unknown>)[key], key);
+    const item = canonicalValue((value as Record<string, unknown>)[key], key, true);
     if (item !== undefined) members[kept++] = `${quoted[index]}${item}`;
   }
   if (kept < count) members.length = kept;
-  // Joined, not appended to one string: a string built by appending is a tree of pieces, and a
-  // large plan's thousands of such trees, alive until the plan's array is joined, cost more in
-  // garbage collection than joining each object at once.
   return `{${members.join(',')}}`;
 }
 
@@ -88,7 +107,7 @@ function canonicalObject(value: object): string {
 const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** `value` as JSON.stringify would write it (toJSON, boxed primitives, dropped members), keys sorted. */
-function canonicalValue(value: unknown, key: string | number): string | undefined {
+function canonicalValue(value: unknown, key: string | number, joined: boolean): string | undefined {
   switch (typeof value) {
     case 'string':
       return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
@@ -104,14 +123,16 @@ function canonicalValue(value: unknown, key: string | number): string | undefine
   }
   if (value === null) return 'null';
   const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return canonicalValue(toJSON.call(value, String(key)), key);
+  if (typeof toJSON === 'function') return canonicalValue(toJSON.call(value, String(key)), key, joined);
   if (typeof value === 'bigint') throw new TypeError('canonicalJson: a BigInt is not JSON');
   if (value instanceof Number || value instanceof String || value instanceof Boolean) {
-    return canonicalValue(value.valueOf(), key);
+    return canonicalValue(value.valueOf(), key, joined);
   }
-  if (!Array.isArray(value)) return canonicalObject(value as object);
+  if (!Array.isArray(value)) return canonicalObject(value as object, joined);
   const items = new Array<string>(value.length);
-  for (let index = 0; index < value.length; index++) items[index] = canonicalValue(value[index], index) ?? 'null';
+  const inner = joined || value.length > APPENDED_MEMBERS_MAX;
+  for (let index = 0; index < value.length; index++)
+    items[index] = canonicalValue(value[index], index, inner) ?? 'null';
   return `[${items.join(',')}]`;
 }
 
@@ -123,7 +144,7 @@ function canonicalValue(value: unknown, key: string | number): string | undefine
  * every object: as fast for a large plan, faster for the small objects every journal event is.
  */
 export function canonicalJson(value: unknown): string {
-  return canonicalValue(value, '') ?? 'null';
+  return canonicalValue(value, '', false) ?? 'null';
 }
 
 // `crypto.hash` (Node 20.12+) hashes in one call, 2.5× faster than a Hash object for the short

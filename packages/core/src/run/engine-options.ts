@@ -45,6 +45,13 @@ export interface EngineOptions {
   readonly journalKey?: JournalKey;
   /** Lease time-to-live (renewed while running). Default 30 000 ms. */
   readonly leaseTtlMs?: number;
+  /**
+   * Publish a running command's output (`ctx.output`, redacted as `handle.onLive` listeners get it)
+   * to a store that keeps it (`RunStore.writeLiveOutput`), so a dashboard in another process shows
+   * it while the step runs: the last 64 KiB per call and stream, at most one write every 500 ms per
+   * call and stream, cleared when the call ends; never journaled. `false` turns it off. Default true.
+   */
+  readonly liveOutputToStore?: boolean;
   /** Timeout for steps and tools that set none. Default: none. */
   readonly defaultTimeoutMs?: number;
   /** Re-run in-flight non-idempotent steps on resume instead of failing them. Default false. */

@@ -27,6 +27,8 @@ export interface SessionOptions {
   readonly durability?: Durability;
   /** Keys the runs' hash chains; a reopened run's chain is checked with it (E507 when it does not verify). */
   readonly journalKey?: JournalKey;
+  /** See `EngineOptions.liveOutputToStore`. Default true. */
+  readonly liveOutputToStore?: boolean;
 }
 
 export interface StartRunOptions extends SessionOptions {
@@ -87,6 +89,7 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     ...(options.redactor ? { redactor: options.redactor } : {}),
     ...(options.durability ? { durability: options.durability } : {}),
     ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
+    ...(options.liveOutputToStore === undefined ? {} : { liveOutput: options.liveOutputToStore }),
   });
   if (options.listener) journal.subscribe(options.listener);
   try {
@@ -148,6 +151,7 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       ...(options.redactor ? { redactor: options.redactor } : {}),
       ...(options.durability ? { durability: options.durability } : {}),
       ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
+      ...(options.liveOutputToStore === undefined ? {} : { liveOutput: options.liveOutputToStore }),
     });
     // What was killed and what was left (with why) belongs in the run's record: a group left
     // alone may still be running, and only the journal tells the host.

@@ -48,6 +48,7 @@ export class SessionOpener {
       ...(options.redactor ? { redactor: options.redactor } : {}),
       ...(options.durability ? { durability: options.durability } : {}),
       ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
+      ...(options.liveOutputToStore === undefined ? {} : { liveOutputToStore: options.liveOutputToStore }),
     };
   }
 

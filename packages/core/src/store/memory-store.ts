@@ -5,6 +5,7 @@ import {
   type CancelRequest,
   type ExecutionRecord,
   type Lease,
+  type LiveOutputTail,
   type RunFilter,
   type RunStore,
   type RunSummary,
@@ -78,6 +79,25 @@ export function checkCancelRequest(runId: unknown, request: unknown): void {
   }
 }
 
+/** Refuses (E004) a live output tail a store could not key or show; every store checks with it. */
+export function checkLiveOutputTail(tail: unknown): asserts tail is LiveOutputTail {
+  const value = tail as Partial<LiveOutputTail> | null | undefined;
+  const ids = [value?.runId, value?.stepId, value?.executionId];
+  if (
+    !ids.every((id) => typeof id === 'string' && id !== '') ||
+    (value?.stream !== 'stdout' && value?.stream !== 'stderr') ||
+    typeof value.text !== 'string' ||
+    typeof value.total !== 'number' ||
+    typeof value.at !== 'string'
+  ) {
+    throw new StepwiseError(
+      ErrorCodes.INPUT_INVALID,
+      'a live output tail needs runId, stepId, executionId, stream (stdout or stderr), text, total and at',
+      { location: typeof value?.runId === 'string' && value.runId !== '' ? value.runId : 'writeLiveOutput' },
+    );
+  }
+}
+
 /** Leases as every store enforces them; `held` is the run's current lease, if any. */
 export function checkLease(runId: string, held: Lease | undefined, lease: Lease | undefined, now: number): void {
   if (lease) {
@@ -109,6 +129,8 @@ export class MemoryStore implements RunStore {
   readonly #leases = new Map<string, Lease>();
   readonly #tokens = new Map<string, number>();
   readonly #cancelRequests = new Map<string, CancelRequest>();
+  /** Live output tails by run, then by `executionId\0stream`. */
+  readonly #liveOutput = new Map<string, Map<string, LiveOutputTail>>();
   #closed = false;
 
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
@@ -122,7 +144,10 @@ export class MemoryStore implements RunStore {
     for (const event of events) {
       run.events.push(event);
       if (event.type === 'tool-call') this.#executions.set(event.executionId, runId);
-      else if (event.type === 'run-end') this.#cancelRequests.delete(runId);
+      else if (event.type === 'run-end') {
+        this.#cancelRequests.delete(runId);
+        this.#liveOutput.delete(runId);
+      }
     }
   }
 
@@ -202,6 +227,27 @@ export class MemoryStore implements RunStore {
     if (!run || folded(run).status !== 'running') return false;
     this.#cancelRequests.set(runId, { ...request });
     return true;
+  }
+
+  async writeLiveOutput(tail: LiveOutputTail): Promise<void> {
+    this.#assertOpen();
+    checkLiveOutputTail(tail);
+    const tails = this.#liveOutput.get(tail.runId) ?? new Map<string, LiveOutputTail>();
+    this.#liveOutput.set(tail.runId, tails);
+    tails.delete(`${tail.executionId}\0${tail.stream}`);
+    tails.set(`${tail.executionId}\0${tail.stream}`, { ...tail });
+  }
+
+  async readLiveOutput(runId: string): Promise<LiveOutputTail[]> {
+    this.#assertOpen();
+    return [...(this.#liveOutput.get(runId)?.values() ?? [])].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  }
+
+  async clearLiveOutput(runId: string, executionId: string): Promise<void> {
+    this.#assertOpen();
+    const tails = this.#liveOutput.get(runId);
+    tails?.delete(`${executionId}\0stdout`);
+    tails?.delete(`${executionId}\0stderr`);
   }
 
   #withCancelRequest(lease: Lease): Lease {

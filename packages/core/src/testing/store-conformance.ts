@@ -4,6 +4,7 @@ import { durabilityCases } from './conformance-durability.js';
 import { fencingCases } from './conformance-fencing.js';
 import { journalCases } from './conformance-journal.js';
 import { leaseCases } from './conformance-leases.js';
+import { liveOutputCases } from './conformance-live-output.js';
 import { raceCases } from './conformance-races.js';
 import type { StoreHarness } from './conformance-support.js';
 
@@ -21,4 +22,5 @@ export function runStoreConformance(harness: StoreHarness): void {
   durabilityCases(harness);
   fencingCases(harness);
   cancelCases(harness);
+  liveOutputCases(harness);
 }
