@@ -185,11 +185,8 @@ export class RunJournal {
     this.#nextSeq = (options.lastSeq ?? 0) + 1;
     this.#durableSeq = options.lastSeq ?? 0;
     this.redactor = options.redactor ?? createRedactor();
-    this.live = new LiveOutput(
-      this.runId,
-      this.redactor,
-      livePublisherFor(this.runId, this.#store, options.liveOutput),
-    );
+    const publisher = livePublisherFor(this.runId, this.#store, options.liveOutput);
+    this.live = new LiveOutput(this.runId, this.redactor, publisher);
     this.planDigest = options.planDigest;
     this.#batched = options.durability === 'batched';
     const key = options.journalKey === undefined ? undefined : journalKeyObject(options.journalKey);
@@ -212,10 +209,7 @@ export class RunJournal {
     return this.#cancel.request;
   }
 
-  /**
-   * Called once, when the run's lease carries a cancel request (`Lease.cancelRequest`): at its
-   * acquisition (then at once) or at a renewal. The scheduler then cancels the run as `handle.cancel` does.
-   */
+  /** Called once, when the lease carries a cancel request: at its acquisition (then at once) or a renewal. */
   onCancelRequest(listener: (request: CancelRequest) => void): () => void {
     return this.#cancel.add(listener);
   }
