@@ -42,9 +42,13 @@ export class RunLoop {
   /** Steps that ended while a revision was being written: they advance once it is adopted. */
   readonly #endedDuringRevision: [Slot, StepResult][] = [];
 
+  /** Whether the policy limits any tool: without limits no entry needs a tool's name looked up. */
+  readonly #toolLimits: boolean;
+
   constructor(parts: RunLoopParts) {
     this.#parts = parts;
     this.#ready = new ReadyQueue(parts.policy.concurrency);
+    this.#toolLimits = Object.keys(parts.policy.toolConcurrency).length > 0;
   }
 
   /** Marks a step blocked, or enqueues it when nothing holds it back. */
@@ -56,7 +60,7 @@ export class RunLoop {
 
   enqueue(slot: Slot, attempt: number): void {
     slot.status = 'ready';
-    this.#ready.push({ index: slot.index, ...this.#toolLimit(slot), slot, attempt });
+    this.#ready.push(this.#entry(slot, attempt));
     this.pump();
   }
 
@@ -121,14 +125,18 @@ export class RunLoop {
     }
   }
 
-  /** The policy's limit for the step's tool, counted under the canonical name (the limit may name an alias). */
-  #toolLimit(slot: Slot): { tool: string | undefined; toolLimit: number } {
+  /**
+   * The queue entry of an attempt, with the policy's limit for the step's tool, counted under the
+   * canonical name (the limit may name an alias). One literal per branch, no spread: once per step.
+   */
+  #entry(slot: Slot, attempt: number): Queued {
     const tool = slot.step.tool;
-    if (tool === undefined) return { tool: undefined, toolLimit: 0 };
-    const limits = this.#parts.policy.toolConcurrency;
-    const canonical = this.#parts.tools.get(tool)?.name ?? tool;
-    const limit = limits[tool] ?? limits[canonical];
-    if (limit === undefined) return { tool: undefined, toolLimit: 0 };
-    return { tool: canonical, toolLimit: limit };
+    if (tool !== undefined && this.#toolLimits) {
+      const limits = this.#parts.policy.toolConcurrency;
+      const canonical = this.#parts.tools.get(tool)?.name ?? tool;
+      const limit = limits[tool] ?? limits[canonical];
+      if (limit !== undefined) return { index: slot.index, tool: canonical, toolLimit: limit, slot, attempt };
+    }
+    return { index: slot.index, tool: undefined, toolLimit: 0, slot, attempt };
   }
 }
