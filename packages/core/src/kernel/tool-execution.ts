@@ -84,6 +84,29 @@ function toolContextFor(
   };
 }
 
+/** A call its timeout ended: safe to try again only if a half-finished call does no harm. */
+function timedOut(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  timeoutMs: number | undefined,
+  artifacts: Artifact[],
+): Execution {
+  return {
+    status: 'failed',
+    error: {
+      code: ErrorCodes.STEP_TIMEOUT,
+      message: `${tool.name} timed out after ${timeoutMs} ms`,
+      retryable: tool.idempotent,
+      location: request.stepId,
+    },
+    artifacts,
+  };
+}
+
+function cancelled(request: ToolCallRequest, reason: unknown, artifacts: Artifact[]): Execution {
+  return { status: 'cancelled', error: cancelledError(request.stepId, reason), artifacts };
+}
+
 /**
  * Runs the tool with its timeout and the run's signal, then validates its output. Never throws:
  * a throw, a timeout, a cancellation and an invalid output all become an `Execution`.
@@ -104,39 +127,30 @@ export async function executeTool(
     () => new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`),
   );
   const toolSignal = guard.signal;
-  const timedOut = (): Execution => ({
-    status: 'failed',
-    error: {
-      code: ErrorCodes.STEP_TIMEOUT,
-      message: `${tool.name} timed out after ${timeoutMs} ms`,
-      // Safe to try again only if a half-finished call does no harm.
-      retryable: tool.idempotent,
-      location: request.stepId,
-    },
-    artifacts,
-  });
-  const cancelled = (reason: unknown = signal.reason): Execution => ({
-    status: 'cancelled',
-    error: cancelledError(request.stepId, reason),
-    artifacts,
-  });
   try {
     const returned: unknown = tool.execute(args, toolContextFor(request, context, toolSignal, artifacts));
     // A synchronous tool has finished already: nothing to race, nothing to interrupt.
-    const raced = !isThenable(returned)
-      ? { kind: 'done' as const, value: returned }
-      : toolSignal === neverAborted
-        ? { kind: 'done' as const, value: await returned }
-        : await raceAbort(Promise.resolve(returned), toolSignal);
+    let value = returned;
+    let done = true;
+    if (isThenable(returned)) {
+      if (toolSignal === neverAborted) value = await returned;
+      else {
+        const raced = await raceAbort(Promise.resolve(returned), toolSignal);
+        done = raced.kind === 'done';
+        value = raced.kind === 'done' ? raced.value : undefined;
+      }
+    }
     // A result that comes once the run's lease is lost (from a tool that ignored its signal) is
     // refused: another owner may hold the run, and the journal takes nothing more.
     const fenced = context.journal.fencedBy();
-    if (fenced !== undefined) return cancelled(fenced);
-    if (raced.kind === 'done') return await checkOutput(request, tool, raced.value, artifacts);
-    return signal.aborted ? cancelled() : timedOut();
+    if (fenced !== undefined) return cancelled(request, fenced, artifacts);
+    if (done) return await checkOutput(request, tool, value, artifacts);
+    return signal.aborted
+      ? cancelled(request, signal.reason, artifacts)
+      : timedOut(request, tool, timeoutMs, artifacts);
   } catch (thrown) {
-    if (signal.aborted) return cancelled();
-    if (guard.timedOut) return timedOut();
+    if (signal.aborted) return cancelled(request, signal.reason, artifacts);
+    if (guard.timedOut) return timedOut(request, tool, timeoutMs, artifacts);
     return { status: 'failed', error: toStepError(thrown), artifacts };
   } finally {
     guard.dispose();
