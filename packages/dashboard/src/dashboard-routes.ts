@@ -11,6 +11,7 @@ import { REPORT_SCRIPT } from './report/report-script.js';
 import { REPORT_STYLE } from './report/report-style.js';
 import { parseAction, performAction } from './runs/run-actions.js';
 import { listRunsPage, parseRunsQuery } from './runs/runs-list.js';
+import { StoreLiveOutput } from './runs/store-live-output.js';
 
 const ASSETS: Record<AssetName, [string, string]> = {
   'report.css': [REPORT_STYLE, 'text/css; charset=utf-8'],
@@ -97,8 +98,9 @@ function afterSeqOf(request: Request, url: URL): number {
 /**
  * A run's live stream: every journal event after `after` (or the browser's Last-Event-ID) as a
  * `journal` message, then the page drawn again as a `view` message, each time the store has more;
- * and, for a run going on in this process, its live output (`output` messages: a running command's
- * stdout and stderr, a model's answer as it streams), the output so far first.
+ * and its live output (`output` messages: a running command's stdout and stderr, a model's answer
+ * as it streams), the output so far first: from this process for a run going on here, else from
+ * the store, where the process running it publishes its commands' output (`readLiveOutput`).
  */
 export async function runEvents(
   context: DashboardContext,
@@ -112,6 +114,7 @@ export async function runEvents(
   const events: RunEvent[] = read.events;
   let first = true;
   let liveSent = 0;
+  const published = new StoreLiveOutput();
   // The page is drawn again after new events, but a run whose page is slow to draw (many thousand
   // steps) is drawn less often: after a drawing that took T ms, none before 4T ms have passed, so
   // a watched run never takes more than a fifth of the server's time. Journal events still flow.
@@ -138,6 +141,11 @@ export async function runEvents(
       }
       // Output of the steps running in this process: no id, a reconnecting page asks by journal seq.
       for (const event of live.events) messages.push({ event: 'output', data: event });
+      if (!context.registry.get(runId) && events.at(-1)?.type !== 'run-end') {
+        for (const event of await published.since(context.options.store, runId)) {
+          messages.push({ event: 'output', data: event });
+        }
+      }
       if (viewDue && performance.now() >= nextViewAt) {
         const started = performance.now();
         messages.push({ event: 'view', data: context.view(events) });

@@ -14,11 +14,13 @@ import {
   checkCancelRequest,
   checkEvents,
   checkLeaseRequest,
+  checkLiveOutputTail,
   emptyRun,
   executionRecord,
   FoldChanges,
   type FoldedRun,
   type Lease,
+  type LiveOutputTail,
   searchWords,
 } from '@stepwise/core/store';
 import { type Kysely, sql } from 'kysely';
@@ -26,6 +28,7 @@ import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
 import { GroupAborted, GroupCommit } from './group-commit.js';
 import { readEventPage } from './journal-pages.js';
+import { clearLiveTails, readLiveTails, writeLiveTail } from './live-output-rows.js';
 import {
   migrate,
   openConnection,
@@ -181,9 +184,10 @@ class PostgresRunStore implements PostgresStore {
     for (const event of events) applyEvent(fold, event, changes);
     writing();
     await writeBatch(trx, fold, changes, events, this.#threshold);
-    // A cancel request lasts until the run ends (see RunStore.requestCancel).
+    // A cancel request and live output last until the run ends (see RunStore.requestCancel, writeLiveOutput).
     if (events.some((event) => event.type === 'run-end')) {
       await trx.deleteFrom('cancel_requests').where('run_id', '=', runId).execute();
+      await trx.deleteFrom('live_output').where('run_id', '=', runId).execute();
     }
   }
 
@@ -273,6 +277,21 @@ class PostgresRunStore implements PostgresStore {
     return this.#guard(`recording a cancel request for run ${runId}`, runId, () =>
       requestCancel(this.connection, runId, request),
     );
+  }
+
+  async writeLiveOutput(tail: LiveOutputTail): Promise<void> {
+    checkLiveOutputTail(tail);
+    const what = `publishing live output of run ${tail.runId}`;
+    await this.#guard(what, tail.runId, () => writeLiveTail(this.connection, tail));
+  }
+
+  async readLiveOutput(runId: string): Promise<LiveOutputTail[]> {
+    return this.#guard(`reading live output of run ${runId}`, runId, () => readLiveTails(this.connection, runId));
+  }
+
+  async clearLiveOutput(runId: string, executionId: string): Promise<void> {
+    const what = `clearing live output of run ${runId}`;
+    await this.#guard(what, runId, () => clearLiveTails(this.connection, runId, executionId));
   }
 
   async releaseLease(lease: Lease): Promise<void> {

@@ -143,6 +143,18 @@ export interface PostgresStoreDatabase {
   tool_slots: ToolSlotsTable;
   store_metadata: StoreMetadataTable;
   cancel_requests: CancelRequestsTable;
+  live_output: LiveOutputTable;
+}
+
+/** The tail of a running call's output per stream, until the call or the run ends. Not part of the journal. */
+export interface LiveOutputTable {
+  run_id: string;
+  execution_id: string;
+  stream: string;
+  step_id: string;
+  text: string;
+  total: number;
+  updated_at: StoredTime;
 }
 
 /** A running (or queued) run someone asked to cancel from another process (`cancelRun`), until its `run-end`. */

@@ -6,6 +6,7 @@ export type {
   CancelRequestsTable,
   EventsTable,
   ExecutionsTable,
+  LiveOutputTable,
   ModelCallsTable,
   PostgresStoreDatabase,
   RunsTable,

@@ -245,6 +245,19 @@ const cancelRequests = (schema: string): Migration => ({
   },
 });
 
+/**
+ * `live_output`: the tail of each running call's output per stream, upserted by the process running
+ * it outside the journal's transactions, so another process can show it. Not part of the journal.
+ */
+const liveOutput = (schema: string): Migration => ({
+  async up(db: AnyDatabase) {
+    await sql`set local search_path to ${sql.id(schema)}`.execute(db);
+    await sql`create table live_output (run_id text not null, execution_id text not null, stream text not null,
+      step_id text not null, text text not null, total integer not null, updated_at timestamptz not null,
+      primary key (run_id, execution_id, stream))`.execute(db);
+  },
+});
+
 /** Every migration of a store in `schema`, by name; names sort in the order they run. Forward-only: no `down`. */
 export function migrations(schema: string): Readonly<Record<string, Migration>> {
   return {
@@ -252,6 +265,7 @@ export function migrations(schema: string): Readonly<Record<string, Migration>> 
     '0002_solve_views': solveViews(schema),
     '0003_store_metadata': storeMetadata(schema),
     '0004_cancel_requests': cancelRequests(schema),
+    '0005_live_output': liveOutput(schema),
   };
 }
 

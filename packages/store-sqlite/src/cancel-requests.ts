@@ -30,15 +30,21 @@ export function prepareCancelRequestStatements(sqlite: Database.Database): Cance
   };
 }
 
-/** `lease` with the run's pending cancel request, if any (`Lease.cancelRequest`). */
-export function withCancelRequest(statements: CancelRequestStatements, lease: Lease): Lease {
-  const { cancelRequest: _previous, ...current } = lease;
+/** Records (or replaces) the run's request; false when the run is not running. */
+export function recordRequest(statements: CancelRequestStatements, runId: string, request: CancelRequest): boolean {
+  return statements.record.run(request.by, request.reason ?? null, request.at, runId).changes > 0;
+}
+
+/** `lease` with the run's pending cancel request, if any (`Lease.cancelRequest`); `undefined` stays so. */
+export function withCancelRequest<L extends Lease | undefined>(statements: CancelRequestStatements, lease: L): L {
+  if (lease === undefined) return lease;
+  const { cancelRequest: _previous, ...current } = lease as Lease;
   const row = statements.select.get(lease.runId);
-  if (!row) return current;
+  if (!row) return current as L;
   const request: CancelRequest = {
     by: row.requested_by,
     ...(row.reason === null ? {} : { reason: row.reason }),
     at: row.requested_at,
   };
-  return { ...current, cancelRequest: request };
+  return { ...current, cancelRequest: request } as L;
 }

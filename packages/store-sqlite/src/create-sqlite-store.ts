@@ -14,15 +14,29 @@ import {
   checkEvents,
   checkLease,
   checkLeaseRequest,
+  checkLiveOutputTail,
   type Lease,
+  type LiveOutputTail,
 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { BlobWriter } from './blob-codec.js';
-import { type CancelRequestStatements, prepareCancelRequestStatements, withCancelRequest } from './cancel-requests.js';
+import {
+  type CancelRequestStatements,
+  prepareCancelRequestStatements,
+  recordRequest,
+  withCancelRequest,
+} from './cancel-requests.js';
 import type { StoreDatabase } from './database-schema.js';
 import { JournalReader } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
+import {
+  clearTails,
+  type LiveOutputStatements,
+  prepareLiveOutputStatements,
+  readTails,
+  writeTail,
+} from './live-output-rows.js';
 import { openDatabase, unavailable } from './open-database.js';
 import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements, takeLease } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
@@ -59,6 +73,7 @@ class SqliteRunStore implements SqliteStore {
   #appendBatch: Database.Transaction<(runId: string, events: readonly RunEvent[], lease?: Lease) => void> | undefined;
   #leaseStatements: LeaseStatements | undefined;
   #cancelStatements: CancelRequestStatements | undefined;
+  #liveStatements: LiveOutputStatements | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -147,6 +162,7 @@ class SqliteRunStore implements SqliteStore {
     this.#writer = writer;
     this.#leaseStatements = prepareLeaseStatements(this.#sqlite);
     this.#cancelStatements = prepareCancelRequestStatements(this.#sqlite);
+    this.#liveStatements = prepareLiveOutputStatements(this.#sqlite);
     this.#appendBatch = this.#sqlite.transaction((runId: string, events: readonly RunEvent[], lease?: Lease) =>
       writer.append(runId, events, lease, Date.now()),
     );
@@ -216,13 +232,8 @@ class SqliteRunStore implements SqliteStore {
     return events;
   }
 
-  async getRun(runId: string): Promise<RunSummary | undefined> {
-    const reader = await this.#open();
-    try {
-      return reader.summary(runId);
-    } catch (error) {
-      throw this.#translate(error, `reading run ${runId}`);
-    }
+  getRun(runId: string): Promise<RunSummary | undefined> {
+    return this.#guarded(`reading run ${runId}`, (reader) => reader.summary(runId));
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
@@ -237,49 +248,33 @@ class SqliteRunStore implements SqliteStore {
     }
   }
 
-  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
-    const reader = await this.#open();
-    try {
-      return reader.execution(executionId);
-    } catch (error) {
-      throw this.#translate(error, `reading execution ${executionId}`);
-    }
+  getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    return this.#guarded(`reading execution ${executionId}`, (reader) => reader.execution(executionId));
   }
 
-  async listSteps(runId: string): Promise<StepRecord[]> {
-    const reader = await this.#open();
-    try {
+  listSteps(runId: string): Promise<StepRecord[]> {
+    return this.#guarded(`listing the steps of run ${runId}`, async (reader) => {
       const rows = await selectSteps(await this.#queries(), runId);
       return rows.map((row) => reader.step(runId, row));
-    } catch (error) {
-      throw this.#translate(error, `listing the steps of run ${runId}`);
-    }
+    });
   }
 
-  async listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
-    const reader = await this.#open();
-    try {
+  listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
+    return this.#guarded(`listing the executions of run ${runId}`, async (reader) => {
       const ids = await selectExecutionIds(await this.#queries(), runId, stepId);
       return ids
         .map((executionId) => reader.execution(executionId))
         .filter((record): record is ExecutionRecord => record !== undefined);
-    } catch (error) {
-      throw this.#translate(error, `listing the executions of run ${runId}`);
-    }
+    });
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     await this.#open();
     checkLeaseRequest(runId, owner, ttlMs);
     try {
-      const statements = this.#leaseStatements as LeaseStatements;
+      const take = () => takeLease(this.#leaseStatements as LeaseStatements, runId, owner, ttlMs, Date.now());
       const cancels = this.#cancelStatements as CancelRequestStatements;
-      return this.#sqlite
-        .transaction(() => {
-          const lease = takeLease(statements, runId, owner, ttlMs, Date.now());
-          return lease && withCancelRequest(cancels, lease);
-        })
-        .immediate();
+      return this.#sqlite.transaction(() => withCancelRequest(cancels, take())).immediate();
     } catch (error) {
       throw this.#translate(error, `leasing run ${runId}`);
     }
@@ -305,26 +300,47 @@ class SqliteRunStore implements SqliteStore {
   }
 
   async requestCancel(runId: string, request: CancelRequest): Promise<boolean> {
-    await this.#open();
     checkCancelRequest(runId, request);
+    const statements = () => this.#cancelStatements as CancelRequestStatements;
+    return this.#guarded(`recording a cancel request for run ${runId}`, () =>
+      recordRequest(statements(), runId, request),
+    );
+  }
+
+  async writeLiveOutput(tail: LiveOutputTail): Promise<void> {
+    checkLiveOutputTail(tail);
+    // One statement of its own, outside any journal transaction: WAL lets appends go on meanwhile.
+    await this.#guarded(`publishing live output of run ${tail.runId}`, () => writeTail(this.#live(), tail));
+  }
+
+  readLiveOutput(runId: string): Promise<LiveOutputTail[]> {
+    return this.#guarded(`reading live output of run ${runId}`, () => readTails(this.#live(), runId));
+  }
+
+  async clearLiveOutput(runId: string, executionId: string): Promise<void> {
+    await this.#guarded(`clearing live output of run ${runId}`, () => clearTails(this.#live(), runId, executionId));
+  }
+
+  /** Runs `body` on the open store; a failure becomes E503 naming `what` (see `#translate`). */
+  async #guarded<T>(what: string, body: (reader: JournalReader) => T | Promise<T>): Promise<T> {
+    const reader = await this.#open();
     try {
-      const statements = this.#cancelStatements as CancelRequestStatements;
-      const { changes } = statements.record.run(request.by, request.reason ?? null, request.at, runId);
-      return changes > 0;
+      return await body(reader);
     } catch (error) {
-      throw this.#translate(error, `recording a cancel request for run ${runId}`);
+      throw this.#translate(error, what);
     }
+  }
+
+  #live(): LiveOutputStatements {
+    return this.#liveStatements as LiveOutputStatements;
   }
 
   async releaseLease(lease: Lease): Promise<void> {
     // A closed store cannot release; the lease then simply expires (as in MemoryStore, no error).
     if (this.#closed) return;
-    await this.#open();
-    try {
+    await this.#guarded(`releasing the lease on run ${lease.runId}`, () => {
       this.#leaseStatements?.release.run(lease.runId, lease.token);
-    } catch (error) {
-      throw this.#translate(error, `releasing the lease on run ${lease.runId}`);
-    }
+    });
   }
 
   #leaseRow(runId: string): LeaseColumns | undefined {

@@ -24,6 +24,22 @@ export interface StoreDatabase {
   readonly model_calls: ModelCallsTable;
   readonly store_metadata: StoreMetadataTable;
   readonly cancel_requests: CancelRequestsTable;
+  readonly live_output: LiveOutputTable;
+}
+
+/** The tail of a running call's output per stream (schema version 7), until the call or the run ends. Not part of the journal. */
+export interface LiveOutputTable {
+  run_key: number;
+  execution_id: string;
+  /** `stdout` or `stderr`. */
+  stream: string;
+  step_id: string;
+  /** The last 64 KiB written (redacted). */
+  text: string;
+  /** Characters written in all. */
+  total: number;
+  /** ISO 8601. */
+  updated_at: string;
 }
 
 /**

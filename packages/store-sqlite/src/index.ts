@@ -9,6 +9,7 @@ export type {
   CancelRequestsTable,
   EventsTable,
   ExecutionsTable,
+  LiveOutputTable,
   ModelCallsTable,
   RunsTable,
   StepsTable,

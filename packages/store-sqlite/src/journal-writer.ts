@@ -38,6 +38,7 @@ export class JournalWriter {
   readonly #selectRun: Database.Statement<[string], RunRow>;
   readonly #insertRun: Database.Statement<[string]>;
   readonly #forgetCancelRequest: Database.Statement<[number]>;
+  readonly #forgetLiveOutput: Database.Statement<[number]>;
   readonly #sqlite: Database.Database;
   /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
   readonly #insertEvents: Database.Statement[] = [];
@@ -58,6 +59,7 @@ export class JournalWriter {
     );
     this.#insertRun = sqlite.prepare('insert into runs (id) values (?)');
     this.#forgetCancelRequest = sqlite.prepare('delete from cancel_requests where run_key = ?');
+    this.#forgetLiveOutput = sqlite.prepare('delete from live_output where run_key = ?');
     this.#sqlite = sqlite;
   }
 
@@ -81,8 +83,11 @@ export class JournalWriter {
       applyEvent(fold, event, changes);
       if (event.type === 'run-end') ended = true;
     }
-    // A cancel request lasts until the run ends (see RunStore.requestCancel).
-    if (ended) this.#forgetCancelRequest.run(runKey);
+    // A cancel request and live output last until the run ends (see RunStore.requestCancel, writeLiveOutput).
+    if (ended) {
+      this.#forgetCancelRequest.run(runKey);
+      this.#forgetLiveOutput.run(runKey);
+    }
     this.#projections.write(runKey, fold, before, changes, events);
     this.#folds.keep(fold);
   }

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { cancelRequests } from './cancel-requests-migration.js';
 import { journalRowid } from './journal-rowid-migration.js';
+import { liveOutput } from './live-output-migration.js';
 import { outputsInJournal } from './outputs-in-journal-migration.js';
 import { storeMetadata } from './store-metadata-migration.js';
 import { isoTimeSql } from './time-codec.js';
@@ -281,6 +282,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0004_store_metadata': storeMetadata,
   '0005_outputs_in_journal': outputsInJournal,
   '0006_cancel_requests': cancelRequests,
+  '0007_live_output': liveOutput,
 };
 
 /** The in-code provider kysely's Migrator reads. */

@@ -12,6 +12,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0004_store_metadata',
   '0005_outputs_in_journal',
   '0006_cancel_requests',
+  '0007_live_output',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

@@ -50,6 +50,7 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
     '0004_store_metadata': _metadata,
     '0005_outputs_in_journal': _outputs,
     '0006_cancel_requests': _cancelRequests,
+    '0007_live_output': _liveOutput,
     ...older
   } = migrations;
   const migrator = new Migrator({
