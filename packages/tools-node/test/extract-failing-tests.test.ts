@@ -9,7 +9,9 @@ import { extractFailingTests } from '../src/index.js';
 
 // Captured by running the same tiny failing suite (add() subtracts, a nested upper-case test, a
 // thrown Error) under each runner: node --test (TAP and spec reporters), vitest 4, jest 29, pytest 9,
-// mocha 11.8 (spec reporter on two files, spec with --color --full-trace on one, tap on two).
+// mocha 11.8 (spec reporter on two files, spec with --color --full-trace on one, tap on two). The
+// mocha-*-workspaces/timeout/async fixtures come from a second project: `npm test -ws` over two
+// workspaces, then mocha's tap (12 and 13) reporter on one workspace's timeout and awaited failure.
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/test-output/${name}`, import.meta.url), 'utf8');
 
 const names = (output: string) => extractFailingTests(output).map((test) => test.name);
@@ -132,10 +134,100 @@ describe('extractFailingTests on real runner output', () => {
     expect(tests[3]?.output).not.toContain('# tests');
   });
 
+  // Captured from `npm test -ws` in a two-workspace project: mocha runs once per workspace, each run
+  // numbering its failures from 1; npm reports each failed script after the run.
+  it('reads every mocha run of `npm test -ws`, each numbered from 1, without npm lines', () => {
+    const tests = extractFailingTests(fixture('mocha-spec-workspaces.txt'));
+    expect(tests.map((test) => `${path.basename(test.file ?? '')}: ${test.name}`)).toEqual([
+      'math.test.mjs: adds two numbers',
+      'math.test.mjs: throws a plain error',
+      'other.test.mjs: other fails',
+      'math.test.mjs: strings > upper cases a word',
+      'cart.test.mjs: cart > applies a discount',
+      'cart.test.mjs: cart > totals the items',
+      'cart.test.mjs: config: > reads defaults:',
+      'cart.test.mjs: config: > files: > parses a file',
+      'db.test.mjs: db > saves a row',
+      'db.test.mjs: db > is slow',
+    ]);
+    expect(tests.every((test) => test.runner === 'mocha')).toBe(true);
+    for (const test of tests) expect(test.output).not.toMatch(/npm (?:error|warn)|> (?:mocha|beta@)|passing/);
+    expect(tests[3]?.output).toContain("'HI' !== 'Hi'");
+    expect(tests[4]?.output).toContain("TypeError: Cannot read properties of undefined (reading 'price')");
+    expect(tests[4]?.output).toContain('at applyDiscount (file:///tmp/mocha-ws/packages/beta/src/cart.js:2:24)');
+    expect(tests[6]?.output).toBe(
+      'Error: no defaults\n at Context.<anonymous> (file:///tmp/mocha-ws/packages/beta/test/cart.test.mjs:21:11)',
+    );
+    expect(tests[7]?.output).toContain('-  "port": 80');
+    expect(tests[8]?.output).toContain('at async Context.<anonymous>');
+    expect(tests[9]?.output).toContain('Timeout of 50ms exceeded.');
+  });
+
+  it('names the test file, not the code under test a stack starts in, nor a helper the test awaited', () => {
+    const tests = extractFailingTests(fixture('mocha-spec-workspaces.txt'));
+    const fileOf = (name: string) => tests.find((test) => test.name === name)?.file;
+    expect(fileOf('cart > applies a discount')).toBe('/tmp/mocha-ws/packages/beta/test/cart.test.mjs');
+    expect(fileOf('db > saves a row')).toBe('/tmp/mocha-ws/packages/beta/test/db.test.mjs');
+    // A timeout has only Node's frames; mocha names the file in its message.
+    expect(fileOf('db > is slow')).toBe('/tmp/mocha-ws/packages/beta/test/db.test.mjs');
+  });
+
+  it.each(['mocha-tap-timeout.txt', 'mocha-tap13-timeout.txt'])(
+    'reads mocha tap whose only failure is a timeout (%s)',
+    (file) => {
+      const tests = extractFailingTests(fixture(file));
+      expect(tests.map((test) => [test.runner, test.name, test.file])).toEqual([
+        ['mocha', 'db is slow', '/tmp/mocha-ws/packages/beta/test/db.test.mjs'],
+      ]);
+      expect(tests[0]?.output).toContain('Timeout of 50ms exceeded.');
+      expect(tests[0]?.output).not.toContain('node:internal');
+    },
+  );
+
+  it('reads mocha tap whose failure was thrown after an await, with or without its closing counts', () => {
+    const output = fixture('mocha-tap-async.txt');
+    // A run killed before its end prints no counts: the awaited `Context` frame still names mocha.
+    const cut = output.slice(0, output.indexOf('# tests'));
+    for (const text of [output, cut]) {
+      const tests = extractFailingTests(text);
+      expect(tests.map((test) => [test.runner, test.name, test.file])).toEqual([
+        ['mocha', 'db saves a row', '/tmp/mocha-ws/packages/beta/test/db.test.mjs'],
+      ]);
+      expect(tests[0]?.output).toContain('1 !== 2');
+    }
+  });
+
+  it("leaves TAP that puts its plan before the counts (tape's) to other readers", () => {
+    const tape = [
+      'TAP version 13',
+      '# db is slow',
+      'not ok 1 test exited without ending: db is slow',
+      '  ---',
+      '    operator: fail',
+      '  ...',
+      '',
+      '1..1',
+      '# tests 1',
+      '# pass  0',
+      '# fail  1',
+    ].join('\n');
+    expect(extractFailingTests(tape)).toEqual([]);
+    expect(extractFailingTests(tape.replace('# fail  1', '# fail 1\n1..1')).map((test) => test.name)).toEqual([
+      'test exited without ending: db is slow',
+    ]);
+  });
+
   it('reads the output of each runner as that runner only', () => {
     const runners = (file: string) => [...new Set(extractFailingTests(fixture(file)).map((test) => test.runner))];
     expect(runners('mocha-spec.txt')).toEqual(['mocha']);
-    expect(runners('mocha-tap.txt')).toEqual(['mocha']);
+    for (const file of [
+      'mocha-spec-workspaces.txt',
+      'mocha-tap.txt',
+      'mocha-tap-timeout.txt',
+      'mocha-tap13-timeout.txt',
+    ]) {
+      expect(runners(file)).toEqual(['mocha']);
+    }
     for (const file of ['node-test-tap.txt', 'node-test-spec.txt', 'node-test-two-files.txt']) {
       expect(runners(file)).toEqual(['node-test']);
     }

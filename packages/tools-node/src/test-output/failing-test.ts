@@ -20,7 +20,7 @@ export interface RawFailure {
 }
 
 /** Frames inside Node or the runner itself say nothing about the bug. */
-const INTERNAL_FRAME = /^\s*(?:at\s+)?(?:.*\()?(?:node:|.*\/node_modules\/)/;
+export const INTERNAL_FRAME = /^\s*(?:at\s+)?(?:.*\()?(?:node:|.*\/node_modules\/)/;
 
 /** Drops internal stack frames, common indentation and blank edges. */
 export function cleanLines(lines: readonly string[]): string[] {
