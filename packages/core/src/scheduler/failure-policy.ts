@@ -2,7 +2,7 @@ import { type StepError, toStepError } from '../errors.js';
 import type { StepResult } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
 import { DEFAULT_RETRY, isRetryable } from '../plan/backoff.js';
-import { type AdjustScope, adjustAfterStep } from './adjust-run.js';
+import { type AdjustOutcome, type AdjustScope, adjustAfterStep } from './adjust-run.js';
 import { type AttemptGate, retrySettings } from './attempt-gate.js';
 import type { EnginePolicy, RecoveryDecision } from './engine-policy.js';
 import { insertSteps } from './insert-steps.js';
@@ -79,8 +79,15 @@ export class FailurePolicy {
 
   /** A failure that stands (no retry, no recovery decision): `conclude` with the stop rule's reason. */
   concludeFailure(slot: Slot, result: StepResult): Promise<void> {
-    const what = this.#parts.policy.stopOn === 'any' ? 'step' : 'critical step';
-    return this.conclude(slot, result, `${what} "${slot.step.id}" failed`);
+    return this.conclude(slot, result, this.#failedReason(slot));
+  }
+
+  /**
+   * A failure that stands, the adjust hook already asked (a resume asks about every step a crash
+   * left unadjusted before it advances any): the stop rule unless its revision applied, then advance.
+   */
+  concludeAdjusted(slot: Slot, result: StepResult, outcome: AdjustOutcome): void {
+    this.#settle(slot, result, outcome === 'revised', this.#failedReason(slot));
   }
 
   /**
@@ -88,16 +95,22 @@ export class FailurePolicy {
    * A failure goes to the adjust hook first: when it revises the plan, the failure no longer stops the run.
    */
   async conclude(slot: Slot, result: StepResult, reason: string): Promise<void> {
-    const { adjust, control, loop, policy } = this.#parts;
-    if (adjust && !control.stopped && result.status === 'failed') {
-      if ((await adjustAfterStep(adjust, slot, result)) === 'revised') {
-        loop.advance(slot, result);
-        return;
-      }
-    }
-    if (!control.stopped && stopsRun(policy, slot, result))
+    const { adjust, control } = this.#parts;
+    const asks = adjust !== undefined && !control.stopped && result.status === 'failed';
+    const revised = asks && (await adjustAfterStep(adjust, slot, result)) === 'revised';
+    this.#settle(slot, result, revised, reason);
+  }
+
+  #settle(slot: Slot, result: StepResult, revised: boolean, reason: string): void {
+    const { control, loop, policy } = this.#parts;
+    if (!revised && !control.stopped && stopsRun(policy, slot, result))
       control.stop(isWaiting(result) ? 'waiting' : 'failed', reason);
     loop.advance(slot, result);
+  }
+
+  #failedReason(slot: Slot): string {
+    const what = this.#parts.policy.stopOn === 'any' ? 'step' : 'critical step';
+    return `${what} "${slot.step.id}" failed`;
   }
 
   /** The hook (or a person continuing the run) chose `skip`: the step ends `skipped`, keeping its error; its dependents may run. */

@@ -4,7 +4,7 @@ import type { RunJournal } from '../journal/journal.js';
 import { endStep, type KernelContext } from '../kernel/invoke-step.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { interruptedError } from '../run/run-session.js';
-import { type AdjustScope, adjustThenAdvance } from './adjust-run.js';
+import { type AdjustOutcome, type AdjustScope, adjustAfterStep, adjustThenAdvance } from './adjust-run.js';
 import type { EnginePolicy } from './engine-policy.js';
 import { type FailurePolicy, stopsRun } from './failure-policy.js';
 import { reconcileStep } from './reconcile-step.js';
@@ -23,7 +23,7 @@ export interface RestoreScope {
   readonly loop: Pick<RunLoop, 'release' | 'enqueue' | 'advance'>;
   /** The session's kernel context: asks a tool's `reconcile` about a call a crash left in flight. */
   readonly kernel?: KernelContext;
-  readonly failures: Pick<FailurePolicy, 'recover' | 'skip' | 'concludeFailure'>;
+  readonly failures: Pick<FailurePolicy, 'recover' | 'skip' | 'concludeAdjusted'>;
   /** Present when the policy has an adjust hook. */
   readonly adjust?: AdjustScope;
   /** The journal as folded at resume: the executions of steps a crash left in flight. */
@@ -33,10 +33,12 @@ export interface RestoreScope {
 /**
  * Puts a resumed session where the journal left it: ended steps keep their results, a stop the
  * previous session had begun carries on, steps whose adjust decision a crash cut off have it asked
- * (before anything else is released), and steps a crash left in flight are re-run, continued,
- * finished from their journaled tool result, reconciled by their tool, or failed as interrupted (E309).
+ * (before anything else is released), failures no hook decided on go back to the failure policy,
+ * and steps a crash left in flight are re-run, continued, finished from their journaled tool result,
+ * reconciled by their tool, or failed as interrupted (E309). Resolves once every step is released
+ * (the session has begun: a host's revision may apply).
  */
-export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): void {
+export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string, RestoredStep>): Promise<void> {
   const { board, control } = scope;
   const actions: [Slot, RestoredStep][] = [];
   for (const slot of board.slots) {
@@ -50,8 +52,8 @@ export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string
       board.done++;
       if (state.result.status === 'succeeded') board.outputs.set(slot.step.id, state.result.output);
     } else if (state.action) {
-      // An unadjusted step is where its end left it: running, until the hook decided.
-      if (state.action === 'adjust') slot.status = 'running';
+      // An undecided step is where its end left it: running, until the hooks decided.
+      if (state.ended) slot.status = 'running';
       actions.push([slot, state]);
     }
   }
@@ -61,31 +63,43 @@ export function restoreSession(scope: RestoreScope, restored: ReadonlyMap<string
     for (const dependent of board.graph.dependents[slot.index] ?? []) board.slot(dependent).remaining--;
   }
   carryOnStop(scope, restored);
-  const unadjusted = actions.filter(([, state]) => state.action === 'adjust');
+  const undecided = actions.filter(([, state]) => state.ended !== undefined);
   if (control.stopped) {
-    // The stop stands and nothing more is decided: an unadjusted step keeps its result, unasked.
-    for (const [slot, state] of unadjusted) scope.loop.advance(slot, state.ended as StepResult);
-    return;
+    // The stop stands and nothing more is decided: an undecided step keeps its result, unasked.
+    for (const [slot, state] of undecided) scope.loop.advance(slot, state.ended as StepResult);
+    return Promise.resolve();
   }
-  if (unadjusted.length === 0) releaseRest(scope, actions);
-  else control.track(adjustThenRelease(scope, unadjusted, actions));
+  if (undecided.length === 0) {
+    releaseRest(scope, actions);
+    return Promise.resolve();
+  }
+  const released = adjustThenRelease(scope, undecided, actions);
+  control.track(released);
+  return released;
 }
 
 /**
- * Asks the adjust hook about each step a crash left unadjusted, as if its end had just come (a
- * success advances the loop, a failure meets the stop rule), then releases the rest of the session.
+ * Asks the adjust hook about every step a crash left unadjusted (plan order), and only then
+ * advances them, so no dependent starts before every decision is journaled: a success advances the
+ * loop, a failure meets the stop rule unless its revision applied, a failure no hook decided on
+ * goes back to the failure policy. Then releases the rest of the session.
  */
 async function adjustThenRelease(
   scope: RestoreScope,
-  unadjusted: readonly [Slot, RestoredStep][],
+  undecided: readonly [Slot, RestoredStep][],
   actions: readonly [Slot, RestoredStep][],
 ): Promise<void> {
-  const { control, loop } = scope;
-  for (const [slot, state] of unadjusted) {
+  const { control, loop, failures } = scope;
+  const outcomes = new Map<Slot, AdjustOutcome>();
+  for (const [slot, state] of undecided) {
+    if (state.action !== 'adjust' || control.stopped || !scope.adjust) continue;
+    outcomes.set(slot, await adjustAfterStep(scope.adjust, slot, state.ended as StepResult));
+  }
+  for (const [slot, state] of undecided) {
     const result = state.ended as StepResult;
-    if (control.stopped) loop.advance(slot, result);
-    else if (result.status === 'succeeded') await adjustThenAdvance(scope.adjust, loop, slot, result);
-    else await scope.failures.concludeFailure(slot, result);
+    if (state.action === 'recover') control.track(failures.recover(slot, result));
+    else if (control.stopped || result.status === 'succeeded') loop.advance(slot, result);
+    else failures.concludeAdjusted(slot, result, outcomes.get(slot) ?? 'continue');
   }
   if (!control.stopped) releaseRest(scope, actions);
 }

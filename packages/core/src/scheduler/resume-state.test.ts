@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { StepError } from '../errors.js';
-import type { RunEventInput, StepResult } from '../journal/events.js';
+import type { RunEvent, RunEventInput, StepResult } from '../journal/events.js';
 import { foldRun } from '../journal/fold-run.js';
 import { readAll } from '../journal/run-store.js';
 import { deriveExecutionId } from '../plan/plan-digest.js';
 import { startRun } from '../run/run-session.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan } from '../testing/fixtures.js';
-import { restoreSteps } from './resume-state.js';
+import { askedAdjustHook, restoreSteps } from './resume-state.js';
 
 const plan = makePlan([
   { id: 'done', tool: 'echo' },
@@ -178,5 +178,36 @@ describe('restoreSteps', () => {
     expect(steps.get('first')).toMatchObject({ result: { status: 'failed' } });
     expect(steps.get('second')).toMatchObject({ action: 'adjust', ended: { status: 'succeeded', attempt: 2 } });
     expect(steps.get('third')).toMatchObject({ result: { status: 'succeeded' } });
+  });
+
+  it('tells whether the crashed session asked an adjust hook: run-start says so, else a decision since it began', () => {
+    const at = new Date(0).toISOString();
+    const common = { runId, at };
+    const decision = {
+      ...common,
+      seq: 3,
+      type: 'adjust-decision',
+      stepId: 'done',
+      attempt: 1,
+      status: 'succeeded',
+      decision: 'continue',
+    } as const;
+    const start = {
+      ...common,
+      seq: 1,
+      type: 'run-start',
+      planId: plan.id,
+      planDigest: 'x',
+      engine: 'dag',
+      plan,
+    } as RunEvent;
+    const resume = { ...common, seq: 4, type: 'run-resume', owner: 'me', interrupted: [] } as RunEvent;
+    expect(askedAdjustHook({ adjust: true }, [start])).toBe(true);
+    expect(askedAdjustHook({ adjust: false }, [start, decision])).toBe(false);
+    // No `adjust` key (an older journal): only a decision in the session the crash cut off shows a hook.
+    expect(askedAdjustHook({ concurrency: 1 }, [start, decision])).toBe(true);
+    expect(askedAdjustHook(undefined, [start, decision])).toBe(true);
+    expect(askedAdjustHook(undefined, [start])).toBe(false);
+    expect(askedAdjustHook(undefined, [start, decision, resume])).toBe(false);
   });
 });

@@ -13,9 +13,11 @@ export interface RestoredStep {
   /**
    * `rerun`: it was in flight and may run again; `finish`: its tool result is journaled, only the end is missing;
    * `fail`: in flight, not idempotent (E309); `reconcile`: in flight, not idempotent, its tool is asked; `retry`: it waited for a retry; `skip`: the hook chose skip;
-   * `adjust`: it ended (`ended`), but a crash came before its adjust decision was journaled: the hook is asked now.
+   * `adjust`: it ended (`ended`), but a crash came before its adjust decision was journaled: the hook is asked now;
+   * `recover`: it failed (`ended`), and a crash came before its retry, recovery or adjust decision was journaled:
+   * the failure policy takes it from there (a retry while attempts are left, the recovery hook, then the adjust hook).
    */
-  readonly action?: InterruptedAction | 'retry' | 'skip' | 'adjust';
+  readonly action?: InterruptedAction | 'retry' | 'skip' | 'adjust' | 'recover';
   readonly executionId?: string;
   readonly startedAt?: string;
   readonly toolResult?: StepState['toolResult'];
@@ -23,7 +25,7 @@ export interface RestoredStep {
   readonly aborted?: boolean;
   /** The adjust hook stopped the run after this step (its decision is journaled; the stop carries on). */
   readonly adjustStopped?: boolean;
-  /** For `adjust`: the step's journaled result, which the adjust hook is asked about. */
+  /** For `adjust` and `recover`: the step's journaled result, which the hooks are asked about. */
   readonly ended?: StepResult;
   /** A goal step's attempt continues (same attempt, its journaled turns replayed) instead of a new one. */
   readonly continueAttempt?: boolean;
@@ -46,8 +48,8 @@ export interface RestoreOptions {
   /** Whether the named tool has a `reconcile` (see `interruptedAction`). */
   readonly reconciles?: (tool: string) => boolean;
   /**
-   * The resumed session asks an adjust hook, and the run asked one from its start (`run-start`'s
-   * journaled options do not say `adjust: false`): a step whose adjust decision a crash cut off is asked again.
+   * The resumed session asks an adjust hook, and the crashed session asked one (see `askedAdjustHook`):
+   * a step whose adjust decision a crash cut off is asked again.
    */
   readonly adjusts?: boolean;
 }
@@ -79,6 +81,22 @@ function decisionsOf(events: readonly RunEvent[]): Decisions {
     }
   }
   return decisions;
+}
+
+/**
+ * Whether the session a crash cut off asked an adjust hook. `run-start` records it (`options.adjust`);
+ * a journal without that key (written before it was recorded, or by an engine that journals other
+ * options) shows a hook only by an `adjust-decision` since the session began: otherwise a resume
+ * with a hook would ask about every step that ended before the crash, and apply revisions late.
+ */
+export function askedAdjustHook(options: Record<string, unknown> | undefined, events: readonly RunEvent[]): boolean {
+  if (options?.adjust !== undefined) return options.adjust === true;
+  for (let index = events.length - 1; index >= 0; index--) {
+    const type = (events[index] as RunEvent).type;
+    if (type === 'adjust-decision') return true;
+    if (type === 'run-start' || type === 'run-resume' || type === 'run-continue') return false;
+  }
+  return false;
 }
 
 /**
@@ -148,7 +166,10 @@ function inFlight(
   };
 }
 
-/** A step with a journaled end: the recovery hook's retry or skip, an adjustment still to ask, or a result that stands. */
+/**
+ * A step with a journaled end: the recovery hook's retry or skip, a failure or an adjustment still to
+ * decide, or a result that stands.
+ */
 function ended(stepId: string, result: StepResult, base: Base, decisions: Decisions, adjusts: boolean): RestoredStep {
   const decision = decisions.recovery.get(stepId);
   const decided = result.status === 'failed' && decision?.attempt === result.attempt;
@@ -164,8 +185,12 @@ function ended(stepId: string, result: StepResult, base: Base, decisions: Decisi
   // The scheduler asks the adjust hook after a success and after a failure that stands (unless the
   // run was stopping, which the resume carries on): a crash may have come before the decision.
   const asked = result.status === 'succeeded' || result.status === 'failed';
-  if (adjusts && asked && !aborted && decisions.unadjusted.has(stepId))
-    return { ...base, action: 'adjust', ended: result };
+  if (adjusts && asked && !aborted && decisions.unadjusted.has(stepId)) {
+    // `step-end` is durable before `step-retry` and the recovery hook: a failure no hook decided
+    // on may still have attempts left, so it goes through the failure policy from the start.
+    const undecided = result.status === 'failed' && !decided;
+    return { ...base, action: undecided ? 'recover' : 'adjust', ended: result };
+  }
   const stop = decisions.stops.get(stepId);
   return {
     ...base,

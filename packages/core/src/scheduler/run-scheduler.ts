@@ -142,6 +142,8 @@ export class RunScheduler {
   async execute(restored?: ReadonlyMap<string, RestoredStep>): Promise<RunResult> {
     const control = this.#control;
     control.beginWork();
+    // A resume has begun once the adjustments a crash cut off are decided: a host's revision waits for them.
+    let begun: Promise<void> | undefined;
     try {
       if (restored) {
         const { journal, policy, resumed } = this.#init;
@@ -156,14 +158,16 @@ export class RunScheduler {
           kernel: this.#kernel,
           ...(this.#adjust ? { adjust: this.#adjust } : {}),
         };
-        restoreSession(scope, restored);
+        begun = restoreSession(scope, restored);
       } else {
         for (const slot of this.#board.slots) this.#loop.release(slot);
       }
     } catch (error) {
       control.journalFailed(error);
     }
-    control.markBegun();
+    const markBegun = () => control.markBegun();
+    if (begun) begun.then(markBegun, markBegun);
+    else markBegun();
     control.endWork();
     await control.idle;
     return this.#finish();

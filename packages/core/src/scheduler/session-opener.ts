@@ -19,7 +19,7 @@ import { buildDependencyGraph } from './dependency-graph.js';
 import type { EnginePolicy } from './engine-policy.js';
 import type { OpenedSession } from './launch-session.js';
 import type { PolicyEngineSetup, SessionHooks } from './policy-engine.js';
-import { type RestoredStep, restoreSteps } from './resume-state.js';
+import { askedAdjustHook, type RestoredStep, restoreSteps } from './resume-state.js';
 import { RunScheduler } from './run-scheduler.js';
 
 /** Opens sessions for one engine: starts a run, resumes one from its journal, or replays its end. */
@@ -125,8 +125,8 @@ export class SessionOpener {
     const { tools, allowRerunInterrupted } = this.#setup.options;
     const reconciles = (tool: string) => tools.get(tool)?.reconcile !== undefined;
     const runPolicy = this.#setup.policyFromJournal?.(run.options) ?? this.#setup.policy;
-    // A run started without an adjust hook (`adjust: false` journaled) skipped its adjustments by design.
-    const adjusts = runPolicy.adjust !== undefined && run.options?.adjust !== false;
+    // A session that asked no adjust hook skipped its adjustments by design: none is asked late.
+    const adjusts = runPolicy.adjust !== undefined && askedAdjustHook(run.options, events);
     const allowRerun = allowRerunInterrupted ?? false;
     const state = restoreSteps(run, events, { allowRerun, reconciles, adjusts });
     const { answers } = approvalState(events);
