@@ -4,6 +4,7 @@ import { type AppendedJournals, firstDifference, type GeneratedJournal } from '@
 import type Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import type { SqliteStore } from '../src/index.js';
+import { codeAgentViewDifferences, type ViewCounts } from './code-agent-views.js';
 
 /** What `listSteps` must say about each step, from the fold (in the fold's order). */
 export function stepsFromFold(run: FoldedRun) {
@@ -116,55 +117,11 @@ function decisionDifferences(sql: Database.Database, runId: string, fold: Folded
   ].flatMap(([table, found]) => (found ? [`${table} ${found}`] : []));
 }
 
-/** The code agent's views (`attempts`, `validations`, `rollbacks`) against the run's events of their types. */
-function codeAgentDifferences(sql: Database.Database, runId: string, events: readonly RunEvent[]): string[] {
-  const rows = (view: string, columns: string) =>
-    sql.prepare<[string], unknown>(`select ${columns} from ${view} where run_id = ? order by seq`).all(runId);
-  const of = (type: string) => events.filter((event) => event.type === type) as unknown as Record<string, unknown>[];
-  const checks: [string, unknown, unknown][] = [
-    [
-      'attempts',
-      rows('attempts', 'seq, step_id, attempt, status, rolled_back, implementation_run_id'),
-      of('attempt-end').map((event) => ({
-        seq: event.seq,
-        step_id: event.stepId,
-        attempt: event.attempt,
-        status: event.status,
-        rolled_back: event.rolledBack ? 1 : 0,
-        implementation_run_id: event.implementationRunId,
-      })),
-    ],
-    [
-      'validations',
-      rows('validations', 'seq, exit_code, passed, failing_count, output'),
-      of('validation-end').map((event) => ({
-        seq: event.seq,
-        exit_code: event.exitCode,
-        passed: event.passed ? 1 : 0,
-        failing_count: (event.failingTests as unknown[]).length,
-        output: event.output,
-      })),
-    ],
-    [
-      'rollbacks',
-      rows('rollbacks', 'seq, restored, removed'),
-      of('workspace-rollback').map((event) => ({
-        seq: event.seq,
-        restored: JSON.stringify(event.restored),
-        removed: JSON.stringify(event.removed),
-      })),
-    ],
-  ];
-  return checks.flatMap(([view, actual, expected]) => {
-    const found = firstDifference(actual, expected);
-    return found ? [`${view} ${found}`] : [];
-  });
-}
-
 /**
  * Everything the SQLite store shows of a run besides the RunStore reads, against core's fold:
  * `listSteps`, `listExecutions` (the executions the run owns, in call order), the approvals and
- * model calls tables, and the code agent's views. For `checkStoreAgainstFold`'s `views`.
+ * model calls tables, and the code agent's views (`shown` counts the journals whose views had rows).
+ * For `checkStoreAgainstFold`'s `views`.
  */
 export async function sqliteViewDifferences(
   store: SqliteStore,
@@ -172,6 +129,7 @@ export async function sqliteViewDifferences(
   journal: GeneratedJournal,
   fold: FoldedRun,
   appended: AppendedJournals,
+  shown: ViewCounts,
 ): Promise<string[]> {
   const problems: string[] = [];
   const steps = firstDifference(await store.listSteps(journal.runId), stepsFromFold(fold));
@@ -184,7 +142,7 @@ export async function sqliteViewDifferences(
   if (executions) problems.push(`listExecutions ${executions}`);
   problems.push(
     ...decisionDifferences(sql, journal.runId, fold),
-    ...codeAgentDifferences(sql, journal.runId, journal.events),
+    ...codeAgentViewDifferences(sql, journal.runId, journal.events, shown),
   );
   return problems;
 }

@@ -22,4 +22,9 @@ export {
 export { FreezableStore } from './freezable-store.js';
 export { linkJournal } from './link-journal.js';
 export { type GeneratedJournal, type RandomJournalOptions, randomJournals } from './random-journal.js';
+export type {
+  ExtensionEventContext,
+  ExtensionEventGenerator,
+  ExtensionEventInput,
+} from './random-step-events.js';
 export { type Draw, seededDraw } from './random-values.js';

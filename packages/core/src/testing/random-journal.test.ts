@@ -5,7 +5,7 @@ import { foldRun } from '../journal/fold-run.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { checkStoreAgainstFold, firstDifference } from './fold-comparison.js';
 import { randomJournals } from './random-journal.js';
-import { EXTENSION_EVENT_TYPES } from './random-step-events.js';
+import { EXTENSION_EVENT_TYPES, type ExtensionEventGenerator } from './random-step-events.js';
 import { type Draw, seededDraw } from './random-values.js';
 
 const RUNS = Number(process.env.STEPWISE_PROPERTY_RUNS ?? 1000);
@@ -55,6 +55,41 @@ describe('randomJournals', () => {
     expect(
       [...seen.keys()].filter((type) => !EVENT_TYPES.includes(type) && !EXTENSION_EVENT_TYPES.includes(type)),
     ).toEqual([]);
+  });
+
+  it("journals a generator's extension events in the order it gives them, at a step of the run, under the plan's revision", () => {
+    const given: string[] = [];
+    const generator: ExtensionEventGenerator = ({ runId, stepId, attempt, revision, text, value }) => {
+      given.push(runId);
+      return [
+        { type: 'probe-start', stepId, attempt, payload: value() },
+        { type: 'probe-end', stepId, attempt, revision: revision ?? null, note: text(2) },
+      ];
+    };
+    let probes = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      for (const journal of randomJournals(seededDraw(seed), { extensionEvents: generator })) {
+        let revision: number | null = null;
+        const stepIds = new Set<string>(['unplanned']);
+        journal.events.forEach((event, index) => {
+          const fields = event as unknown as Record<string, unknown>;
+          if (event.type === 'run-start' || event.type === 'plan-revise') {
+            for (const step of event.plan.steps) stepIds.add(step.id);
+          }
+          if (event.type === 'plan-revise') revision = event.revision;
+          expect(EXTENSION_EVENT_TYPES).not.toContain(event.type);
+          if (fields.type === 'probe-start') {
+            probes += 1;
+            expect(stepIds).toContain(fields.stepId);
+            const end = journal.events[index + 1] as unknown as Record<string, unknown>;
+            expect(end).toMatchObject({ type: 'probe-end', stepId: fields.stepId, attempt: fields.attempt, revision });
+          }
+        });
+        expect(foldRun(journal.events, journal.runId).lastSeq).toBe(journal.events.length);
+      }
+    }
+    expect(probes).toBe(given.length);
+    expect(probes).toBeGreaterThan(100);
   });
 
   it('gives the same journals for the same draws', () => {

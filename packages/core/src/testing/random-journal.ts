@@ -1,7 +1,7 @@
 import type { RunEvent } from '../journal/events.js';
 import { JournalSimulation, type SimulatedStep } from './journal-simulation.js';
 import { afterEnd, endRun, resumeRun, revisePlan } from './random-run-events.js';
-import { goalTurn, miscEvent } from './random-step-events.js';
+import { type ExtensionEventGenerator, genericExtensionEvents, goalTurn, miscEvent } from './random-step-events.js';
 import { chance, type Draw, pick } from './random-values.js';
 
 /** One generated run: its journal, and the batches (sizes, in order) a store is given it in. */
@@ -20,6 +20,12 @@ export interface RandomJournalOptions {
   readonly maxRuns?: number;
   /** At most this many moves per run (a move journals one to four events). Default 40. */
   readonly maxMoves?: number;
+  /**
+   * The extension events journaled now and then at a step (as often as without it). Default: one event
+   * of a generic type (`deploy-end`, `lint-report`, `review-note`) with any payload. A store whose views
+   * read another package's events passes events of their shapes, so that the views are checked.
+   */
+  readonly extensionEvents?: ExtensionEventGenerator;
 }
 
 /**
@@ -28,6 +34,7 @@ export interface RandomJournalOptions {
  */
 export function randomJournals(draw: Draw, options: RandomJournalOptions = {}): GeneratedJournal[] {
   const prefix = options.prefix ?? 'run';
+  const extensionEvents = options.extensionEvents ?? genericExtensionEvents;
   const runs = draw(1, options.maxRuns ?? 3);
   const journals: GeneratedJournal[] = [];
   for (let index = 0; index < runs; index++) {
@@ -36,7 +43,7 @@ export function randomJournals(draw: Draw, options: RandomJournalOptions = {}): 
     const simulation = new JournalSimulation(draw, `${prefix}_${index}`, options.planId ?? 'plan', startTime);
     simulation.start();
     const moves = draw(0, options.maxMoves ?? 40);
-    for (let index = 0; index < moves; index++) move(simulation);
+    for (let index = 0; index < moves; index++) move(simulation, extensionEvents);
     const batches: number[] = [];
     for (let left = simulation.events.length; left > 0; ) {
       const size = Math.min(left, draw(1, 6));
@@ -53,7 +60,7 @@ export function randomJournals(draw: Draw, options: RandomJournalOptions = {}): 
  * approval, call tools, end, retry; goal steps talk to a model; the plan is revised; the run ends,
  * continues, resumes after a crash. Every journal folds without error (`foldRun`).
  */
-function move(simulation: JournalSimulation): void {
+function move(simulation: JournalSimulation, extensionEvents: ExtensionEventGenerator): void {
   if (simulation.ended !== undefined) {
     afterEnd(simulation);
     return;
@@ -61,17 +68,17 @@ function move(simulation: JournalSimulation): void {
   const { draw } = simulation;
   const running = [...simulation.steps.values()].filter((step) => step.phase !== 'idle');
   const roll = draw(0, 99);
-  if (roll < 40 && running.length > 0) advance(simulation, pick(draw, running));
+  if (roll < 40 && running.length > 0) advance(simulation, pick(draw, running), extensionEvents);
   else if (roll < 70) simulation.startStep();
-  else if (roll < 80) miscEvent(simulation, pick(draw, [...simulation.steps.values()]));
+  else if (roll < 80) miscEvent(simulation, pick(draw, [...simulation.steps.values()]), extensionEvents);
   else if (roll < 86) revisePlan(simulation);
   else if (roll < 90) resumeRun(simulation);
-  else if (roll < 95 && running.length > 0) advance(simulation, pick(draw, running));
+  else if (roll < 95 && running.length > 0) advance(simulation, pick(draw, running), extensionEvents);
   else endRun(simulation);
 }
 
 /** The next event of a step in flight, by how far its attempt got. */
-function advance(simulation: JournalSimulation, step: SimulatedStep): void {
+function advance(simulation: JournalSimulation, step: SimulatedStep, extensionEvents: ExtensionEventGenerator): void {
   const { draw } = simulation;
   switch (step.phase) {
     case 'started':
@@ -84,7 +91,7 @@ function advance(simulation: JournalSimulation, step: SimulatedStep): void {
       simulation.decide(step);
       break;
     case 'called':
-      if (chance(draw, 15)) miscEvent(simulation, step);
+      if (chance(draw, 15)) miscEvent(simulation, step, extensionEvents);
       else simulation.toolResult(step);
       break;
     default:

@@ -1,6 +1,6 @@
 import type { RunEventInput } from '../journal/events.js';
 import type { JournalSimulation, SimulatedStep } from './journal-simulation.js';
-import { chance, pick, randomError, randomText, randomUsage, randomValue } from './random-values.js';
+import { chance, type Draw, pick, randomError, randomText, randomUsage, randomValue } from './random-values.js';
 
 function progress(
   simulation: JournalSimulation,
@@ -71,24 +71,63 @@ export function goalTurn(simulation: JournalSimulation, step: SimulatedStep): vo
 /** Types of events other packages journal (extension events): core folds none of them. */
 export const EXTENSION_EVENT_TYPES: readonly string[] = ['deploy-end', 'lint-report', 'review-note'];
 
-/**
- * An extension event (`RunEventExtensions`): a type core does not fold, with a payload of any JSON
- * shape, often about a step. Stores must keep it byte-exact and the fold must pass over it.
- */
-function extensionEvent(simulation: JournalSimulation, step: SimulatedStep): void {
-  const { draw } = simulation;
-  const event = {
-    type: pick(draw, EXTENSION_EVENT_TYPES),
-    ...(chance(draw, 70) ? { stepId: step.id, attempt: step.attempt } : {}),
-    payload: randomValue(draw),
-    ...(chance(draw, 30) ? { output: randomText(draw) } : {}),
-  };
-  // No package registered these types here: `RunEventInput` names only the registered ones.
-  simulation.emit(event as unknown as RunEventInput);
+/** Where an extension event is journaled, and draws for its fields. */
+export interface ExtensionEventContext {
+  readonly draw: Draw;
+  readonly runId: string;
+  readonly stepId: string;
+  /** The step's current attempt (0 before it first started). */
+  readonly attempt: number;
+  /** The plan's revision (undefined before the first `plan-revise`). */
+  readonly revision: number | undefined;
+  /** Text of up to `words` words (default 6), now and then over 4 KB, so that stores move it to blobs. */
+  readonly text: (words?: number) => string;
+  /** Any JSON value. */
+  readonly value: () => unknown;
 }
 
-/** An event that only the journal records (or that the fold keeps aside): progress, processes, decisions, limits. */
-export function miscEvent(simulation: JournalSimulation, step: SimulatedStep): void {
+/** An event of a type core does not declare, without `runId`, `seq` and `at` (the journal adds them). */
+export interface ExtensionEventInput {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * The extension events (`RunEventExtensions`) journaled at one point of a step, in order. Their types
+ * must not be core's own: the fold passes over them and stores must keep them byte-exact.
+ */
+export type ExtensionEventGenerator = (context: ExtensionEventContext) => readonly ExtensionEventInput[];
+
+/** The default: one event of a generic type with a payload of any JSON shape, often about the step. */
+export const genericExtensionEvents: ExtensionEventGenerator = ({ draw, stepId, attempt, text, value }) => [
+  {
+    type: pick(draw, EXTENSION_EVENT_TYPES),
+    ...(chance(draw, 70) ? { stepId, attempt } : {}),
+    payload: value(),
+    ...(chance(draw, 30) ? { output: text() } : {}),
+  },
+];
+
+function extensionEvents(simulation: JournalSimulation, step: SimulatedStep, generate: ExtensionEventGenerator): void {
+  const { draw, runId } = simulation;
+  const events = generate({
+    draw,
+    runId,
+    stepId: step.id,
+    attempt: step.attempt,
+    revision: simulation.plan.revision,
+    text: (words) => randomText(draw, words),
+    value: () => randomValue(draw),
+  });
+  // No package registered these types here: `RunEventInput` names only the registered ones.
+  for (const event of events) simulation.emit(event as unknown as RunEventInput);
+}
+
+/**
+ * An event that only the journal records (or that the fold keeps aside): progress, processes, decisions,
+ * limits, extension events (from `generate`).
+ */
+export function miscEvent(simulation: JournalSimulation, step: SimulatedStep, generate: ExtensionEventGenerator): void {
   const { draw } = simulation;
   const executionId = step.callId || `ex_${simulation.runId}_none`;
   switch (draw(0, 6)) {
@@ -128,7 +167,7 @@ export function miscEvent(simulation: JournalSimulation, step: SimulatedStep): v
       simulation.emit({ type: 'limit-reach', stepId: step.id, limit: 'token-budget', value: draw(0, 9000) });
       break;
     case 5:
-      extensionEvent(simulation, step);
+      extensionEvents(simulation, step, generate);
       break;
     default:
       progress(simulation, step, 'analyze');
