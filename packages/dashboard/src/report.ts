@@ -41,11 +41,16 @@ export {
 export { REPORT_SCRIPT } from './report/report-script.js';
 export { REPORT_STYLE } from './report/report-style.js';
 export {
+  type AttemptEndRecord,
   type AttemptEntry,
   attemptHistory,
   describeChange,
   describeValidation,
+  type FailingTestRecord,
   type RevisionEntry,
   revisionHistory,
+  type ValidationEndRecord,
+  type WorkspaceChangeList,
+  type WorkspaceRollbackRecord,
 } from './report/run-history.js';
 export { type RunTimings, type StepTiming, stepTimings, type WaitSpan } from './report/step-timing.js';

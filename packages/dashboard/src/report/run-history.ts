@@ -1,45 +1,70 @@
 import type { PlanChange, RunEvent, RunEventBase } from '@stepwise/core';
 import type { PlanReviseEvent } from '@stepwise/core/store';
 
-// The code agent's events as the history reads them: `@stepwise/code-agent` journals them and
-// declares them; the dashboard reads them by their type and fields, without loading that package.
+// The code agent's events as the history reads them: `@stepwise/code-agent` journals and declares
+// them; the dashboard reads them by their type and fields without loading that package (which
+// depends on this one for its tests). The code agent's tests check that its events are these records.
 
-interface AttemptEndRecord extends RunEventBase {
+/** Files an implementation attempt of the code agent created, modified and deleted. */
+export interface WorkspaceChangeList {
+  readonly created: readonly string[];
+  readonly modified: readonly string[];
+  readonly deleted: readonly string[];
+}
+
+/** A failing test a validation command's output named. */
+export interface FailingTestRecord {
+  readonly name: string;
+  readonly file?: string;
+  /** The test's own lines of the output. */
+  readonly output: string;
+}
+
+/** The code agent's `attempt-end`: an implementation attempt of a step ended. */
+export interface AttemptEndRecord extends RunEventBase {
   readonly type: 'attempt-end';
   readonly stepId: string;
   readonly attempt: number;
+  /** The plan revision the attempt ran under (absent in older journals: 0). */
+  readonly revision?: number;
+  /** The child run that implemented the step. */
   readonly implementationRunId: string;
   readonly status: 'succeeded' | 'failed';
   readonly error?: string;
-  readonly changes: {
-    readonly created: readonly string[];
-    readonly modified: readonly string[];
-    readonly deleted: readonly string[];
-  };
+  readonly changes: WorkspaceChangeList;
+  /** The attempt's changes were undone. */
   readonly rolledBack: boolean;
 }
 
-interface ValidationEndRecord extends RunEventBase {
+/** The code agent's `validation-end`: a validation command ran after an attempt. */
+export interface ValidationEndRecord extends RunEventBase {
   readonly type: 'validation-end';
   readonly stepId: string;
   readonly attempt: number;
   readonly revision?: number;
+  /** The command's name in the configuration (e.g. `test`). */
   readonly name?: string;
+  /** An optional command's failure does not fail the attempt. */
   readonly optional?: boolean;
   readonly validationRunId: string;
   readonly command: readonly string[];
+  /** `null` when the command did not run to an exit. */
   readonly exitCode: number | null;
   readonly passed: boolean;
-  readonly failingTests: readonly { readonly name: string; readonly file?: string; readonly output: string }[];
+  readonly failingTests: readonly FailingTestRecord[];
   readonly output: string;
   readonly error?: string;
 }
 
-interface WorkspaceRollbackRecord extends RunEventBase {
+/** The code agent's `workspace-rollback`: a failed attempt's changes were undone. */
+export interface WorkspaceRollbackRecord extends RunEventBase {
   readonly type: 'workspace-rollback';
   readonly stepId: string;
   readonly attempt: number;
+  readonly revision?: number;
+  /** Files written back as they were. */
   readonly restored: readonly string[];
+  /** Files the attempt created, deleted again. */
   readonly removed: readonly string[];
 }
 
