@@ -216,7 +216,8 @@ const TYPESCRIPT = {
   'uses-cli.cts': `import { createRunner, type Runner, type RunnerOptions, type SolveOptions } from '@stepwise/cli';\n${USES_CLI}`,
 };
 // Every ChatModel of the agentic engine is a model `solve` accepts: the code agent's, with its full
-// types, and the cli's deprecated one that loads it.
+// types, and the cli's deprecated one that loads it, whose own types give `onProgress` its event
+// (no implicit any under --strict) and the result its attempts and steps.
 const SOLVE_WITH_CHAT_MODEL = `import { solve as solveFromCli } from '@stepwise/cli';
 import { type SolveEvent, type SolveResult, solve } from '@stepwise/code-agent';
 import { type ChatModel, openAICompatible } from '@stepwise/engine-agentic';
@@ -225,8 +226,15 @@ const model: ChatModel = openAICompatible({ baseURL: 'http://127.0.0.1:1/v1', mo
 const progress = (event: SolveEvent) => (event.type === 'attempt-end' ? event.attempt.stepId : event.type);
 export const solving = (): Promise<SolveResult> =>
   solve({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 }, onProgress: progress });
-export const solvingFromCli = () =>
-  solveFromCli({ task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 } });
+export const solvingFromCli = async (): Promise<number> => {
+  const result = await solveFromCli({
+    task: 'fix it', workspace: '.', validate: ['npm', 'test'], model, limits: { maxTurns: 3 },
+    onProgress(event) {
+      if (event.type === 'attempt-end') console.log(event.attempt.stepId, event.attempt.validations.length);
+    },
+  });
+  return result.attempts.length + result.steps.length;
+};
 `;
 
 function checkMinimal(minimal) {

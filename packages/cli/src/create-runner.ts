@@ -266,12 +266,23 @@ export async function openSqliteStore(file: string): Promise<RunStore> {
   return store;
 }
 
-/** The ChatModel a configured endpoint describes (an object that is already a model is returned as is). */
-export async function createModel(model: RunnerOptions['model']): Promise<object | undefined> {
+/** `openAICompatible` of `@stepwise/engine-agentic`: a ChatModel of an OpenAI-compatible endpoint. */
+export type OpenAICompatible = (endpoint: Pick<ModelEndpoint, 'baseURL' | 'model' | 'apiKey' | 'headers'>) => object;
+
+/**
+ * The ChatModel a configured endpoint describes (an object that is already a model is returned as is).
+ * `openAICompatible` is the code agent's for `stepwise solve` and `stepwise plan` (its dependency,
+ * wherever npm put it); the engines load `@stepwise/engine-agentic` themselves.
+ */
+export async function createModel(
+  model: RunnerOptions['model'],
+  openAICompatible?: OpenAICompatible,
+): Promise<object | undefined> {
   if (model === undefined) return undefined;
   const endpoint = model as ModelEndpoint;
   if (typeof endpoint.baseURL !== 'string' || typeof endpoint.model !== 'string') return model;
-  const { openAICompatible } = await loadAgenticEngine('an OpenAI-compatible model endpoint', '/model');
+  const connect =
+    openAICompatible ?? (await loadAgenticEngine('an OpenAI-compatible model endpoint', '/model')).openAICompatible;
   const apiKey = endpoint.apiKey ?? (endpoint.apiKeyEnv ? process.env[endpoint.apiKeyEnv] : undefined);
   if (endpoint.apiKeyEnv && !apiKey) {
     throw new StepwiseError(
@@ -280,7 +291,7 @@ export async function createModel(model: RunnerOptions['model']): Promise<object
       { location: '/model/apiKeyEnv' },
     );
   }
-  return openAICompatible({
+  return connect({
     baseURL: endpoint.baseURL,
     model: endpoint.model,
     ...(apiKey ? { apiKey } : {}),

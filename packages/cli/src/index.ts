@@ -60,6 +60,8 @@ export {
   planTask,
   type ResumeSolveOptions,
   resumeSolve,
+  type SolveAttempt,
+  type SolveEvent,
   type SolveModel,
   type SolveOptions,
   type SolveResult,

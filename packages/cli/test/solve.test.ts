@@ -1,10 +1,12 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeOpenAIServer } from '@stepwise/engine-agentic/testing';
 import { describe, expect, it } from 'vitest';
-import { assertBuilt, runCli } from './helpers.js';
+import { assertBuilt, cliEnvironment, PACKAGE_DIRECTORY, runCli } from './helpers.js';
 
 // `stepwise solve` and `stepwise plan` as a user runs them: the built binary, which loads
 // @stepwise/code-agent on demand. The code agent itself is tested in packages/code-agent.
@@ -107,6 +109,82 @@ describe('stepwise plan, then stepwise solve --plan', () => {
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+/**
+ * An install where `@stepwise/engine-agentic` is not where the cli can import it: under
+ * `@stepwise/code-agent`, whose dependency it is (as pnpm lays packages out, or npm when versions
+ * differ). The built packages are copied; other dependencies are links to the repository's.
+ */
+function installWithoutHoisting(root: string): string {
+  const repository = path.resolve(PACKAGE_DIRECTORY, '..', '..');
+  const modules = path.join(root, 'node_modules');
+  mkdirSync(path.join(modules, '@stepwise'), { recursive: true });
+  for (const name of readdirSync(path.join(repository, 'node_modules'))) {
+    if (name !== '@stepwise' && !name.startsWith('.')) {
+      symlinkSync(path.join(repository, 'node_modules', name), path.join(modules, name));
+    }
+  }
+  const copy = (name: string, into: string) => {
+    const from = path.join(repository, 'packages', name);
+    cpSync(path.join(from, 'package.json'), path.join(into, '@stepwise', name, 'package.json'));
+    cpSync(path.join(from, 'dist'), path.join(into, '@stepwise', name, 'dist'), { recursive: true });
+  };
+  for (const name of ['cli', 'core', 'dashboard', 'engine-dag', 'store-sqlite', 'tools-node', 'code-agent']) {
+    copy(name, modules);
+  }
+  copy('engine-agentic', path.join(modules, '@stepwise', 'code-agent', 'node_modules'));
+  return path.join(modules, '@stepwise', 'cli', 'dist', 'bin.js');
+}
+
+function runBin(bin: string, args: readonly string[], cwd: string) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: cliEnvironment(), stdio: 'pipe' });
+    let [stdout, stderr] = ['', ''];
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+describe('stepwise plan and solve where only the code agent can import @stepwise/engine-agentic', () => {
+  it("build the endpoint's model with the code agent's own dependency", async () => {
+    assertBuilt();
+    const root = mkdtempSync(path.join(tmpdir(), 'solve-nested-'));
+    const server = await startFakeOpenAIServer({ replies: scriptedFixer as never });
+    try {
+      const bin = installWithoutHoisting(path.join(root, 'install'));
+      const fromCli = createRequire(bin);
+      expect(() => fromCli.resolve('@stepwise/engine-agentic')).toThrow();
+      expect(fromCli.resolve('@stepwise/code-agent')).toContain(path.join(root, 'install'));
+      const dir = path.join(root, 'project');
+      cpSync(project, dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, 'stepwise.config.json'),
+        JSON.stringify({ model: { baseURL: server.url, model: 'scripted-fixer' } }),
+      );
+      const planned = await runBin(bin, ['plan', 'Make the tests pass', '--validate', 'node --test'], dir);
+      expect(planned.stderr).toBe('');
+      expect(planned.code).toBe(0);
+      const solved = await runBin(
+        bin,
+        ['solve', 'Make the tests pass', '--plan', 'plan.json', '--validate', 'node --test'],
+        dir,
+      );
+      expect(solved.stderr).toBe('');
+      expect(solved.stdout).toMatch(/fix-discount attempt 2: step succeeded; changed src\/cart.js; node --test passed/);
+      expect(solved.code).toBe(0);
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
     }
   }, 180_000);
 });

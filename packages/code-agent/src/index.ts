@@ -1,3 +1,6 @@
+// What `stepwise solve` and `stepwise plan` build the configured endpoint's model with: from this
+// package's own dependency, so the cli needs no `@stepwise/engine-agentic` of its own to find.
+export { type OpenAICompatibleOptions, openAICompatible } from '@stepwise/engine-agentic';
 export { attemptFeedback, type FailedAttempt, type ValidationSummary } from './attempt-feedback.js';
 export { IMPLEMENTATION_TOOLS } from './code-agent-attempt.js';
 export type {

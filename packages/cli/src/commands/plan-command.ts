@@ -42,7 +42,7 @@ Examples:
       cwd: context.io.cwd,
       ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     });
-    const model = (await createModel(solveModelSettings(settings))) as SolveModel;
+    const model = (await createModel(solveModelSettings(settings), codeAgent.openAICompatible)) as SolveModel;
     const plan = await codeAgent.planTask({
       task: positionals[0] as string,
       workspace: settings.workspace,

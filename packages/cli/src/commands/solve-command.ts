@@ -100,7 +100,7 @@ export async function solveHost(
     ...(typeof values.workspace === 'string' ? { workspace: values.workspace } : {}),
     ...(typeof values.db === 'string' ? { database: values.db } : {}),
   });
-  const model = (await createModel(solveModelSettings(settings))) as SolveModel;
+  const model = (await createModel(solveModelSettings(settings), codeAgent.openAICompatible)) as SolveModel;
   const store = opened ?? (await openSqliteStore(settings.database));
   const { config } = loaded;
   const host: SolveHostOptions & { readonly store: typeof store } = {
