@@ -181,6 +181,9 @@ describe('extractFailingTests on real runner output', () => {
       ]);
       expect(tests[0]?.output).toContain('Timeout of 50ms exceeded.');
       expect(tests[0]?.output).not.toContain('node:internal');
+      // Cut before its closing counts: mocha's timeout message still names it.
+      const cut = fixture(file).slice(0, fixture(file).indexOf('# tests'));
+      expect(extractFailingTests(cut).map((test) => test.name)).toEqual(['db is slow']);
     },
   );
 

@@ -10,6 +10,8 @@ const FRAME = /^\s*at (?:.*? \()?(?:file:\/\/)?([^\s()]+?):\d+:\d+\)?$/;
 const CONTEXT_FRAME = /^\s*at (?:async )?Context\./;
 /** Mocha's timeout names the file, which no frame does: `Timeout of 2000ms exceeded. … (/dir/test.mjs)`. */
 const TIMEOUT_FILE = /Timeout of \d+ms exceeded\. .*\(([^()]+)\)$/;
+/** Mocha's own words for a timeout, which no other runner uses. */
+const MOCHA_TIMEOUT = /Timeout of \d+ms exceeded\. For async tests and hooks, ensure "done\(\)" is called/;
 /** What npm prints after a failed script (`npm error code 4`, `npm ERR! …`) is no test's output. */
 const NPM_LINE = /^npm (?:error|ERR!|warn|WARN)\b/;
 /** Mocha's `tap` reporter: `not ok 3 suite test` (node:test's TAP puts ` - ` before the name). */
@@ -100,13 +102,15 @@ export function parseMochaSpec(lines: readonly string[]): RawFailure[] {
 
 /**
  * Mocha's TAP (12 and 13) ends `# tests`, `# pass`, `# fail`, then the plan; node:test and tape print
- * the plan before those counts. It is what names mocha when no stack shows its test `Context`
- * (every failure a timeout).
+ * the plan before those counts. That, or mocha's timeout message, names mocha when no stack shows
+ * its test `Context` (every failure a timeout).
  */
 function isMochaTap(lines: readonly string[]): boolean {
   return lines.some(
     (line, index) =>
-      CONTEXT_FRAME.test(line) || (/^# fail \d+$/.test(line) && /^1\.\.\d+$/.test(lines[index + 1] ?? '')),
+      CONTEXT_FRAME.test(line) ||
+      MOCHA_TIMEOUT.test(line) ||
+      (/^# fail \d+$/.test(line) && /^1\.\.\d+$/.test(lines[index + 1] ?? '')),
   );
 }
 
