@@ -18,6 +18,19 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, tim
   }
 }
 
+async function takeoverState(url: string, schema: string, runId: string, taker: WorkerProcess): Promise<string> {
+  const queue = await query(
+    url,
+    `select state, claims, claimed_by, last_error, available_at from ${schema}.work_queue where run_id = $1`,
+    [runId],
+  );
+  const sessions = await query(
+    url,
+    `select pid, state, wait_event_type, left(query, 120) as query from pg_stat_activity where state like 'idle in transaction%' or wait_event_type = 'Lock'`,
+  );
+  return JSON.stringify({ queue, sessions, takerEnds: taker.ends, takerStderr: taker.stderrTail() }, null, 1);
+}
+
 describe.skipIf(!postgres)('a worker paused past its lease (Postgres, real worker processes)', () => {
   const url = postgres?.url as string;
   const processes: WorkerProcess[] = [];
@@ -63,9 +76,13 @@ describe.skipIf(!postgres)('a worker paused past its lease (Postgres, real worke
     // A claim made while the paused worker's run lease was still live gives the run back (`requeued`) first.
     await until(
       () => taker.ends.find((end) => end.runId === runId && end.status !== 'requeued'),
-      20 * TTL,
+      40 * TTL,
       'the second worker to finish the run',
-    );
+    ).catch(async (error: Error) => {
+      // What a loaded machine's failure here needs to be read: where the run stands, what the taker
+      // reported, and whether the stopped worker's session holds a transaction open.
+      throw new Error(`${error.message}\n${await takeoverState(url, name, runId, taker)}`);
+    });
     expect(taker.ends.filter((end) => end.status !== 'requeued')).toEqual([{ runId, status: 'completed' }]);
     const beforeWaking = await query<{ step_id: string; pid: number }>(
       url,
@@ -91,7 +108,7 @@ describe.skipIf(!postgres)('a worker paused past its lease (Postgres, real worke
     const events = await readAll(store, runId);
     expect(events.at(-1)?.type).toBe('run-end');
     expect((await store.getRun(runId))?.status).toBe('completed');
-  }, 90_000);
+  }, 150_000);
 });
 
 if (!postgres) {

@@ -34,6 +34,8 @@ export interface WorkerProcess {
   readonly ends: { runId: string; status: string }[];
   /** Resolves when the process exited. */
   readonly exited: Promise<void>;
+  /** The last 4,000 characters the worker wrote to stderr (its reports of failed store calls). */
+  stderrTail(): string;
 }
 
 export function spawnWorker(env: Record<string, string>): WorkerProcess {
@@ -58,7 +60,7 @@ export function spawnWorker(env: Record<string, string>): WorkerProcess {
     });
   });
   ready.catch(() => undefined);
-  return { child, ready, ends, exited };
+  return { child, ready, ends, exited, stderrTail: () => stderr };
 }
 
 /** A chain of `count` steps; `tool(index)` picks each step's tool. */
