@@ -3,22 +3,12 @@ import { makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
-import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+import { createSideTables, query, spawnWorker, until, type WorkerProcess } from './worker-processes.js';
 
 const postgres = await testPostgres();
 const TTL = 1_500;
 const CONCURRENCY = 2;
 const STEP_MS = 12_000;
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe.skipIf(!postgres)('takeover while every worker is busy (real worker processes)', () => {
   const url = postgres?.url as string;

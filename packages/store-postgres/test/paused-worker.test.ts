@@ -3,20 +3,10 @@ import { makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
-import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+import { createSideTables, query, spawnWorker, until, type WorkerProcess } from './worker-processes.js';
 
 const postgres = await testPostgres();
 const TTL = 1_500;
-
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 async function takeoverState(url: string, schema: string, runId: string, taker: WorkerProcess): Promise<string> {
   const queue = await query(

@@ -3,7 +3,7 @@ import { makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
-import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+import { createSideTables, query, spawnWorker, until, type WorkerProcess } from './worker-processes.js';
 
 const postgres = await testPostgres();
 const TTL = 1_500;
@@ -11,16 +11,6 @@ const TTL = 1_500;
 // which a loaded machine can delay by seconds. Far below s1's 60 s sleep and the 30 s default lease.
 const TAKEOVER_BOUND_MS = 4 * TTL;
 let tag = 0;
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe.skipIf(!postgres)('takeover after SIGKILL (real worker processes)', () => {
   const url = postgres?.url as string;

@@ -5,21 +5,11 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, enqueue, limitTools, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
-import { createSideTables, query, spawnWorker, type WorkerProcess } from './worker-processes.js';
+import { createSideTables, query, spawnWorker, until, type WorkerProcess } from './worker-processes.js';
 
 const postgres = await testPostgres();
 const TTL = 1_500;
 let tag = 0;
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 const stepEvent = (events: readonly RunEvent[], type: RunEvent['type'], stepId: string) =>
   events.find((event) => event.type === type && 'stepId' in event && event.stepId === stepId);

@@ -85,3 +85,18 @@ export async function query<T>(url: string, text: string, values: unknown[] = []
     await client.end();
   }
 }
+
+/** Polls `probe` every 25 ms until it gives a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
