@@ -4,9 +4,11 @@ import { newRunId, type PlanAuthorization } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
 import { planInvalidError } from '../plan/validate-plan.js';
 import type { Engine, EngineOptions, ResumeOptions, RunOptions } from '../run/engine-options.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
 import type { EnginePolicy, ProgressRunHandle, SchedulerObserver } from './engine-policy.js';
 import { launchSession } from './launch-session.js';
 import { SessionOpener } from './session-opener.js';
+import { ValidatedPlans } from './validated-plans.js';
 
 /** How an engine is made from a policy; everything else (start, resume, lease, cancel, handle) is shared. */
 export interface PolicyEngineSetup {
@@ -63,17 +65,21 @@ export interface PolicyEngine extends Engine {
 export function createPolicyEngine(setup: PolicyEngineSetup): PolicyEngine {
   const opener = new SessionOpener(setup);
   const { store } = opener;
+  const validated = new ValidatedPlans(setup.options.tools instanceof ToolRegistry);
+  const validate = (plan: unknown) => opener.validate(plan);
   const listenersOf = (extra: RunOptions['onEvent']) =>
     [setup.options.onEvent, extra].filter((listener) => listener !== undefined);
   return {
     name: setup.policy.name,
     store,
-    validate: (plan: unknown) => opener.validate(plan),
+    validate,
     run(input: Plan, runOptions: RunOptions = {}, hooks?: SessionHooks): ProgressRunHandle {
-      const validation = hooks?.prevalidated ? undefined : opener.validate(input);
+      const checked = hooks?.prevalidated ? undefined : validated.check(input, validate);
+      const validation = checked?.validation;
       if (validation && !validation.ok) throw planInvalidError(validation.problems);
       const plan = validation?.plan ?? input;
       const authorized = setup.authorize?.(plan, runOptions) ?? {};
+      const digest = authorized.planDigest ?? checked?.digest;
       const known = authorized.runId ?? runOptions.runId;
       const runId = known ?? newRunId();
       return launchSession({
@@ -82,7 +88,7 @@ export function createPolicyEngine(setup: PolicyEngineSetup): PolicyEngine {
         total: plan.steps.length,
         signal: runOptions.signal,
         listeners: listenersOf(runOptions.onEvent),
-        open: () => opener.open(plan, runId, known !== undefined, runOptions, authorized.planDigest, hooks),
+        open: () => opener.open(plan, runId, known !== undefined, runOptions, digest, hooks),
       });
     },
     resume(runId: string, resumeOptions: ResumeOptions = {}, hooks?: SessionHooks): ProgressRunHandle {

@@ -6,6 +6,7 @@ import { journalCases } from './conformance-journal.js';
 import { leaseCases } from './conformance-leases.js';
 import { liveOutputCases } from './conformance-live-output.js';
 import { raceCases } from './conformance-races.js';
+import { reconcileCases } from './conformance-reconcile.js';
 import type { StoreHarness } from './conformance-support.js';
 
 export type { StoreHarness } from './conformance-support.js';
@@ -23,4 +24,5 @@ export function runStoreConformance(harness: StoreHarness): void {
   fencingCases(harness);
   cancelCases(harness);
   liveOutputCases(harness);
+  reconcileCases(harness);
 }
