@@ -105,7 +105,11 @@ console.log(
 );
 const samples = await interleave(contenders, { rounds: ROUNDS, warmUp: 1 });
 const msOf = (name, count) => median(samples[name].ms) / count;
+// CPU time (user + system, GC threads included) is printed beside wall time: load from other work
+// on the machine distorts it least.
+const cpuMsOf = (name, count) => median(samples[name].cpuMs) / count;
 const mastraMs = msOf(mastraName, RUNS);
+const mastraCpuMs = cpuMsOf(mastraName, RUNS);
 const langgraphMs = msOf('LangGraph MemorySaver', RUNS);
 console.log(`targets: < ${TARGET_MS} ms per run for every Stepwise engine, the dag engine ≤ Mastra's\n`);
 const rows = Object.keys(runs).map((name) => {
@@ -117,6 +121,8 @@ const rows = Object.keys(runs).map((name) => {
     'ms/run': ms.toFixed(3),
     'vs LangGraph': (ms / langgraphMs).toFixed(3),
     'vs Mastra': (ms / mastraMs).toFixed(3),
+    'CPU ms/run': cpuMsOf(name, RUNS).toFixed(3),
+    'CPU vs Mastra': (cpuMsOf(name, RUNS) / mastraCpuMs).toFixed(3),
     target: ours
       ? `${ms < TARGET_MS ? 'met' : 'MISSED'}${dag ? `; ≤ Mastra: ${ms <= mastraMs ? 'met' : 'MISSED'}` : ''}`
       : '',
