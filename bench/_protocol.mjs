@@ -32,17 +32,30 @@ export async function timed(run) {
 }
 
 /**
+ * A contender is a function, or `{ setup, run }`: `setup()` runs untimed before every run (warm-ups
+ * included) and what it resolves to is passed to `run` — for work that is not what the bench
+ * measures and that each run needs anew (opening a new database file), applied to every contender
+ * alike.
+ */
+const partsOf = (contender) => (typeof contender === 'function' ? { run: contender } : contender);
+
+/**
  * Runs each contender `warmUp` times untimed, then `rounds` rounds in which every contender runs
  * once, in the same order each round. Returns name → { ms: [...], cpuMs: [...] }.
  */
 export async function interleave(contenders, { rounds, warmUp = 1 }) {
   for (let index = 0; index < warmUp; index++) {
-    for (const contender of Object.values(contenders)) await contender();
+    for (const contender of Object.values(contenders)) {
+      const { setup, run } = partsOf(contender);
+      await run(setup ? await setup() : undefined);
+    }
   }
   const samples = Object.fromEntries(Object.keys(contenders).map((name) => [name, { ms: [], cpuMs: [] }]));
   for (let round = 0; round < rounds; round++) {
     for (const [name, contender] of Object.entries(contenders)) {
-      const { ms, cpuMs } = await timed(contender);
+      const { setup, run } = partsOf(contender);
+      const prepared = setup ? await setup() : undefined;
+      const { ms, cpuMs } = await timed(() => run(prepared));
       samples[name].ms.push(ms);
       samples[name].cpuMs.push(cpuMs);
     }

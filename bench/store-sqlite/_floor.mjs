@@ -53,14 +53,16 @@ export function floorWorkload(Database, path, batches) {
     .all();
   const columns = { runs: columnsOf(source, 'runs'), steps: columnsOf(source, 'steps') };
   columns.executions = columnsOf(source, 'executions');
+  columns.events = columnsOf(source, 'events');
+  const idColumn = columns.events.indexOf('id');
   const run = source.prepare('select * from runs').get();
   const blobs = source.prepare('select sha256, size, content from blobs').raw().all();
   const events = new Map(
     source
-      .prepare('select id, type, at, payload, blob_refs, packing from events order by id')
+      .prepare(`select ${columns.events.join(', ')} from events order by id`)
       .raw()
       .all()
-      .map((row) => [Number(BigInt(row[0]) % BigInt(RUN_KEY_SHIFT)), row]),
+      .map((row) => [Number(BigInt(row[idColumn]) % BigInt(RUN_KEY_SHIFT)), row]),
   );
   const steps = new Map(
     source
@@ -97,17 +99,27 @@ export function floorWorkload(Database, path, batches) {
   return { schema, columns, run, blobs, commits, runId: run.id };
 }
 
-/**
- * Writes the workload to a new file at `path`, one IMMEDIATE transaction per commit; returns the
- * database still open (the caller times its close, as a store's close is timed).
- */
-export function writeFloor(Database, path, workload, { synchronous, checkpointPages = 10_000 }) {
+/** A new file at `path` with the workload's schema and the store's pragmas, open. */
+export function openFloor(Database, path, workload, { synchronous, checkpointPages = 10_000 }) {
   const database = new Database(path, { timeout: 5000 });
   database.pragma('journal_mode = WAL');
   database.pragma(`synchronous = ${synchronous}`);
   database.pragma(`wal_autocheckpoint = ${checkpointPages}`);
   database.pragma('foreign_keys = ON');
   for (const sql of workload.schema) database.exec(sql);
+  return database;
+}
+
+/**
+ * Writes the workload to a new file at `path`, one IMMEDIATE transaction per commit; returns the
+ * database still open (the caller times its close, as a store's close is timed).
+ */
+export function writeFloor(Database, path, workload, options) {
+  return writeFloorRows(openFloor(Database, path, workload, options), workload);
+}
+
+/** Writes the workload into a database `openFloor` opened; returns it, still open. */
+export function writeFloorRows(database, workload) {
   const { columns } = workload;
   const placeholders = (list) => list.map(() => '?').join(', ');
   const selectRun = database.prepare(
@@ -120,7 +132,7 @@ export function writeFloor(Database, path, workload, { synchronous, checkpointPa
   );
   const insertBlob = database.prepare('insert into blobs (sha256, size, content) values (?, ?, ?)');
   const insertEvent = database.prepare(
-    'insert into events (id, type, at, payload, blob_refs, packing) values (?, ?, ?, ?, ?, ?)',
+    `insert into events (${columns.events}) values (${placeholders(columns.events)})`,
   );
   const insertStep = database.prepare(`insert into steps (${columns.steps}) values (${placeholders(columns.steps)})`);
   const state = Object.keys(STATE_RESET);
