@@ -60,12 +60,18 @@ const renderers = {
   },
   'output-bytes': (record) =>
     table(
-      ['output', 'Stepwise bytes/step', 'SqliteSaver bytes/step', '× SqliteSaver', 'limit 1.5 × output + 1 KB'],
+      [
+        'output',
+        'Stepwise file/steps (marginal)',
+        'SqliteSaver file/steps (marginal)',
+        '× SqliteSaver (marginal)',
+        'limit 1.5 × output + 1 KB',
+      ],
       record.rows.map((row) => [
         row.output,
-        thousands(row.HEAD),
-        thousands(row.SqliteSaver),
-        row['× SqliteSaver'],
+        `${thousands(row.HEAD)} (${thousands(row['HEAD marginal'])})`,
+        `${thousands(row.SqliteSaver)} (${thousands(row['SqliteSaver marginal'])})`,
+        `${row['× SqliteSaver']} (${row['× SqliteSaver marginal']})`,
         row['limit 1.5×size+1 KB'] || '—',
       ]),
     ),

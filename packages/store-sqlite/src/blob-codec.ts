@@ -1,6 +1,8 @@
 import type { RunEvent } from '@stepwise/core';
 import { sha256 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
+import { chainText } from './chain-column.js';
+import { typeOfCode } from './event-types.js';
 import { packPayload, unpackPayload } from './payload-packing.js';
 import { decodeTime } from './time-codec.js';
 
@@ -137,14 +139,26 @@ export interface EncodedEvent {
   readonly payload: string;
   readonly blobRefs: string | null;
   readonly packing: number;
+  /** The chain value's bytes (`events.chain`), `null` when the payload holds it. */
+  readonly chain: Buffer | null;
 }
 
-/** The event's row: the columns are left out of the payload, large values go to `blobs`. */
-export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter, outputDistance = 0): EncodedEvent {
-  const { payload: rest, packing } = packPayload(runId, event as unknown as Record<string, unknown>, outputDistance);
+/**
+ * The event's row: the columns are left out of the payload, large values go to `blobs`.
+ * `outputDistance` and `attempt` are what the writer knows of other events (see `packPayload`).
+ */
+export function encodeEvent(
+  runId: string,
+  event: RunEvent,
+  blobs: BlobWriter,
+  outputDistance = 0,
+  attempt?: number,
+): EncodedEvent {
+  const packed = packPayload(runId, event as unknown as Record<string, unknown>, outputDistance, attempt);
+  const { payload: rest, packing, chain } = packed;
   const type = event.type;
   const payload = JSON.stringify(rest);
-  if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing };
+  if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing, chain };
   const refs: BlobRef[] = [];
   let stored: unknown = rest;
   for (const candidate of candidates(type, rest)) {
@@ -162,18 +176,26 @@ export function encodeEvent(runId: string, event: RunEvent, blobs: BlobWriter, o
     stored = withValueAt(stored, candidate.path, null);
     refs.push([candidate.path, encoded.sha256, candidate.kind]);
   }
-  if (refs.length === 0) return { payload, blobRefs: null, packing };
-  return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs), packing };
+  if (refs.length === 0) return { payload, blobRefs: null, packing, chain };
+  return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs), packing, chain };
 }
 
+/** The columns of `events` an event is read from (`EVENT_COLUMNS`, prefixed as the query needs). */
 export interface EventRow {
   readonly seq: number;
-  readonly type: string;
+  readonly type_code: number | string;
   readonly at: string | number;
   readonly payload: string;
   readonly blob_refs: string | null;
   readonly packing: number;
+  readonly chain: Uint8Array | null;
 }
+
+/** SQL: the columns of an `EventRow` of `events` aliased `alias`. */
+export const eventColumns = (alias: string): string =>
+  ['seq', 'type_code', 'at', 'payload', 'blob_refs', 'packing', 'chain']
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
 
 /**
  * Rebuilds the event exactly as it was appended (key order included: type first, run/seq/at last).
@@ -192,11 +214,15 @@ export function decodeEvent(
       setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
     }
   }
-  rest = unpackPayload(runId, rest, row.packing, (distance) =>
+  const atMs = typeof row.at === 'number' ? row.at : undefined;
+  rest = unpackPayload(runId, rest, row.packing, atMs, (distance) =>
     // A copy: the two events are returned as separate objects, as they were appended.
     structuredClone((eventAt(row.seq - distance) as { output?: unknown } | undefined)?.output),
   );
-  return { type: row.type, ...rest, runId, seq: row.seq, at: decodeTime(row.at) } as RunEvent;
+  const event = { type: typeOfCode(row.type_code), ...rest, runId, seq: row.seq, at: decodeTime(row.at) };
+  // Its last key, where the journal put it (a chain value elsewhere stays in the payload).
+  if (row.chain !== null) (event as { chain?: string }).chain = chainText(row.chain);
+  return event as RunEvent;
 }
 
 /** Reads a column pair written from an `Encoded`. */

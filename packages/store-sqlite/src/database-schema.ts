@@ -74,19 +74,30 @@ export interface EventsTable {
   run_key: GeneratedAlways<number>;
   /** Computed from `id`. */
   seq: GeneratedAlways<number>;
-  type: string;
+  /**
+   * The event type as a small integer for the types the store knows (see `type`), else its text
+   * (schema version 8).
+   */
+  type_code: number | string;
+  /** The event type (computed from `type_code`). */
+  type: GeneratedAlways<string>;
   /** When the event was journaled. */
   at: StoredTime;
-  /** JSON of the event without run_id, seq, type and at (the columns). */
+  /** JSON of the event without run_id, seq, type and at (the columns), and without what `packing` says. */
   payload: string;
   /** JSON `[[path, sha256, "json" | "text"], …]` of values moved to `blobs`; `NULL` for most events. */
   blob_refs: string | null;
   /**
-   * 0, or which ids the payload leaves out because they follow from the row (a step-start's,
-   * tool-call's or step-end's execution id derived from run, step and attempt; a step-end result's
-   * step id): 4 bits each for `executionId`, `result.stepId`, `result.executionId`, their key index + 1.
+   * 0, or what the payload leaves out because it follows from the row: execution ids derived from
+   * run, step and attempt, a step-end result's step id and output, start times held as milliseconds
+   * before `at` (see the README's *Packing*).
    */
   packing: number;
+  /**
+   * The event's hash chain value as 17 bytes (its 22 base64url characters decoded), when it was the
+   * event's last key; `NULL` when the payload holds it (rows written before schema version 8).
+   */
+  chain: Uint8Array | null;
 }
 
 export interface RunsTable {

@@ -8,7 +8,7 @@ import {
 } from '@stepwise/core';
 import { type ApprovalRecord, exitCodeOf, type ToolCallEvent, type ToolResultEvent } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
-import { decodeEvent, decodeJson, type EventRow } from './blob-codec.js';
+import { decodeEvent, decodeJson, type EventRow, eventColumns } from './blob-codec.js';
 import type { StepRecord } from './step-record.js';
 import { decodeOptionalTime, decodeTime } from './time-codec.js';
 import { eventOfRun, RUN_KEY_SHIFT } from './view-sql.js';
@@ -115,15 +115,13 @@ export class JournalReader {
   constructor(sqlite: Database.Database, path: string) {
     this.#path = path;
     this.#readPage = sqlite.prepare(
-      `select e.seq, e.type, e.at, e.payload, e.blob_refs, e.packing from runs r join events e
+      `select ${eventColumns('e')} from runs r join events e
          on ${eventOfRun('e', 'r')} and e.id > r.key * ${RUN_KEY_SHIFT} + max(?, 0)
        where r.id = ? order by e.id limit ?`,
     );
-    this.#readEvent = sqlite.prepare(
-      `select seq, type, at, payload, blob_refs, packing from events where id = ? * ${RUN_KEY_SHIFT} + ?`,
-    );
+    this.#readEvent = sqlite.prepare(`select ${eventColumns('e')} from events e where id = ? * ${RUN_KEY_SHIFT} + ?`);
     this.#readEventOfRun = sqlite.prepare(
-      `select seq, type, at, payload, blob_refs, packing from events
+      `select ${eventColumns('e')} from events e
        where id = (select key from runs where id = ?) * ${RUN_KEY_SHIFT} + ?`,
     );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();

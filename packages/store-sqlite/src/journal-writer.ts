@@ -4,12 +4,14 @@ import {
   checkBatch,
   checkLease,
   FoldChanges,
+  type FoldedRun,
   type Lease,
   type ToolResultEvent,
 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { json } from './bind-values.js';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
+import { typeCodeOf } from './event-types.js';
 import { MAX_OUTPUT_DISTANCE } from './payload-packing.js';
 import { ProjectionWriter, runFields } from './projection-writer.js';
 import { type ReadEvents, RunFolds } from './run-folds.js';
@@ -44,8 +46,10 @@ export class JournalWriter {
   readonly #insertEvents: Database.Statement[] = [];
   /** The batch's tool-results with an output, by execution id (see `#outputDistance`). */
   readonly #toolResults = new Map<string, ToolResultEvent>();
+  /** The attempts of the batch's tool-calls, by execution id (see `#attemptOf`). */
+  readonly #callAttempts = new Map<string, unknown>();
   /** The bound values of one insert, reused batch after batch. */
-  readonly #eventValues: (string | number | bigint | null)[] = [];
+  readonly #eventValues: (string | number | bigint | Buffer | null)[] = [];
   /** Filled by each batch's events, cleared before the next. */
   readonly #changes = new FoldChanges();
 
@@ -77,7 +81,7 @@ export class JournalWriter {
     const before = runFields(fold);
     const changes = this.#changes;
     changes.clear();
-    this.#insertEventRows(runId, runKey, events);
+    this.#insertEventRows(runId, runKey, events, fold);
     let ended = false;
     for (const event of events) {
       applyEvent(fold, event, changes);
@@ -93,23 +97,26 @@ export class JournalWriter {
   }
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
-  #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[]): void {
+  #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
     const values = this.#eventValues;
     this.#toolResults.clear();
+    this.#callAttempts.clear();
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
       values.length = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
-        const encoded = encodeEvent(runId, event, this.#blobs, this.#outputDistance(event));
+        const attempt = this.#attemptOf(event, fold);
+        const encoded = encodeEvent(runId, event, this.#blobs, this.#outputDistance(event), attempt);
         values.push(
           runKey,
           event.seq,
-          event.type,
+          typeCodeOf(event.type),
           encodeTime(event.at),
           encoded.payload,
           encoded.blobRefs,
           encoded.packing,
+          encoded.chain,
         );
       }
       this.#insertEventsOf(count).run(values);
@@ -134,11 +141,24 @@ export class JournalWriter {
     return same ? event.seq - toolResult.seq : 0;
   }
 
+  /**
+   * For a tool-result: the attempt of its call (a tool-call earlier in the batch, else the fold's
+   * execution as the batch found it), from which its execution id may derive; else `undefined`.
+   */
+  #attemptOf(event: RunEvent, fold: FoldedRun): number | undefined {
+    if (event.type === 'tool-call') this.#callAttempts.set(event.executionId, event.attempt);
+    if (event.type !== 'tool-result') return undefined;
+    const attempt = this.#callAttempts.get(event.executionId) ?? fold.executions.get(event.executionId)?.attempt;
+    return typeof attempt === 'number' ? attempt : undefined;
+  }
+
   #insertEventsOf(count: number): Database.Statement {
     let statement = this.#insertEvents[count];
     if (!statement) {
-      const rows = Array.from({ length: count }, () => `(? * ${RUN_KEY_SHIFT} + ?, ?, ?, ?, ?, ?)`).join(', ');
-      statement = this.#sqlite.prepare(`insert into events (id, type, at, payload, blob_refs, packing) values ${rows}`);
+      const rows = Array.from({ length: count }, () => `(? * ${RUN_KEY_SHIFT} + ?, ?, ?, ?, ?, ?, ?)`).join(', ');
+      statement = this.#sqlite.prepare(
+        `insert into events (id, type_code, at, payload, blob_refs, packing, chain) values ${rows}`,
+      );
       this.#insertEvents[count] = statement;
     }
     return statement;

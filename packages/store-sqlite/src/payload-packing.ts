@@ -1,4 +1,6 @@
 import { sha256 } from '@stepwise/core/store';
+import { chainBytes } from './chain-column.js';
+import { exactMilliseconds } from './time-codec.js';
 
 /**
  * Execution ids as core derives them today (`deriveExecutionId`): `ex_` and 24 hex digits of the
@@ -30,6 +32,18 @@ const RESULT_EXECUTION_ID_SHIFT = 8;
 const RESULT_OUTPUT_SHIFT = 12;
 /** 4 bits: how many seqs before a step-end its tool-result is, when the step-end leaves its output out. */
 const OUTPUT_DISTANCE_SHIFT = 16;
+/**
+ * 8 bits (schema version 8): the attempt a left-out execution id derives from, for an event that
+ * does not hold its attempt (a tool-result); 0 when the event's own `attempt` is the one.
+ */
+const ATTEMPT_SHIFT = 20;
+const MAX_ATTEMPT = 255;
+/** The event's `startedAt` holds how many milliseconds before its `at` it was, not the ISO text (version 8). */
+const STARTED_AT_DELTA = 1 << 28;
+/** The same for a step-end's `result.startedAt`. */
+const RESULT_STARTED_AT_DELTA = 1 << 29;
+/** The bits `packResult` sets. */
+const RESULT_PACKING = 0xffff0 | RESULT_STARTED_AT_DELTA;
 const MAX_INDEX = 14;
 /** The farthest tool-result a step-end may take its output from (what 4 bits hold). */
 export const MAX_OUTPUT_DISTANCE = 15;
@@ -45,24 +59,34 @@ function defineKey(object: Json, key: string, value: unknown): void {
 const isColumn = (key: string): boolean => key === 'type' || key === 'runId' || key === 'seq' || key === 'at';
 
 /**
- * `object`'s keys but `skip` (and the event columns when `columns`), in order, copied once: the
- * position `skip` had among the copied keys is `skippedAt` afterwards (-1: absent). Runs for
- * three events of every step, so it is one key loop, not entries arrays or rest copies.
+ * `object`'s keys but `skip` (and, when `columns`, the event columns, and `chain` when it is the
+ * last key and has the form `chainBytes` stores), in order, copied once: the position `skip` had
+ * among the copied keys is `skippedAt` afterwards (-1: absent), the chain's bytes `movedChain`.
+ * Runs for every event, so it is one key loop, not entries arrays or rest copies.
  */
 function copyWithout(object: Json, skip: string, columns: boolean): Json {
   const rest: Json = {};
+  const names = Object.keys(object);
+  const last = names.length - 1;
   let position = 0;
   skippedAt = -1;
-  for (const name of Object.keys(object)) {
+  movedChain = null;
+  for (let index = 0; index <= last; index++) {
+    const name = names[index] as string;
     if (columns && isColumn(name)) continue;
     if (name === skip) skippedAt = position;
-    else defineKey(rest, name, object[name]);
+    else if (columns && index === last && name === 'chain') {
+      movedChain = chainBytes(object.chain) ?? null;
+      if (movedChain !== null) continue;
+      defineKey(rest, name, object[name]);
+    } else defineKey(rest, name, object[name]);
     position++;
   }
   return rest;
 }
 
 let skippedAt = -1;
+let movedChain: Buffer | null = null;
 
 /** Where `key` is among `object`'s keys (the event columns left out when `columns`); -1 when absent. */
 function keyIndex(object: Json, key: string, columns: boolean): number {
@@ -92,14 +116,26 @@ function derivable(runId: string, object: Json, stepId: unknown, attempt: unknow
 }
 
 /**
- * A step-end's result without its derivable execution id, its step id when it is the event's, and
- * its output when it is the output of the tool-result `outputDistance` seqs before (0: not).
+ * `startedAt` as the milliseconds from it to the event's `at` (`atMs`), when both are times stored
+ * exactly as milliseconds: 1–3 characters instead of 26. `undefined` when it is not such a time.
+ */
+function startedAtDelta(startedAt: unknown, atMs: number | undefined): number | undefined {
+  if (atMs === undefined || typeof startedAt !== 'string') return undefined;
+  const started = exactMilliseconds(startedAt);
+  return started === undefined ? undefined : atMs - started;
+}
+
+/**
+ * A step-end's result without its derivable execution id, its step id when it is the event's, its
+ * output when it is the output of the tool-result `outputDistance` seqs before (0: not), and its
+ * start time as a delta from the event's (see `startedAtDelta`).
  */
 function packResult(
   runId: string,
   stepId: string,
   result: Json,
   outputDistance: number,
+  atMs: number | undefined,
 ): { result: Json; packing: number } {
   let packing = 0;
   let packed = result;
@@ -115,31 +151,64 @@ function packResult(
     packed = copyWithout(packed, 'output', false);
     packing |= ((skippedAt + 1) << RESULT_OUTPUT_SHIFT) | (outputDistance << OUTPUT_DISTANCE_SHIFT);
   }
+  const delta = startedAtDelta(packed.startedAt, atMs);
+  if (delta !== undefined) {
+    if (packed === result) packed = copyWithout(packed, '', false);
+    packed.startedAt = delta;
+    packing |= RESULT_STARTED_AT_DELTA;
+  }
   return { result: packed, packing };
 }
 
+/** An event's payload, what `packing` says was left out of it, and its chain value's bytes (or `null`). */
+export interface PackedPayload {
+  readonly payload: Json;
+  readonly packing: number;
+  readonly chain: Buffer | null;
+}
+
 /**
- * The event's payload: the event without its columns (type, runId, seq, at) and without what its
- * own row already tells: a step-start's, tool-call's or step-end's execution id when it is the
- * derived one, and a step-end result's step id when it is the event's. These are a third of a
- * no-output step's journal. `packing` (0: nothing left out) says how to put them back, at their
- * place, so reads return the event byte for byte. The event is copied once. A step-end's output
- * is left out too when the caller found it equal to its tool-result's, `outputDistance` seqs before:
- * an output is then journaled once.
+ * Which key `packPayload` leaves out of the top level: a step-start's or tool-call's execution id
+ * derived from its own attempt, a tool-result's derived from `attempt` (the writer knows it from
+ * the call). `attemptBits` is what `packing` must then say about the attempt.
  */
-export function packPayload(runId: string, event: Json, outputDistance = 0): { payload: Json; packing: number } {
+function leftOutExecutionId(runId: string, event: Json, attempt: number | undefined): number | undefined {
   const type = event.type;
-  if ((type === 'step-start' || type === 'tool-call') && derivable(runId, event, event.stepId, event.attempt, true)) {
-    const payload = copyWithout(event, 'executionId', true);
-    return { payload, packing: (skippedAt + 1) << EXECUTION_ID_SHIFT };
+  if (type === 'step-start' || type === 'tool-call') {
+    return derivable(runId, event, event.stepId, event.attempt, true) ? 0 : undefined;
   }
-  const payload = copyWithout(event, '', true);
+  if (type !== 'tool-result' || attempt === undefined || attempt < 1 || attempt > MAX_ATTEMPT) return undefined;
+  return derivable(runId, event, event.stepId, attempt, true) ? attempt << ATTEMPT_SHIFT : undefined;
+}
+
+/**
+ * The event's payload: the event without its columns (type, runId, seq, at, and its chain value
+ * when it is the last key) and without what its row already tells: an execution id derived from
+ * run, step and attempt (a step-start's, tool-call's, tool-result's, step-end result's), a step-end
+ * result's step id when it is the event's, and start times as milliseconds before `at`. These are
+ * half of a no-output step's journal. `packing` (0: nothing left out) says how to put them back, at
+ * their place, so reads return the event byte for byte. The event is copied once. A step-end's
+ * output is left out too when the caller found it equal to its tool-result's, `outputDistance`
+ * seqs before: an output is then journaled once. `attempt` is the attempt of a tool-result's call.
+ */
+export function packPayload(runId: string, event: Json, outputDistance = 0, attempt?: number): PackedPayload {
+  const attemptBits = leftOutExecutionId(runId, event, attempt);
+  const payload = copyWithout(event, attemptBits === undefined ? '' : 'executionId', true);
+  const chain = movedChain;
+  let packing = attemptBits === undefined ? 0 : ((skippedAt + 1) << EXECUTION_ID_SHIFT) | attemptBits;
+  const type = event.type;
+  const atMs = typeof event.at === 'string' ? exactMilliseconds(event.at) : undefined;
+  const delta = startedAtDelta(payload.startedAt, atMs);
+  if (delta !== undefined) {
+    payload.startedAt = delta;
+    packing |= STARTED_AT_DELTA;
+  }
   if (type === 'step-end' && isObject(payload.result) && typeof payload.stepId === 'string') {
-    const { result, packing } = packResult(runId, payload.stepId, payload.result, outputDistance);
-    if (packing !== 0) payload.result = result;
-    return { payload, packing };
+    const packed = packResult(runId, payload.stepId, payload.result, outputDistance, atMs);
+    if (packed.packing !== 0) payload.result = packed.result;
+    packing |= packed.packing;
   }
-  return { payload, packing: 0 };
+  return { payload, packing, chain };
 }
 
 const slot = (packing: number, shift: number): number => ((packing >> shift) & 0xf) - 1;
@@ -147,27 +216,43 @@ const slot = (packing: number, shift: number): number => ((packing >> shift) & 0
 /** How many seqs before a step-end the tool-result holding its output is; 0 when it holds its own. */
 export const outputDistanceOf = (packing: number): number => (packing >> OUTPUT_DISTANCE_SHIFT) & 0xf;
 
+const timeBefore = (atMs: number, delta: unknown): string => new Date(atMs - (delta as number)).toISOString();
+
 /**
- * Puts back what `packPayload` left out (in the reverse order it was taken). `outputBefore(distance)`
- * is the output of the event `distance` seqs before (a step-end's tool-result).
+ * Puts back what `packPayload` left out (in the reverse order it was taken). `atMs` is the event's
+ * time in milliseconds (the row's `at` when it is an integer); `outputBefore(distance)` is the
+ * output of the event `distance` seqs before (a step-end's tool-result).
  */
 export function unpackPayload(
   runId: string,
   payload: Json,
   packing: number,
+  atMs: number | undefined,
   outputBefore: (distance: number) => unknown,
 ): Json {
   if (packing === 0) return payload;
+  let unpacked = payload;
+  if (packing & STARTED_AT_DELTA) unpacked.startedAt = timeBefore(atMs as number, unpacked.startedAt);
   const executionAt = slot(packing, EXECUTION_ID_SHIFT);
   if (executionAt >= 0) {
-    return withKeyAt(
-      payload,
-      'executionId',
-      derivedExecutionId(runId, payload.stepId as string, payload.attempt as number),
-      executionAt,
-    );
+    const attempt = (packing >> ATTEMPT_SHIFT) & MAX_ATTEMPT || (unpacked.attempt as number);
+    const executionId = derivedExecutionId(runId, unpacked.stepId as string, attempt);
+    unpacked = withKeyAt(unpacked, 'executionId', executionId, executionAt);
   }
+  if (!isObject(unpacked.result) || (packing & RESULT_PACKING) === 0) return unpacked;
+  return { ...unpacked, result: unpackResult(runId, unpacked, packing, atMs, outputBefore) };
+}
+
+function unpackResult(
+  runId: string,
+  payload: Json,
+  packing: number,
+  atMs: number | undefined,
+  outputBefore: (distance: number) => unknown,
+): Json {
   let result = payload.result as Json;
+  if (packing & RESULT_STARTED_AT_DELTA)
+    result = { ...result, startedAt: timeBefore(atMs as number, result.startedAt) };
   const outputAt = slot(packing, RESULT_OUTPUT_SHIFT);
   if (outputAt >= 0) result = withKeyAt(result, 'output', outputBefore(outputDistanceOf(packing)), outputAt);
   const stepAt = slot(packing, RESULT_STEP_ID_SHIFT);
@@ -177,5 +262,5 @@ export function unpackPayload(
     const executionId = derivedExecutionId(runId, payload.stepId as string, result.attempt as number);
     result = withKeyAt(result, 'executionId', executionId, resultExecutionAt);
   }
-  return { ...payload, result };
+  return result;
 }

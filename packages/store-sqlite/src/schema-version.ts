@@ -13,6 +13,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0005_outputs_in_journal',
   '0006_cancel_requests',
   '0007_live_output',
+  '0008_compact_journal',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

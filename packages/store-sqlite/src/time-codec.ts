@@ -9,23 +9,30 @@ const ISO_TIME_LENGTH = 24;
  * type affinity, so SQLite keeps each value as it was bound.
  */
 export function encodeTime(value: string): string | bigint {
+  const milliseconds = exactMilliseconds(value);
+  // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
+  return milliseconds === undefined ? value : BigInt(milliseconds);
+}
+
+/**
+ * The epoch milliseconds of `value` when `new Date(ms).toISOString()` gives back exactly `value`,
+ * else `undefined`: what a time may be stored as without losing a character.
+ */
+export function exactMilliseconds(value: string): number | undefined {
   // The events of a batch and the rows they change mostly share one time: parse it once.
-  if (value === lastText) return lastEncoded;
-  let encoded: string | bigint = value;
+  if (value === lastText) return lastExact;
+  let exact: number | undefined;
   if (value.length === ISO_TIME_LENGTH) {
     const milliseconds = Date.parse(value);
-    // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
-    if (Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value) {
-      encoded = BigInt(milliseconds);
-    }
+    if (Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value) exact = milliseconds;
   }
   lastText = value;
-  lastEncoded = encoded;
-  return encoded;
+  lastExact = exact;
+  return exact;
 }
 
 let lastText = '';
-let lastEncoded: string | bigint = '';
+let lastExact: number | undefined;
 
 /** The time text as it was appended. */
 export function decodeTime(value: string | number): string {

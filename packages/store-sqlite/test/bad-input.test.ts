@@ -244,7 +244,7 @@ describe('a run at the end of its seq range', () => {
     const database = new Database(path);
     database
       .prepare(
-        `insert into events (id, type, at, payload) select key * 4294967296 + 4294967295, 'run-resume', 0, '{}'
+        `insert into events (id, type_code, at, payload) select key * 4294967296 + 4294967295, 'run-resume', 0, '{}'
          from runs where id = 'run_long'`,
       )
       .run();

@@ -100,12 +100,12 @@ describe('compact rows', () => {
         kind: string;
         packing: number;
       }[];
-      // Kernel-shaped step-start, tool-call and step-end leave their ids out; the others do not.
+      // Kernel-shaped step-start, tool-call, tool-result and step-end leave their ids out; the others do not.
       expect(rows.map((row) => row.packing !== 0)).toEqual([
         false,
         true,
         true,
-        false,
+        true,
         true,
         true,
         false,

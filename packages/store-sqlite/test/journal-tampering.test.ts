@@ -208,12 +208,14 @@ describe('a SQLite file changed behind the store', () => {
       tampered(completed, call + 1, 'tool-result', 'is out of sequence: events before it are missing or out of order'),
     );
     forge(copy, (sql) => {
-      const row = sql.prepare(`select type, payload, packing, at from events where ${EVENT}`);
+      const row = sql.prepare(`select type_code, payload, packing, at, chain from events where ${EVENT}`);
       const first = row.get(completed, call) as Record<string, unknown>;
       const second = row.get(completed, call + 1) as Record<string, unknown>;
-      const write = sql.prepare(`update events set type = ?, payload = ?, packing = ?, at = ? where ${EVENT}`);
-      write.run(second.type, second.payload, second.packing, second.at, completed, call);
-      write.run(first.type, first.payload, first.packing, first.at, completed, call + 1);
+      const write = sql.prepare(
+        `update events set type_code = ?, payload = ?, packing = ?, at = ?, chain = ? where ${EVENT}`,
+      );
+      write.run(second.type_code, second.payload, second.packing, second.at, second.chain, completed, call);
+      write.run(first.type_code, first.payload, first.packing, first.at, first.chain, completed, call + 1);
     });
     expect(await loaded(copy, completed)).toBe(tampered(completed, call, 'tool-result'));
   });
@@ -228,8 +230,10 @@ describe('a SQLite file changed behind the store', () => {
         event.seq === 1 ? ({ ...event, chainAlgorithm: claimed } as RunEvent) : event,
       );
       forge(path, (sql) => {
-        // Each row as the store writes it: the payload without the columns, nothing packed.
-        const write = sql.prepare(`update events set payload = ?, packing = 0, blob_refs = null where ${EVENT}`);
+        // Each row as the store can hold it: the payload without the columns, nothing packed (the chain in it).
+        const write = sql.prepare(
+          `update events set payload = ?, packing = 0, blob_refs = null, chain = null where ${EVENT}`,
+        );
         for (const { runId, seq, type: _type, at: _at, ...payload } of relinked)
           write.run(JSON.stringify(payload), runId, seq);
       });

@@ -3,6 +3,7 @@ import { readAll } from '@stepwise/core';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { chainText } from '../src/chain-column.js';
 import { createSqliteStore, SCHEMA_VERSION, type StoreDatabase } from '../src/index.js';
 import { migrations } from '../src/migrations.js';
 import { MIGRATION_TABLE } from '../src/schema-version.js';
@@ -37,6 +38,11 @@ async function snapshot(path: string) {
       database.prepare(`select * from ${view} order by run_id`).all(),
     ]),
   );
+  // Since schema version 8 an event's chain value is in `events.chain`, not its payload: compare the rest.
+  views.journal = (views.journal as { payload: string }[]).map((row) => {
+    const { chain: _chain, ...payload } = JSON.parse(row.payload);
+    return { ...row, payload };
+  });
   database.close();
   return { runs, listed, views };
 }
@@ -51,6 +57,7 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
     '0005_outputs_in_journal': _outputs,
     '0006_cancel_requests': _cancelRequests,
     '0007_live_output': _liveOutput,
+    '0008_compact_journal': _compactJournal,
     ...older
   } = migrations;
   const migrator = new Migrator({
@@ -67,6 +74,12 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
       lease_owner, lease_token, lease_ttl_ms, lease_expires_at from current.runs_view`);
   database.exec(`insert into events (run_key, seq, type, at, payload, blob_refs, packing)
       select run_key, seq, type, at, payload, blob_refs, packing from current.events`);
+  // Version 2 held every chain value in its payload.
+  const putBack = database.prepare('update events set payload = ? where run_key = ? and seq = ?');
+  const chained = database.prepare('select run_key, seq, payload, chain from current.events where chain is not null');
+  for (const row of chained.all() as { run_key: number; seq: number; payload: string; chain: Buffer }[]) {
+    putBack.run(JSON.stringify({ ...JSON.parse(row.payload), chain: chainText(row.chain) }), row.run_key, row.seq);
+  }
   // Version 2 held every output in the step's and the execution's rows: take them from the views.
   const heldOutputs: Record<string, Record<string, string>> = {
     steps: {
