@@ -42,7 +42,27 @@ beforeAll(() => {
     const text = [snippet.prelude, snippet.code, 'export {};', ''].filter((part, index) => index > 0 || part);
     writeFileSync(sourcePath(snippet), text.join('\n'));
   }
-  const program = ts.createProgram(code.map(sourcePath), {
+  // A module augmentation (`@stepwise/code-agent` adds its events to core's `RunEvent`; a guide's
+  // `declare module '@stepwise/core'` adds its own) applies to every file of the program it is in.
+  // So the snippets importing code-agent are checked in a program of their own, a document that
+  // declares an augmentation in another, and all other snippets without any.
+  const declaring = new Set(
+    code.filter((snippet) => /declare module/.test(snippet.code)).map((snippet) => snippet.file),
+  );
+  const programOf = (snippet: Snippet) =>
+    /@stepwise\/code-agent/.test(`${snippet.prelude ?? ''}\n${snippet.code}`)
+      ? '@stepwise/code-agent'
+      : declaring.has(snippet.file)
+        ? snippet.file
+        : '';
+  const groups = new Map<string, Snippet[]>();
+  for (const snippet of code) groups.set(programOf(snippet), [...(groups.get(programOf(snippet)) ?? []), snippet]);
+  for (const group of groups.values()) checkAndEmit(group);
+}, 240_000);
+
+/** Type-checks `group` in one program, records its diagnostics by snippet, and emits its JavaScript. */
+function checkAndEmit(group: Snippet[]): void {
+  const program = ts.createProgram(group.map(sourcePath), {
     strict: true,
     target: ts.ScriptTarget.ES2022,
     lib: ['lib.es2023.d.ts'],
@@ -58,7 +78,7 @@ beforeAll(() => {
   });
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const file = diagnostic.file?.fileName ?? '(program)';
-    const snippet = code.find((candidate) => path.resolve(sourcePath(candidate)) === path.resolve(file));
+    const snippet = group.find((candidate) => path.resolve(sourcePath(candidate)) === path.resolve(file));
     let where = file;
     if (snippet && diagnostic.file && diagnostic.start !== undefined) {
       const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
@@ -73,7 +93,7 @@ beforeAll(() => {
     diagnostics.set(key, [...(diagnostics.get(key) ?? []), message]);
   }
   program.emit();
-}, 120_000);
+}
 
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
