@@ -3,6 +3,7 @@ import { defineTool, ToolRegistry } from '@stepwise/core';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createPostgresStore, createWorker } from '@stepwise/store-postgres';
 
+const profile = process.env.BENCH_PROFILE ? await import('./_profile-statements.mjs') : undefined;
 const { BENCH_URL: url, BENCH_SCHEMA: schema } = process.env;
 const leaseTtlMs = Number(process.env.BENCH_TTL_MS ?? 30_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -31,5 +32,6 @@ process.stdout.write(`${JSON.stringify({ ready: worker.owner })}\n`);
 process.on('SIGTERM', async () => {
   await worker.stop();
   await store.close();
+  await profile?.reportProfile();
   process.exit(0);
 });

@@ -37,11 +37,12 @@ const here = (name) => fileURLToPath(new URL(name, import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let dbos;
-try {
-  dbos = await import('@dbos-inc/dbos-sdk');
-} catch (error) {
-  console.log(`DBOS Transact not installed (${error.message}): Stepwise only`);
-}
+if (!process.env.BENCH_STEPWISE_ONLY)
+  try {
+    dbos = await import('@dbos-inc/dbos-sdk');
+  } catch (error) {
+    console.log(`DBOS Transact not installed (${error.message}): Stepwise only`);
+  }
 
 const server = await startThrowawayPostgres({ durable: true });
 process.on('exit', (code) => {

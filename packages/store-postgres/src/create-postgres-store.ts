@@ -37,16 +37,9 @@ import {
   storeError,
 } from './postgres-connection.js';
 import { writeBatch } from './projections.js';
-import {
-  acquireLease,
-  appendFence,
-  checkAppendLease,
-  fencedOff,
-  type LockedRun,
-  releaseLease,
-  renewLease,
-  requestCancel,
-} from './run-leases.js';
+import { runEndCommitted } from './run-end-listeners.js';
+import { acquireLease, lockForAppend, releaseLease, renewLease, requestCancel } from './run-leases.js';
+import type { Queryable } from './statements.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** Plans, arguments, outputs and model traffic of at least this many bytes of JSON are stored once in `blobs`. Default 65 536. */
@@ -85,7 +78,7 @@ class PostgresRunStore implements PostgresStore {
     this.schema = this.connection.schema;
     this.#threshold = options.blobThresholdBytes ?? 65_536;
     this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
-    this.#group = new GroupCommit(this.connection.db);
+    this.#group = new GroupCommit(this.connection.pool);
     this.#ready = this.#migrate();
   }
 
@@ -128,9 +121,15 @@ class PostgresRunStore implements PostgresStore {
   }
 
   /** Applies the journal rows after the fold's last seq (another process may have written them). */
-  async #catchUp(db: Kysely<PostgresStoreDatabase>, runId: string, fold: FoldedRun, toSeq: number): Promise<void> {
+  async #catchUp(client: Queryable, runId: string, fold: FoldedRun, toSeq: number): Promise<void> {
     while (fold.lastSeq < toSeq) {
-      const page = await readEventPage(db, runId, fold.lastSeq, Math.min(READ_PAGE, toSeq - fold.lastSeq));
+      const page = await readEventPage(
+        client,
+        this.schema,
+        runId,
+        fold.lastSeq,
+        Math.min(READ_PAGE, toSeq - fold.lastSeq),
+      );
       if (page.length === 0) return;
       for (const event of page) applyEvent(fold, event);
     }
@@ -139,18 +138,21 @@ class PostgresRunStore implements PostgresStore {
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
     checkEvents(runId, events, { datedTimes: true });
     if (events.length === 0) return this.#open();
+    const ends = events.some((event) => event.type === 'run-end');
     return this.#guard(`appending to run ${runId}`, runId, () =>
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
         try {
-          await this.#group.run((trx, writing) => this.#appendIn(trx, fold, events, lease, writing));
+          await this.#group.run((client, writing) => this.#appendIn(client, fold, events, lease, writing));
+          if (ends) runEndCommitted(this.connection, runId);
           return { fold, value: undefined };
         } catch (error) {
           if (!(error instanceof GroupAborted)) throw error;
           // Another append of the group failed its write: this one committed nothing. Alone now, from
           // the journal (the cached fold took events that were rolled back).
           const fresh = emptyRun(runId);
-          await this.connection.db.transaction().execute((trx) => this.#appendIn(trx, fresh, events, lease));
+          await this.#group.alone((client) => this.#appendIn(client, fresh, events, lease));
+          if (ends) runEndCommitted(this.connection, runId);
           return { fold: fresh, value: undefined };
         }
       }),
@@ -159,43 +161,29 @@ class PostgresRunStore implements PostgresStore {
 
   /** One append inside a transaction: lock the run's row under the fence, check, fold, write. */
   async #appendIn(
-    trx: Kysely<PostgresStoreDatabase>,
+    client: Queryable,
     fold: FoldedRun,
     events: readonly RunEvent[],
     lease: Lease | undefined,
     writing: () => void = () => undefined,
   ): Promise<void> {
     const { runId } = fold;
-    // Creates the row or locks the existing one, in one round trip. The fence is this statement's
-    // predicate: a superseded writer's append updates 0 rows (the row stays locked) and is refused
-    // before anything is written, whatever its seq.
-    const locked = await sql<LockedRun & { created: boolean }>`
-      insert into ${this.connection.table('runs')} as r (id) values (${runId})
-      on conflict (id) do update set last_seq = r.last_seq where ${appendFence(lease)}
-      returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
-        xmax = 0 as created`.execute(trx);
-    const row = locked.rows[0];
-    if (row === undefined) throw await fencedOff(trx, runId, lease);
-    // A row this statement created holds no lease: an append under one is refused here.
-    if (row.created) checkAppendLease(runId, row, lease);
+    const row = await lockForAppend(client, this.schema, runId, lease);
     checkBatch(runId, row.last_seq, events);
-    await this.#catchUp(trx, runId, fold, row.last_seq);
+    await this.#catchUp(client, runId, fold, row.last_seq);
     const changes = new FoldChanges();
     for (const event of events) applyEvent(fold, event, changes);
     writing();
-    await writeBatch(trx, fold, changes, events, this.#threshold);
-    // A cancel request and live output last until the run ends (see RunStore.requestCancel, writeLiveOutput).
-    if (events.some((event) => event.type === 'run-end')) {
-      await trx.deleteFrom('cancel_requests').where('run_id', '=', runId).execute();
-      await trx.deleteFrom('live_output').where('run_id', '=', runId).execute();
-    }
+    // At a run-end the same statement drops its cancel request and live output (they last until the
+    // run ends: see RunStore.requestCancel, writeLiveOutput) and marks its work-queue row done.
+    await writeBatch(client, this.schema, fold, changes, events, this.#threshold);
   }
 
   async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
     let after = Number.isFinite(afterSeq) ? afterSeq : 0;
     for (;;) {
       const page = await this.#guard(`reading run ${runId}`, runId, () =>
-        readEventPage(this.connection.db, runId, after, READ_PAGE),
+        readEventPage(this.connection.pool, this.schema, runId, after, READ_PAGE),
       );
       yield* page;
       if (page.length < READ_PAGE) return;
@@ -254,7 +242,7 @@ class PostgresRunStore implements PostgresStore {
       // The journal is the source of truth: the record is core's fold of it, as in every store.
       return this.#folds.use(row.run_id, async (cached) => {
         const fold = cached ?? emptyRun(row.run_id);
-        await this.#catchUp(this.connection.db, row.run_id, fold, row.last_seq);
+        await this.#catchUp(this.connection.pool, row.run_id, fold, row.last_seq);
         return { fold, value: executionRecord(fold, executionId) };
       });
     });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Engine, ErrorCodes, type RunHandle, StepwiseError, type ToolRegistry } from '@stepwise/core';
 import type { PostgresStore } from './create-postgres-store.js';
 import { storeError } from './postgres-connection.js';
+import { onRunEndCommitted } from './run-end-listeners.js';
 import { checkToolLimits, limitTools } from './tool-limits.js';
 import { type ClaimedRun, claimRuns, finishQueuedRun, releaseClaim, renewClaims } from './work-queue.js';
 
@@ -83,10 +84,16 @@ class PostgresWorker implements Worker {
   readonly #concurrency: number;
   readonly #takeoverSlots: number;
   readonly #handles = new Map<string, RunHandle | undefined>();
+  /**
+   * Runs in flight whose `run-end` is durable: the store marked their queue row done in the same
+   * transaction, so there is nothing left to record, and a renewal that misses them is no news.
+   */
+  readonly #ended = new Set<string>();
   #stopping = false;
   #wake: (() => void) | undefined;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
+  readonly #stopListening: () => void;
 
   constructor(options: WorkerOptions) {
     checkCount(options.concurrency, 'concurrency', 1);
@@ -99,6 +106,9 @@ class PostgresWorker implements Worker {
     this.#concurrency = options.concurrency ?? 4;
     this.#takeoverSlots = options.takeoverSlots ?? this.#concurrency;
     this.#engine = this.#buildEngine();
+    this.#stopListening = onRunEndCommitted(options.store.connection, (runId) => {
+      if (this.#handles.has(runId)) this.#ended.add(runId);
+    });
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
     this.#loop = this.#run();
   }
@@ -214,6 +224,7 @@ class PostgresWorker implements Worker {
     this.#handles.set(run.runId, undefined);
     void this.#execute(run).finally(() => {
       this.#handles.delete(run.runId);
+      this.#ended.delete(run.runId);
       this.#wake?.();
     });
   }
@@ -241,6 +252,11 @@ class PostgresWorker implements Worker {
       this.#options.onRunEnd?.(run.runId, status);
       return;
     }
+    // Its run-end marked the queue row done (one commit less per run); a replayed run has none to land.
+    if (this.#ended.has(run.runId)) {
+      this.#options.onRunEnd?.(run.runId, status);
+      return;
+    }
     // If this does not land, the claim expires and the next worker sees the run ended (see #drive).
     await finishQueuedRun(connection, run.runId, status).catch((failure: unknown) =>
       this.#report(failure, `recording the end of ${run.runId}`),
@@ -263,10 +279,11 @@ class PostgresWorker implements Worker {
   }
 
   async #renew(): Promise<void> {
-    const runIds = [...this.#handles.keys()];
+    const runIds = [...this.#handles.keys()].filter((runId) => !this.#ended.has(runId));
     try {
       const lost = await renewClaims(this.#options.store.connection, this.owner, runIds, this.#ttlMs);
       for (const runId of lost) {
+        if (this.#ended.has(runId)) continue;
         // The run's lease (fenced) still decides who writes; this is only news.
         this.#options.onError?.(
           new StepwiseError(ErrorCodes.LEASE_CONFLICT, `worker ${this.owner} lost its claim on ${runId}`, {
@@ -285,6 +302,7 @@ class PostgresWorker implements Worker {
     await this.#loop;
     while (this.#handles.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     clearInterval(this.#heartbeat);
+    this.#stopListening();
   }
 }
 

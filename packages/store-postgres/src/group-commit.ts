@@ -1,11 +1,10 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { PostgresStoreDatabase } from './database-schema.js';
+import type pg from 'pg';
 
 /**
  * One append's part of a shared transaction. It calls `writing()` right before its first write:
  * a throw before that (a refused lease, a seq conflict) wrote nothing, and fails this part alone.
  */
-export type GroupWork = (trx: Transaction<PostgresStoreDatabase>, writing: () => void) => Promise<void>;
+export type GroupWork = (client: pg.PoolClient, writing: () => void) => Promise<void>;
 
 /**
  * The shared transaction rolled back for a reason that was not this part's: nothing of it was
@@ -34,13 +33,20 @@ export class GroupCommit {
   #waiting: Member[] = [];
   #draining = false;
 
-  constructor(private readonly db: Kysely<PostgresStoreDatabase>) {}
+  constructor(private readonly pool: pg.Pool) {}
 
   /** Settles once `work` committed (with the others of its group), or with why it did not. */
   run(work: GroupWork): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ work, resolve, reject });
       if (!this.#draining) void this.#drain();
+    });
+  }
+
+  /** Runs `work` in a transaction of its own (its failure is its answer). */
+  alone(work: GroupWork): Promise<void> {
+    return new Promise((resolve, reject) => {
+      void this.#commit([{ work, resolve, reject }]);
     });
   }
 
@@ -61,11 +67,11 @@ export class GroupCommit {
     const refused = new Map<Member, unknown>();
     let culprit: Member | undefined;
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await this.#transaction(async (client) => {
         for (const member of members) {
           let wrote = false;
           try {
-            await member.work(trx, () => {
+            await member.work(client, () => {
               wrote = true;
             });
           } catch (error) {
@@ -91,4 +97,39 @@ export class GroupCommit {
       else member.resolve();
     }
   }
+
+  /**
+   * `body` between BEGIN and COMMIT on a client of its own, rolled back when it throws. Plain
+   * statements on the pool's client, not a query builder: this runs once per commit of every worker.
+   */
+  async #transaction(body: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const control = (text: string) =>
+      client.query(text).catch((error: Error) => {
+        // A connection that failed is not given back to the pool.
+        if (isConnectionError(error)) broken ??= error;
+        throw error;
+      });
+    try {
+      await control('begin');
+      try {
+        await body(client);
+      } catch (error) {
+        await control('rollback').catch((failure: Error) => {
+          broken ??= failure;
+        });
+        throw error;
+      }
+      await control('commit');
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** An error after which the client is not fit for another transaction (its connection failed). */
+function isConnectionError(error: unknown): boolean {
+  const code = String((error as { code?: unknown })?.code ?? '');
+  return code === '' || code.startsWith('08') || code.startsWith('57P');
 }

@@ -1,10 +1,7 @@
 import type { RunEvent } from '@stepwise/core';
 import { type ExecutionState, exitCodeOf, type FoldChanges, type FoldedRun, summarizeRun } from '@stepwise/core/store';
-import { type Compilable, type Insertable, type Kysely, sql } from 'kysely';
 import { type BlobRow, packEvent, sha256 } from './blob-fields.js';
-import type { ExecutionsTable, PostgresStoreDatabase } from './database-schema.js';
-
-type Transaction = Kysely<PostgresStoreDatabase>;
+import { perSchema, type Queryable, runStatement, type Statement, statement } from './statements.js';
 
 const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
 const roundOrNull = (value: number | undefined) =>
@@ -21,258 +18,330 @@ function jsonOrBlob(value: unknown, threshold: number, blobs: BlobRow[]): { json
   return { json: null, sha: hash };
 }
 
-function insertBlobs(trx: Transaction, blobs: readonly BlobRow[]): Compilable | undefined {
-  const unique = [...new Map(blobs.map((blob) => [blob.sha256, blob])).values()];
-  if (unique.length === 0) return undefined;
-  return trx
-    .insertInto('blobs')
-    .values(unique)
-    .onConflict((conflict) => conflict.column('sha256').doNothing());
+/** Rows of a table as one array per column (`unnest`ed by the statement), in the statement's column order. */
+type Columns = unknown[][];
+
+function columnsOf<T>(items: readonly T[], width: number, row: (item: T) => readonly unknown[]): Columns {
+  const columns: Columns = Array.from({ length: width }, () => []);
+  for (const item of items) {
+    const values = row(item);
+    for (let index = 0; index < width; index++) (columns[index] as unknown[]).push(values[index]);
+  }
+  return columns;
 }
 
-/** The journal rows of a batch (large fields as blobs go to `blobs`). */
-function insertEvents(
-  trx: Transaction,
-  runId: string,
-  events: readonly RunEvent[],
-  threshold: number,
-  blobs: BlobRow[],
-): Compilable {
-  const rows = events.map((event) => {
+/** The SQL of `unnest($n::type[], …) as alias(names…)` for parameters from `first` on. */
+function unnest(first: number, alias: string, columns: readonly (readonly [string, string])[]): string {
+  const parameters = columns.map(([, type], index) => `$${first + index}::${type}[]`).join(', ');
+  return `unnest(${parameters}) as ${alias}(${columns.map(([name]) => name).join(', ')})`;
+}
+
+const EVENT_COLUMNS = [
+  ['seq', 'int'],
+  ['type', 'text'],
+  ['at', 'timestamptz'],
+  ['payload', 'json'],
+  ['blob_refs', 'jsonb'],
+] as const;
+const STEP_COLUMNS = [
+  ['step_id', 'text'],
+  ['status', 'text'],
+  ['attempt', 'int'],
+  ['tool', 'text'],
+  ['execution_id', 'text'],
+  ['started_at', 'timestamptz'],
+  ['duration_ms', 'int'],
+  ['tool_called', 'boolean'],
+  ['idempotent', 'boolean'],
+  ['error_code', 'text'],
+  ['error_message', 'text'],
+] as const;
+const EXECUTION_COLUMNS = [
+  ['execution_id', 'text'],
+  ['step_id', 'text'],
+  ['attempt', 'int'],
+  ['turn', 'int'],
+  ['tool', 'text'],
+  ['effect', 'text'],
+  ['idempotent', 'boolean'],
+  ['args', 'json'],
+  ['args_sha256', 'text'],
+  ['started_at', 'timestamptz'],
+  ['finished_at', 'timestamptz'],
+  ['status', 'text'],
+  ['duration_ms', 'int'],
+  ['exit_code', 'int'],
+  ['error_code', 'text'],
+  ['error_message', 'text'],
+  ['output', 'json'],
+  ['output_sha256', 'text'],
+  ['called', 'boolean'],
+] as const;
+/** What a later result changes of an execution called in an earlier batch. */
+const RESULT_COLUMNS = [
+  'finished_at',
+  'status',
+  'duration_ms',
+  'exit_code',
+  'error_code',
+  'error_message',
+  'output',
+  'output_sha256',
+];
+const APPROVAL_COLUMNS = [
+  ['seq', 'int'],
+  ['execution_id', 'text'],
+  ['step_id', 'text'],
+  ['tool', 'text'],
+  ['decision', 'text'],
+  ['source', 'text'],
+  ['decided_by', 'text'],
+  ['reason', 'text'],
+  ['at', 'timestamptz'],
+] as const;
+const MODEL_CALL_COLUMNS = [
+  ['seq', 'int'],
+  ['step_id', 'text'],
+  ['turn', 'int'],
+  ['model', 'text'],
+  ['prompt_tokens', 'int'],
+  ['completion_tokens', 'int'],
+  ['total_tokens', 'int'],
+  ['latency_ms', 'int'],
+  ['error_code', 'text'],
+  ['at', 'timestamptz'],
+] as const;
+const BLOB_COLUMNS = [
+  ['sha256', 'text'],
+  ['size', 'int'],
+  ['content', 'text'],
+] as const;
+const RUN_COLUMNS = [
+  'plan_id',
+  'plan_digest',
+  'engine',
+  'goal',
+  'status',
+  'parent_run_id',
+  'created_at',
+  'updated_at',
+  'finished_at',
+  'last_seq',
+  'step_count',
+  'total_tokens',
+  'summary',
+];
+
+const names = (columns: readonly (readonly [string, string])[]) => columns.map(([name]) => name);
+const updates = (columns: readonly string[]) => columns.map((name) => `${name} = excluded.${name}`).join(', ');
+
+/**
+ * The one statement that writes a batch (data-modifying CTEs): its journal rows, and `runs`, `steps`,
+ * `executions`, `approvals`, `model_calls` and `blobs` brought up to core's fold; at a `run-end`,
+ * the run's cancel request and live output go and its work-queue row is done. Its text is the same
+ * for every batch (rows travel as one array per column), so it is prepared once per connection:
+ * neither this process nor the server builds or plans SQL per append.
+ */
+const writeStatement = perSchema((schema): Statement => {
+  const table = (name: string) => `"${schema}"."${name}"`;
+  let next = 2;
+  const take = (count: number) => {
+    const first = next;
+    next += count;
+    return first;
+  };
+  const events = unnest(take(EVENT_COLUMNS.length), 'e', EVENT_COLUMNS);
+  const removed = take(1);
+  const steps = unnest(take(STEP_COLUMNS.length), 's', STEP_COLUMNS);
+  const executions = unnest(take(EXECUTION_COLUMNS.length), 'x', EXECUTION_COLUMNS);
+  const approvals = unnest(take(APPROVAL_COLUMNS.length), 'a', APPROVAL_COLUMNS);
+  const modelCalls = unnest(take(MODEL_CALL_COLUMNS.length), 'm', MODEL_CALL_COLUMNS);
+  const blobs = unnest(take(BLOB_COLUMNS.length), 'b', BLOB_COLUMNS);
+  const [ended, endStatus, endAt] = [take(1), take(1), take(1)];
+  const run = take(RUN_COLUMNS.length);
+  const executionNames = names(EXECUTION_COLUMNS).filter((name) => name !== 'called');
+  const executionInsert = `insert into ${table('executions')} (run_id, ${executionNames.join(', ')})
+      select $1, ${executionNames.join(', ')} from batch_executions`;
+  const runSets = RUN_COLUMNS.map((name, index) => `${name} = $${run + index}`).join(', ');
+  const text = `with
+    write_events as (insert into ${table('events')} (run_id, ${names(EVENT_COLUMNS).join(', ')})
+      select $1, e.* from ${events}),
+    removed_steps as (delete from ${table('steps')} where run_id = $1 and step_id = any($${removed}::text[])),
+    write_steps as (insert into ${table('steps')} (run_id, ${names(STEP_COLUMNS).join(', ')})
+      select $1, s.* from ${steps}
+      on conflict (run_id, step_id) do update set ${updates(names(STEP_COLUMNS).slice(1))}),
+    batch_executions as (select * from ${executions}),
+    called_executions as (${executionInsert} where called
+      on conflict (execution_id) do update set run_id = excluded.run_id, ${updates(executionNames.slice(1))}),
+    finished_executions as (${executionInsert} where not called
+      on conflict (execution_id) do update set ${updates(RESULT_COLUMNS)}
+      where ${table('executions')}.run_id = $1),
+    write_approvals as (insert into ${table('approvals')} (run_id, ${names(APPROVAL_COLUMNS).join(', ')})
+      select $1, a.* from ${approvals}),
+    write_model_calls as (insert into ${table('model_calls')} (run_id, ${names(MODEL_CALL_COLUMNS).join(', ')})
+      select $1, m.* from ${modelCalls}),
+    write_blobs as (insert into ${table('blobs')} (sha256, size, content) select b.* from ${blobs}
+      on conflict (sha256) do nothing),
+    ended_cancel as (delete from ${table('cancel_requests')} where $${ended}::boolean and run_id = $1),
+    ended_live as (delete from ${table('live_output')} where $${ended}::boolean and run_id = $1),
+    ended_queue as (update ${table('work_queue')} set state = 'done', result_status = $${endStatus}::text,
+      finished_at = $${endAt}::timestamptz, claimed_by = null, claim_expires_at = null, last_error = null
+      where $${ended}::boolean and run_id = $1 and state <> 'done')
+    update ${table('runs')} set ${runSets} where id = $1`;
+  return statement(text);
+});
+
+function eventColumns(events: readonly RunEvent[], threshold: number, blobs: BlobRow[]): Columns {
+  return columnsOf(events, EVENT_COLUMNS.length, (event) => {
     const packed = packEvent(event, threshold);
     blobs.push(...packed.blobs);
-    return {
-      run_id: runId,
-      seq: event.seq,
-      type: event.type,
-      at: event.at,
-      payload: packed.payload,
-      blob_refs: packed.refs ? JSON.stringify(packed.refs) : null,
-    };
+    return [event.seq, event.type, event.at, packed.payload, packed.refs ? JSON.stringify(packed.refs) : null];
   });
-  return trx.insertInto('events').values(rows);
+}
+
+function stepColumns(fold: FoldedRun, stepIds: ReadonlySet<string>): Columns {
+  const present = [...stepIds].filter((stepId) => fold.steps.has(stepId));
+  return columnsOf(present, STEP_COLUMNS.length, (stepId) => {
+    const step = fold.steps.get(stepId) as NonNullable<ReturnType<typeof fold.steps.get>>;
+    return [
+      stepId,
+      step.status,
+      step.attempt,
+      orNull(step.tool),
+      orNull(step.executionId),
+      timeOrNull(step.startedAt),
+      roundOrNull(step.result?.durationMs),
+      step.toolCalled,
+      orNull(step.idempotent),
+      orNull(step.result?.error?.code),
+      orNull(step.result?.error?.message),
+    ];
+  });
+}
+
+/**
+ * The executions the batch changed. One the batch called (`called`) is written whole, whichever run
+ * held its id before (the latest call owns it, as in every store); one called earlier gets its
+ * result, and only while this run still owns it.
+ */
+function executionColumns(
+  fold: FoldedRun,
+  executionIds: ReadonlySet<string>,
+  firstSeq: number,
+  threshold: number,
+  blobs: BlobRow[],
+): Columns {
+  const changed: ExecutionState[] = [];
+  for (const executionId of executionIds) {
+    const execution = fold.executions.get(executionId);
+    if (execution) changed.push(execution);
+  }
+  return columnsOf(changed, EXECUTION_COLUMNS.length, (execution) => {
+    const args = jsonOrBlob(execution.args, threshold, blobs);
+    const output = jsonOrBlob(execution.output, threshold, blobs);
+    return [
+      execution.executionId,
+      execution.stepId,
+      execution.attempt,
+      orNull(execution.turn),
+      execution.tool,
+      execution.effect,
+      execution.idempotent,
+      args.json,
+      args.sha,
+      execution.startedAt,
+      timeOrNull(execution.finishedAt),
+      execution.status,
+      roundOrNull(execution.durationMs),
+      orNull(exitCodeOf(execution.output, execution.error)),
+      orNull(execution.error?.code),
+      orNull(execution.error?.message),
+      output.json,
+      output.sha,
+      execution.callSeq >= firstSeq,
+    ];
+  });
+}
+
+function decisionColumns(changes: FoldChanges): Columns {
+  const approvals = columnsOf(changes.approvals, APPROVAL_COLUMNS.length, (event) => [
+    event.seq,
+    event.executionId,
+    event.stepId,
+    orNull(event.tool),
+    event.decision,
+    event.source,
+    orNull(event.by),
+    orNull(event.reason),
+    event.at,
+  ]);
+  const modelCalls = columnsOf(changes.modelCalls, MODEL_CALL_COLUMNS.length, (event) => [
+    event.seq,
+    event.stepId,
+    event.turn,
+    event.model,
+    orNull(event.usage?.promptTokens),
+    orNull(event.usage?.completionTokens),
+    orNull(event.usage?.totalTokens),
+    roundOrNull(event.latencyMs),
+    orNull(event.error?.code),
+    event.at,
+  ]);
+  return [...approvals, ...modelCalls];
+}
+
+function runValues(fold: FoldedRun): unknown[] {
+  const summary = summarizeRun(fold);
+  return [
+    fold.planId,
+    fold.planDigest,
+    fold.engine,
+    orNull(fold.goal),
+    fold.status,
+    orNull(fold.parentRunId),
+    timeOrNull(fold.createdAt),
+    timeOrNull(fold.updatedAt),
+    timeOrNull(fold.finishedAt),
+    fold.lastSeq,
+    summary.stepCount,
+    orNull(fold.usage?.totalTokens),
+    JSON.stringify(summary),
+  ];
 }
 
 /**
  * Writes a batch: its journal rows, and `runs`, `steps`, `executions`, `approvals` and `model_calls`
  * brought up to core's fold, for what the batch changed (`changes`, filled by `applyEvent`). One
- * statement (data-modifying CTEs): one round trip however many tables.
+ * prepared statement: one round trip however many tables.
  */
 export async function writeBatch(
-  trx: Transaction,
+  client: Queryable,
+  schema: string,
   fold: FoldedRun,
   changes: FoldChanges,
   events: readonly RunEvent[],
   threshold: number,
 ): Promise<void> {
   const blobs: BlobRow[] = [];
-  const writes: (Compilable | undefined)[] = [insertEvents(trx, fold.runId, events, threshold, blobs)];
-  const summary = summarizeRun(fold);
-  const updateRun = trx
-    .updateTable('runs')
-    .set({
-      plan_id: fold.planId,
-      plan_digest: fold.planDigest,
-      engine: fold.engine,
-      goal: orNull(fold.goal),
-      status: fold.status,
-      parent_run_id: orNull(fold.parentRunId),
-      created_at: timeOrNull(fold.createdAt),
-      updated_at: timeOrNull(fold.updatedAt),
-      finished_at: timeOrNull(fold.finishedAt),
-      last_seq: fold.lastSeq,
-      step_count: summary.stepCount,
-      total_tokens: orNull(fold.usage?.totalTokens),
-      summary: JSON.stringify(summary),
-    })
-    .where('id', '=', fold.runId);
-  const firstSeq = (events[0] as RunEvent).seq;
   // A step that left and came back in the batch is written, not deleted: one statement cannot do both to a row.
   const removed = [...changes.removedSteps].filter((stepId) => !changes.steps.has(stepId));
-  if (removed.length > 0) {
-    writes.push(trx.deleteFrom('steps').where('run_id', '=', fold.runId).where('step_id', 'in', removed));
-  }
-  writes.push(upsertSteps(trx, fold, changes.steps));
-  writes.push(...upsertExecutions(trx, fold, changes.executions, firstSeq, threshold, blobs));
-  writes.push(...insertDecisions(trx, fold.runId, changes), insertBlobs(trx, blobs));
-  const ctes = writes
-    .filter((write): write is Compilable => write !== undefined)
-    .map((write, index) => sql`${sql.id(`write_${index}`)} as (${write})`);
-  await sql`with ${sql.join(ctes)} ${updateRun}`.execute(trx);
-}
-
-function upsertSteps(trx: Transaction, fold: FoldedRun, stepIds: ReadonlySet<string>): Compilable | undefined {
-  const rows = [...stepIds].flatMap((stepId) => {
-    const step = fold.steps.get(stepId);
-    if (!step) return [];
-    return [
-      {
-        run_id: fold.runId,
-        step_id: stepId,
-        status: step.status,
-        attempt: step.attempt,
-        tool: orNull(step.tool),
-        execution_id: orNull(step.executionId),
-        started_at: timeOrNull(step.startedAt),
-        duration_ms: roundOrNull(step.result?.durationMs),
-        tool_called: step.toolCalled,
-        idempotent: orNull(step.idempotent),
-        error_code: orNull(step.result?.error?.code),
-        error_message: orNull(step.result?.error?.message),
-      },
-    ];
-  });
-  if (rows.length === 0) return undefined;
-  return trx
-    .insertInto('steps')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict.columns(['run_id', 'step_id']).doUpdateSet((update) => ({
-        status: update.ref('excluded.status'),
-        attempt: update.ref('excluded.attempt'),
-        tool: update.ref('excluded.tool'),
-        execution_id: update.ref('excluded.execution_id'),
-        started_at: update.ref('excluded.started_at'),
-        duration_ms: update.ref('excluded.duration_ms'),
-        tool_called: update.ref('excluded.tool_called'),
-        idempotent: update.ref('excluded.idempotent'),
-        error_code: update.ref('excluded.error_code'),
-        error_message: update.ref('excluded.error_message'),
-      })),
-    );
-}
-
-type ExecutionRow = Insertable<ExecutionsTable>;
-
-function executionRow(fold: FoldedRun, execution: ExecutionState, threshold: number, blobs: BlobRow[]): ExecutionRow {
-  const args = jsonOrBlob(execution.args, threshold, blobs);
-  const output = jsonOrBlob(execution.output, threshold, blobs);
-  return {
-    execution_id: execution.executionId,
-    run_id: fold.runId,
-    step_id: execution.stepId,
-    attempt: execution.attempt,
-    turn: orNull(execution.turn),
-    tool: execution.tool,
-    effect: execution.effect,
-    idempotent: execution.idempotent,
-    args: args.json,
-    args_sha256: args.sha,
-    started_at: execution.startedAt,
-    finished_at: timeOrNull(execution.finishedAt),
-    status: execution.status,
-    duration_ms: roundOrNull(execution.durationMs),
-    exit_code: orNull(exitCodeOf(execution.output, execution.error)),
-    error_code: orNull(execution.error?.code),
-    error_message: orNull(execution.error?.message),
-    output: output.json,
-    output_sha256: output.sha,
-  };
-}
-
-/**
- * The executions the batch changed. One the batch called is written whole, whichever run held its
- * id before (the latest call owns it, as in every store); one called earlier gets its result, and
- * only while this run still owns it.
- */
-function upsertExecutions(
-  trx: Transaction,
-  fold: FoldedRun,
-  executionIds: ReadonlySet<string>,
-  firstSeq: number,
-  threshold: number,
-  blobs: BlobRow[],
-): Compilable[] {
-  const called: ExecutionRow[] = [];
-  const finished: ExecutionRow[] = [];
-  for (const executionId of executionIds) {
-    const execution = fold.executions.get(executionId);
-    if (!execution) continue;
-    (execution.callSeq >= firstSeq ? called : finished).push(executionRow(fold, execution, threshold, blobs));
-  }
-  const writes: Compilable[] = [];
-  if (called.length > 0) writes.push(insertCalled(trx, called));
-  if (finished.length > 0) writes.push(updateFinished(trx, fold.runId, finished));
-  return writes;
-}
-
-function insertCalled(trx: Transaction, rows: readonly ExecutionRow[]): Compilable {
-  return trx
-    .insertInto('executions')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict.column('execution_id').doUpdateSet((update) => ({
-        run_id: update.ref('excluded.run_id'),
-        step_id: update.ref('excluded.step_id'),
-        attempt: update.ref('excluded.attempt'),
-        turn: update.ref('excluded.turn'),
-        tool: update.ref('excluded.tool'),
-        effect: update.ref('excluded.effect'),
-        idempotent: update.ref('excluded.idempotent'),
-        args: update.ref('excluded.args'),
-        args_sha256: update.ref('excluded.args_sha256'),
-        started_at: update.ref('excluded.started_at'),
-        finished_at: update.ref('excluded.finished_at'),
-        status: update.ref('excluded.status'),
-        duration_ms: update.ref('excluded.duration_ms'),
-        exit_code: update.ref('excluded.exit_code'),
-        error_code: update.ref('excluded.error_code'),
-        error_message: update.ref('excluded.error_message'),
-        output: update.ref('excluded.output'),
-        output_sha256: update.ref('excluded.output_sha256'),
-      })),
-    );
-}
-
-function updateFinished(trx: Transaction, runId: string, rows: readonly ExecutionRow[]): Compilable {
-  return trx
-    .insertInto('executions')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict
-        .column('execution_id')
-        .doUpdateSet((update) => ({
-          finished_at: update.ref('excluded.finished_at'),
-          status: update.ref('excluded.status'),
-          duration_ms: update.ref('excluded.duration_ms'),
-          exit_code: update.ref('excluded.exit_code'),
-          error_code: update.ref('excluded.error_code'),
-          error_message: update.ref('excluded.error_message'),
-          output: update.ref('excluded.output'),
-          output_sha256: update.ref('excluded.output_sha256'),
-        }))
-        .where('executions.run_id', '=', runId),
-    );
-}
-
-function insertDecisions(trx: Transaction, runId: string, changes: FoldChanges): Compilable[] {
-  const writes: Compilable[] = [];
-  const approvals = changes.approvals.map((event) => ({
-    run_id: runId,
-    seq: event.seq,
-    execution_id: event.executionId,
-    step_id: event.stepId,
-    tool: orNull(event.tool),
-    decision: event.decision,
-    source: event.source,
-    decided_by: orNull(event.by),
-    reason: orNull(event.reason),
-    at: event.at,
-  }));
-  if (approvals.length > 0) writes.push(trx.insertInto('approvals').values(approvals));
-  const calls = changes.modelCalls.map((event) => ({
-    run_id: runId,
-    seq: event.seq,
-    step_id: event.stepId,
-    turn: event.turn,
-    model: event.model,
-    prompt_tokens: orNull(event.usage?.promptTokens),
-    completion_tokens: orNull(event.usage?.completionTokens),
-    total_tokens: orNull(event.usage?.totalTokens),
-    latency_ms: roundOrNull(event.latencyMs),
-    error_code: orNull(event.error?.code),
-    at: event.at,
-  }));
-  if (calls.length > 0) writes.push(trx.insertInto('model_calls').values(calls));
-  return writes;
+  const end = events.find((event) => event.type === 'run-end');
+  const values = [
+    fold.runId,
+    ...eventColumns(events, threshold, blobs),
+    removed,
+    ...stepColumns(fold, changes.steps),
+    ...executionColumns(fold, changes.executions, (events[0] as RunEvent).seq, threshold, blobs),
+    ...decisionColumns(changes),
+    ...columnsOf([...new Map(blobs.map((blob) => [blob.sha256, blob])).values()], BLOB_COLUMNS.length, (blob) => [
+      blob.sha256,
+      blob.size,
+      blob.content,
+    ]),
+    end !== undefined,
+    end ? (end as { status?: string }).status : null,
+    end ? end.at : null,
+    ...runValues(fold),
+  ];
+  await runStatement(client, writeStatement(schema), values);
 }

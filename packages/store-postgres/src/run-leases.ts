@@ -1,8 +1,8 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import type { CancelRequest, Lease } from '@stepwise/core/store';
-import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { PostgresStoreDatabase } from './database-schema.js';
+import { type RawBuilder, sql } from 'kysely';
 import type { PostgresConnection } from './postgres-connection.js';
+import { perSchema, type Queryable, runStatement, statement } from './statements.js';
 
 interface LeaseRow {
   readonly lease_token: number;
@@ -143,36 +143,42 @@ export function checkAppendLease(runId: string, row: LockedRun, lease: Lease | u
   }
 }
 
-/**
- * The predicate on the locked `runs` row (`r`) under which an append may write: its lease's token is
- * the current one, or, for an append without a lease, nobody holds a live lease.
- */
-export function appendFence(lease: Lease | undefined): RawBuilder<boolean> {
-  return lease
-    ? sql<boolean>`r.lease_owner is not null and r.lease_token = ${lease.token}`
-    : sql<boolean>`(r.lease_owner is null or r.lease_expires_at <= clock_timestamp())`;
-}
+const appendStatements = perSchema((schema) => ({
+  // Creates the row or locks the existing one. The fence is this statement's predicate: with a lease
+  // ($2, its token), only that token; without one, only while nobody holds a live lease. A superseded
+  // writer's append updates 0 rows (the row stays locked) and is refused before anything is written.
+  lock: statement(`insert into "${schema}"."runs" as r (id) values ($1)
+    on conflict (id) do update set last_seq = r.last_seq
+    where case when $2::integer is null then (r.lease_owner is null or r.lease_expires_at <= clock_timestamp())
+      else (r.lease_owner is not null and r.lease_token = $2::integer) end
+    returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
+      xmax = 0 as created`),
+  holder: statement(`select last_seq, lease_owner, lease_token,
+    coalesce(lease_expires_at > clock_timestamp(), false) as lease_live from "${schema}"."runs" where id = $1`),
+}));
 
-/** The E501 of an append its fence refused, naming the current holder (the row is locked: it cannot change meanwhile). */
-export async function fencedOff(
-  db: Kysely<PostgresStoreDatabase>,
+/**
+ * Locks the run's row for an append in `client`'s transaction, fenced by `lease` in the statement
+ * itself; E501 when the fence refused it (naming the current holder: the row is locked, it cannot
+ * change meanwhile) or the statement created a row an append under a lease cannot hold.
+ */
+export async function lockForAppend(
+  client: Queryable,
+  schema: string,
   runId: string,
   lease: Lease | undefined,
-): Promise<StepwiseError> {
-  const row = await db
-    .selectFrom('runs')
-    .select([
-      'last_seq',
-      'lease_owner',
-      'lease_token',
-      sql<boolean>`coalesce(lease_expires_at > clock_timestamp(), false)`.as('lease_live'),
-    ])
-    .where('id', '=', runId)
-    .executeTakeFirst();
-  try {
-    checkAppendLease(runId, row ?? { last_seq: 0, lease_owner: null, lease_token: 0, lease_live: false }, lease);
-  } catch (error) {
-    return error as StepwiseError;
+): Promise<LockedRun> {
+  const statements = appendStatements(schema);
+  const [row] = await runStatement<LockedRun & { created: boolean }>(client, statements.lock, [
+    runId,
+    lease ? lease.token : null,
+  ]);
+  if (row === undefined) {
+    const [held] = await runStatement<LockedRun>(client, statements.holder, [runId]);
+    checkAppendLease(runId, held ?? { last_seq: 0, lease_owner: null, lease_token: 0, lease_live: false }, lease);
+    throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} refused the append's lease`, { location: runId });
   }
-  return new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} refused the append's lease`, { location: runId });
+  // A row this statement created holds no lease: an append under one is refused here.
+  if (row.created) checkAppendLease(runId, row, lease);
+  return row;
 }

@@ -116,6 +116,19 @@ describe.skipIf(!postgres)('workers in one process', () => {
     expect([...calls.values()].every((count) => count === 1)).toBe(true);
     const owners = await client.db.selectFrom('work_queue').select(['result_status', 'claims']).execute();
     expect(owners.every((row) => row.result_status === 'completed' && row.claims === 1)).toBe(true);
+    // The queue row was done by the run-end's own transaction (its time is the event's), not by a
+    // statement of the worker's afterwards (which would stamp its own, later time).
+    const ends = await client.db
+      .selectFrom('work_queue')
+      .innerJoin('events', 'events.run_id', 'work_queue.run_id')
+      .select(['work_queue.finished_at', 'events.at', 'work_queue.claimed_by'])
+      .where('events.type', '=', 'run-end')
+      .execute();
+    expect(ends).toHaveLength(12);
+    for (const end of ends) {
+      expect(new Date(end.finished_at as Date).getTime()).toBe(new Date(end.at as Date).getTime());
+      expect(end.claimed_by).toBeNull();
+    }
   });
 
   it('holds a queue to its limit across workers', async () => {
