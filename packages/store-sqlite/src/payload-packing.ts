@@ -99,10 +99,16 @@ function keyIndex(object: Json, key: string, columns: boolean): number {
   return -1;
 }
 
+/** A copy of `object` with `key` inserted at `index` among its keys (at the end when it has fewer). */
 function withKeyAt(object: Json, key: string, value: unknown, index: number): Json {
-  const entries = Object.entries(object);
-  entries.splice(index, 0, [key, value]);
-  return Object.fromEntries(entries);
+  const copy: Json = {};
+  let position = 0;
+  for (const name of Object.keys(object)) {
+    if (position++ === index) defineKey(copy, key, value);
+    defineKey(copy, name, object[name]);
+  }
+  if (position <= index) defineKey(copy, key, value);
+  return copy;
 }
 
 /** The execution id could be left out of `object`: it is the one derived from its step and attempt. */
