@@ -78,25 +78,51 @@ const renderers = {
   'fixed-cost': (record) =>
     [
       table(
-        ['contender', 'ms per one-step run', 'vs Mastra', 'vs LangGraph'],
-        record.runs.map((row) => [row.contender, row['ms/run'], row['vs Mastra'], row['vs LangGraph']]),
+        ['contender', 'ms per one-step run', 'vs Mastra', 'vs LangGraph', 'CPU ms per run', 'CPU vs Mastra'],
+        record.runs.map((row) => [
+          row.contender,
+          row['ms/run'],
+          row['vs Mastra'],
+          row['vs LangGraph'],
+          row['CPU ms/run'] ?? '—',
+          row['CPU vs Mastra'] ?? '—',
+        ]),
       ),
       '',
       record.creations.map((row) => `Creating \`dagEngine\` + \`MemoryStore\`: ${fixed(row.ms, 4)} ms.`).join(' '),
     ].join('\n'),
   peers: (record) =>
-    table(
-      ['shape', 'steps', 'durability', 'peer', 'ours µs/step', 'peer µs/step', 'ours / peer'],
-      record.rows.map((row) => [
-        row.shape,
-        thousands(row.steps),
-        row.durability,
-        row.peer,
-        row['ours µs/step'],
-        row['peer µs/step'],
-        row['ours / peer'] || '—',
-      ]),
-    ),
+    [
+      table(
+        ['shape', 'steps', 'durability', 'peer', 'ours µs/step', 'peer µs/step', 'ours / peer'],
+        record.rows.map((row) => [
+          row.shape,
+          thousands(row.steps),
+          row.durability,
+          row.peer,
+          row['ours µs/step'],
+          row['peer µs/step'],
+          row['ours / peer'] || '—',
+        ]),
+      ),
+      ...((record.curve ?? []).length === 0
+        ? []
+        : [
+            '',
+            'LangGraph above the sizes it runs in the table (MemorySaver, one run per size, ours on MemoryStore beside it):',
+            '',
+            table(
+              ['shape', 'steps', 'LangGraph µs/step', 'ours µs/step', 'ours / LangGraph'],
+              record.curve.map((row) => [
+                row.shape,
+                thousands(row.steps),
+                row['LangGraph µs/step'],
+                row['ours µs/step'] || '—',
+                row['ours / LangGraph'] || '—',
+              ]),
+            ),
+          ]),
+    ].join('\n'),
 };
 
 const readmes = [

@@ -250,11 +250,11 @@ for (const steps of SIZES) {
 
 const largest = Math.max(...SIZES);
 const curveShapes = Object.keys(shapes).filter((shape) => largest > (PEER_MAX_STEPS[shape] ?? Infinity));
+const curve = [];
 if (curveShapes.length > 0) {
   console.log(
     `\nLangGraph above its cap (${curveShapes.map((shape) => `${shape} ${PEER_MAX_STEPS[shape]}`).join(', ')} steps): MemorySaver, one run per size (its fastest saver), and ours on MemoryStore beside it`,
   );
-  const curve = [];
   for (const shape of curveShapes) {
     const points = [];
     for (const steps of LANGGRAPH_CURVE) {
@@ -285,5 +285,5 @@ if (curveShapes.length > 0) {
   console.table(curve);
 }
 console.log(`load average at the end: ${loadavg()[0].toFixed(1)}`);
-writeResults(checkouts.length === 2 ? 'peers-before-after' : 'peers', { sizes: SIZES, rows: results });
+writeResults(checkouts.length === 2 ? 'peers-before-after' : 'peers', { sizes: SIZES, rows: results, curve });
 rmSync(directory, { recursive: true, force: true });
