@@ -36,7 +36,7 @@ import {
   type PostgresConnectionOptions,
   storeError,
 } from './postgres-connection.js';
-import { writeBatch } from './projections.js';
+import { type FoldedBatch, writeBatches } from './projections.js';
 import { runEndCommitted } from './run-end-listeners.js';
 import { acquireLease, lockForAppend, releaseLease, renewLease, requestCancel } from './run-leases.js';
 import type { Queryable } from './statements.js';
@@ -70,7 +70,7 @@ class PostgresRunStore implements PostgresStore {
   readonly connection: PostgresConnection;
   readonly #threshold: number;
   readonly #folds: FoldCache;
-  readonly #group: GroupCommit;
+  readonly #group: GroupCommit<FoldedBatch>;
   #closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -78,7 +78,9 @@ class PostgresRunStore implements PostgresStore {
     this.schema = this.connection.schema;
     this.#threshold = options.blobThresholdBytes ?? 65_536;
     this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
-    this.#group = new GroupCommit(this.connection.pool);
+    this.#group = new GroupCommit<FoldedBatch>(this.connection.pool, (client, parts) =>
+      writeBatches(client, this.schema, parts, this.#threshold),
+    );
     this.#ready = this.#migrate();
   }
 
@@ -143,7 +145,7 @@ class PostgresRunStore implements PostgresStore {
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
         try {
-          await this.#group.run((client, writing) => this.#appendIn(client, fold, events, lease, writing));
+          await this.#group.run((client) => this.#prepare(client, fold, events, lease));
           if (ends) runEndCommitted(this.connection, runId);
           return { fold, value: undefined };
         } catch (error) {
@@ -151,7 +153,7 @@ class PostgresRunStore implements PostgresStore {
           // Another append of the group failed its write: this one committed nothing. Alone now, from
           // the journal (the cached fold took events that were rolled back).
           const fresh = emptyRun(runId);
-          await this.#group.alone((client) => this.#appendIn(client, fresh, events, lease));
+          await this.#group.alone((client) => this.#prepare(client, fresh, events, lease));
           if (ends) runEndCommitted(this.connection, runId);
           return { fold: fresh, value: undefined };
         }
@@ -159,24 +161,25 @@ class PostgresRunStore implements PostgresStore {
     );
   }
 
-  /** One append inside a transaction: lock the run's row under the fence, check, fold, write. */
-  async #appendIn(
+  /**
+   * One append's part of a group commit: lock the run's row under the fence, check, catch the fold
+   * up and fold the batch; the group then writes every part in one statement (at a run-end it also
+   * drops the run's cancel request and live output, which last until the run ends — see
+   * RunStore.requestCancel, writeLiveOutput — and marks its work-queue row done).
+   */
+  async #prepare(
     client: Queryable,
     fold: FoldedRun,
     events: readonly RunEvent[],
     lease: Lease | undefined,
-    writing: () => void = () => undefined,
-  ): Promise<void> {
+  ): Promise<FoldedBatch> {
     const { runId } = fold;
     const row = await lockForAppend(client, this.schema, runId, lease);
     checkBatch(runId, row.last_seq, events);
     await this.#catchUp(client, runId, fold, row.last_seq);
     const changes = new FoldChanges();
     for (const event of events) applyEvent(fold, event, changes);
-    writing();
-    // At a run-end the same statement drops its cancel request and live output (they last until the
-    // run ends: see RunStore.requestCancel, writeLiveOutput) and marks its work-queue row done.
-    await writeBatch(client, this.schema, fold, changes, events, this.#threshold);
+    return { fold, changes, events };
   }
 
   async *read(runId: string, afterSeq = 0): AsyncIterable<RunEvent> {
@@ -250,7 +253,14 @@ class PostgresRunStore implements PostgresStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     checkLeaseRequest(runId, owner, ttlMs);
-    return this.#guard(`leasing run ${runId}`, runId, () => acquireLease(this.connection, runId, owner, ttlMs));
+    return this.#guard(`leasing run ${runId}`, runId, async () => {
+      // In the next group commit: a worker starting several runs takes their leases in one commit.
+      let lease: Lease | undefined;
+      await this.#inGroup(async (client) => {
+        lease = await acquireLease(client, this.schema, runId, owner, ttlMs);
+      });
+      return lease;
+    });
   }
 
   async renewLease(lease: Lease): Promise<Lease> {
@@ -286,8 +296,25 @@ class PostgresRunStore implements PostgresStore {
     // A closed store cannot release; the lease then simply expires (as in MemoryStore, no error).
     if (this.#closed) return;
     await this.#guard(`releasing the lease on run ${lease.runId}`, lease.runId, () =>
-      releaseLease(this.connection, lease),
+      this.#inGroup((client) => releaseLease(client, this.schema, lease)),
     );
+  }
+
+  /**
+   * A lease statement in the next group commit (it shares the appends' commit), or on its own when
+   * the group's write failed (it rolled back with it).
+   */
+  async #inGroup(work: (client: Queryable) => Promise<void>): Promise<void> {
+    const part = async (client: Queryable) => {
+      await work(client);
+      return undefined;
+    };
+    try {
+      await this.#group.run(part);
+    } catch (error) {
+      if (!(error instanceof GroupAborted)) throw error;
+      await this.#group.alone(part);
+    }
   }
 
   async close(): Promise<void> {

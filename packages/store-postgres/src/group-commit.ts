@@ -1,13 +1,19 @@
+import { StepwiseError } from '@stepwise/core';
 import type pg from 'pg';
 
 /**
- * One append's part of a shared transaction. It calls `writing()` right before its first write:
- * a throw before that (a refused lease, a seq conflict) wrote nothing, and fails this part alone.
+ * One member of a shared transaction: an append checks (and locks what it writes) and returns what
+ * to write; other work (taking or releasing a lease) runs its statement and returns nothing. A
+ * StepwiseError thrown here (a refused lease, a seq conflict) wrote nothing and fails this member
+ * alone; any other error (the database's) rolls the transaction back.
  */
-export type GroupWork = (client: pg.PoolClient, writing: () => void) => Promise<void>;
+export type GroupWork<Part> = (client: pg.PoolClient) => Promise<Part | undefined>;
+
+/** Writes the parts of a group in its transaction (one statement for all of them). */
+export type GroupWrite<Part> = (client: pg.PoolClient, parts: readonly Part[]) => Promise<void>;
 
 /**
- * The shared transaction rolled back for a reason that was not this part's: nothing of it was
+ * The shared transaction rolled back for a reason that may not be this part's: nothing of it was
  * committed, and it may be run again on its own.
  */
 export class GroupAborted extends Error {
@@ -16,27 +22,30 @@ export class GroupAborted extends Error {
   }
 }
 
-interface Member {
-  readonly work: GroupWork;
+interface Member<Part> {
+  readonly work: GroupWork<Part>;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
  * Group commit of one process's appends: while a transaction is in flight, the appends that come
- * meanwhile (other runs of the same worker) wait, then share the next transaction and its one
- * commit. A lone append runs at once, as before. Parts run one after the other in the order they
- * came; a part refused before it wrote fails alone, a part whose write fails rolls the transaction
- * back and the others learn it (`GroupAborted`), to run again on their own.
+ * meanwhile (other runs of the same worker) wait, then share the next transaction, its one write
+ * statement and its one commit. A lone append runs at once. Parts are checked one after the other
+ * in the order they came; a part refused fails alone; when the shared write fails, the transaction
+ * rolls back and the others learn it (`GroupAborted`), to run again on their own.
  */
-export class GroupCommit {
-  #waiting: Member[] = [];
+export class GroupCommit<Part> {
+  #waiting: Member<Part>[] = [];
   #draining = false;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly write: GroupWrite<Part>,
+  ) {}
 
-  /** Settles once `work` committed (with the others of its group), or with why it did not. */
-  run(work: GroupWork): Promise<void> {
+  /** Settles once `work`'s part committed (with the others of its group), or with why it did not. */
+  run(work: GroupWork<Part>): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ work, resolve, reject });
       if (!this.#draining) void this.#drain();
@@ -44,7 +53,7 @@ export class GroupCommit {
   }
 
   /** Runs `work` in a transaction of its own (its failure is its answer). */
-  alone(work: GroupWork): Promise<void> {
+  alone(work: GroupWork<Part>): Promise<void> {
     return new Promise((resolve, reject) => {
       void this.#commit([{ work, resolve, reject }]);
     });
@@ -63,31 +72,31 @@ export class GroupCommit {
     }
   }
 
-  async #commit(members: readonly Member[]): Promise<void> {
-    const refused = new Map<Member, unknown>();
-    let culprit: Member | undefined;
+  async #commit(members: readonly Member<Part>[]): Promise<void> {
+    const refused = new Map<Member<Part>, unknown>();
+    let culprit: Member<Part> | undefined;
     try {
       await this.#transaction(async (client) => {
+        const parts: Part[] = [];
         for (const member of members) {
-          let wrote = false;
           try {
-            await member.work(client, () => {
-              wrote = true;
-            });
+            const part = await member.work(client);
+            if (part !== undefined) parts.push(part);
           } catch (error) {
-            if (wrote) {
-              culprit = member;
-              throw error;
-            }
+            // A refusal leaves the transaction usable; a database error does not.
+            if (!StepwiseError.isInstance(error)) culprit = member;
+            if (culprit) throw error;
             refused.set(member, error);
           }
         }
+        if (parts.length > 0) await this.write(client, parts);
       });
     } catch (error) {
+      const writers = members.filter((member) => !refused.has(member));
       for (const member of members) {
         if (refused.has(member)) member.reject(refused.get(member));
-        // Alone in its transaction, its own failure is its answer.
-        else if (member === culprit || members.length === 1) member.reject(error);
+        // Alone in the write, its own failure is its answer.
+        else if (member === culprit || writers.length === 1) member.reject(error);
         else member.reject(new GroupAborted(error));
       }
       return;

@@ -21,11 +21,18 @@ function jsonOrBlob(value: unknown, threshold: number, blobs: BlobRow[]): { json
 /** Rows of a table as one array per column (`unnest`ed by the statement), in the statement's column order. */
 type Columns = unknown[][];
 
-function columnsOf<T>(items: readonly T[], width: number, row: (item: T) => readonly unknown[]): Columns {
+/** `row(item)` of every item, as columns led by the run's id. */
+function columnsOf<T>(
+  runId: string,
+  items: readonly T[],
+  width: number,
+  row: (item: T) => readonly unknown[],
+): Columns {
   const columns: Columns = Array.from({ length: width }, () => []);
   for (const item of items) {
     const values = row(item);
-    for (let index = 0; index < width; index++) (columns[index] as unknown[]).push(values[index]);
+    (columns[0] as unknown[]).push(runId);
+    for (let index = 1; index < width; index++) (columns[index] as unknown[]).push(values[index - 1]);
   }
   return columns;
 }
@@ -36,14 +43,19 @@ function unnest(first: number, alias: string, columns: readonly (readonly [strin
   return `unnest(${parameters}) as ${alias}(${columns.map(([name]) => name).join(', ')})`;
 }
 
-const EVENT_COLUMNS = [
+type ColumnList = readonly (readonly [string, string])[];
+const RUN_ID = ['run_id', 'text'] as const;
+const EVENT_COLUMNS: ColumnList = [
+  RUN_ID,
   ['seq', 'int'],
   ['type', 'text'],
   ['at', 'timestamptz'],
   ['payload', 'json'],
   ['blob_refs', 'jsonb'],
-] as const;
-const STEP_COLUMNS = [
+];
+const REMOVED_STEP_COLUMNS: ColumnList = [RUN_ID, ['step_id', 'text']];
+const STEP_COLUMNS: ColumnList = [
+  RUN_ID,
   ['step_id', 'text'],
   ['status', 'text'],
   ['attempt', 'int'],
@@ -55,8 +67,9 @@ const STEP_COLUMNS = [
   ['idempotent', 'boolean'],
   ['error_code', 'text'],
   ['error_message', 'text'],
-] as const;
-const EXECUTION_COLUMNS = [
+];
+const EXECUTION_COLUMNS: ColumnList = [
+  RUN_ID,
   ['execution_id', 'text'],
   ['step_id', 'text'],
   ['attempt', 'int'],
@@ -76,7 +89,7 @@ const EXECUTION_COLUMNS = [
   ['output', 'json'],
   ['output_sha256', 'text'],
   ['called', 'boolean'],
-] as const;
+];
 /** What a later result changes of an execution called in an earlier batch. */
 const RESULT_COLUMNS = [
   'finished_at',
@@ -88,7 +101,8 @@ const RESULT_COLUMNS = [
   'output',
   'output_sha256',
 ];
-const APPROVAL_COLUMNS = [
+const APPROVAL_COLUMNS: ColumnList = [
+  RUN_ID,
   ['seq', 'int'],
   ['execution_id', 'text'],
   ['step_id', 'text'],
@@ -98,8 +112,9 @@ const APPROVAL_COLUMNS = [
   ['decided_by', 'text'],
   ['reason', 'text'],
   ['at', 'timestamptz'],
-] as const;
-const MODEL_CALL_COLUMNS = [
+];
+const MODEL_CALL_COLUMNS: ColumnList = [
+  RUN_ID,
   ['seq', 'int'],
   ['step_id', 'text'],
   ['turn', 'int'],
@@ -110,89 +125,99 @@ const MODEL_CALL_COLUMNS = [
   ['latency_ms', 'int'],
   ['error_code', 'text'],
   ['at', 'timestamptz'],
-] as const;
-const BLOB_COLUMNS = [
+];
+const BLOB_COLUMNS: ColumnList = [
   ['sha256', 'text'],
   ['size', 'int'],
   ['content', 'text'],
-] as const;
-const RUN_COLUMNS = [
-  'plan_id',
-  'plan_digest',
-  'engine',
-  'goal',
-  'status',
-  'parent_run_id',
-  'created_at',
-  'updated_at',
-  'finished_at',
-  'last_seq',
-  'step_count',
-  'total_tokens',
-  'summary',
+];
+const END_COLUMNS: ColumnList = [RUN_ID, ['status', 'text'], ['at', 'timestamptz']];
+const RUN_COLUMNS: ColumnList = [
+  ['id', 'text'],
+  ['plan_id', 'text'],
+  ['plan_digest', 'text'],
+  ['engine', 'text'],
+  ['goal', 'text'],
+  ['status', 'text'],
+  ['parent_run_id', 'text'],
+  ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'],
+  ['finished_at', 'timestamptz'],
+  ['last_seq', 'int'],
+  ['step_count', 'int'],
+  ['total_tokens', 'int'],
+  ['summary', 'jsonb'],
+];
+/** The tables in the order of the statement's parameters (after none: every parameter is an array). */
+const TABLES = [
+  EVENT_COLUMNS,
+  REMOVED_STEP_COLUMNS,
+  STEP_COLUMNS,
+  EXECUTION_COLUMNS,
+  APPROVAL_COLUMNS,
+  MODEL_CALL_COLUMNS,
+  BLOB_COLUMNS,
+  END_COLUMNS,
+  RUN_COLUMNS,
 ];
 
-const names = (columns: readonly (readonly [string, string])[]) => columns.map(([name]) => name);
+const names = (columns: ColumnList) => columns.map(([name]) => name);
 const updates = (columns: readonly string[]) => columns.map((name) => `${name} = excluded.${name}`).join(', ');
 
 /**
- * The one statement that writes a batch (data-modifying CTEs): its journal rows, and `runs`, `steps`,
- * `executions`, `approvals`, `model_calls` and `blobs` brought up to core's fold; at a `run-end`,
- * the run's cancel request and live output go and its work-queue row is done. Its text is the same
- * for every batch (rows travel as one array per column), so it is prepared once per connection:
- * neither this process nor the server builds or plans SQL per append.
+ * The one statement that writes the batches of a group commit (data-modifying CTEs): their journal
+ * rows, and `runs`, `steps`, `executions`, `approvals`, `model_calls` and `blobs` brought up to core's
+ * folds; at a `run-end`, the run's cancel request and live output go and its work-queue row is done.
+ * Its text is the same for every group (rows travel as one array per column), so it is prepared once
+ * per connection: neither this process nor the server builds or plans SQL per append.
  */
 const writeStatement = perSchema((schema): Statement => {
   const table = (name: string) => `"${schema}"."${name}"`;
-  let next = 2;
-  const take = (count: number) => {
-    const first = next;
-    next += count;
-    return first;
-  };
-  const events = unnest(take(EVENT_COLUMNS.length), 'e', EVENT_COLUMNS);
-  const removed = take(1);
-  const steps = unnest(take(STEP_COLUMNS.length), 's', STEP_COLUMNS);
-  const executions = unnest(take(EXECUTION_COLUMNS.length), 'x', EXECUTION_COLUMNS);
-  const approvals = unnest(take(APPROVAL_COLUMNS.length), 'a', APPROVAL_COLUMNS);
-  const modelCalls = unnest(take(MODEL_CALL_COLUMNS.length), 'm', MODEL_CALL_COLUMNS);
-  const blobs = unnest(take(BLOB_COLUMNS.length), 'b', BLOB_COLUMNS);
-  const [ended, endStatus, endAt] = [take(1), take(1), take(1)];
-  const run = take(RUN_COLUMNS.length);
+  let next = 1;
+  const [events, removed, steps, executions, approvals, modelCalls, blobs, ends, runs] = TABLES.map(
+    (columns, index) => {
+      const sql = unnest(next, `t${index}`, columns);
+      next += columns.length;
+      return sql;
+    },
+  ) as string[];
   const executionNames = names(EXECUTION_COLUMNS).filter((name) => name !== 'called');
-  const executionInsert = `insert into ${table('executions')} (run_id, ${executionNames.join(', ')})
-      select $1, ${executionNames.join(', ')} from batch_executions`;
-  const runSets = RUN_COLUMNS.map((name, index) => `${name} = $${run + index}`).join(', ');
+  const executionInsert = `insert into ${table('executions')} (${executionNames.join(', ')})
+      select ${executionNames.join(', ')} from batch_executions`;
+  const runSets = names(RUN_COLUMNS)
+    .slice(1)
+    .map((name) => `${name} = t8.${name}`)
+    .join(', ');
   const text = `with
-    write_events as (insert into ${table('events')} (run_id, ${names(EVENT_COLUMNS).join(', ')})
-      select $1, e.* from ${events}),
-    removed_steps as (delete from ${table('steps')} where run_id = $1 and step_id = any($${removed}::text[])),
-    write_steps as (insert into ${table('steps')} (run_id, ${names(STEP_COLUMNS).join(', ')})
-      select $1, s.* from ${steps}
-      on conflict (run_id, step_id) do update set ${updates(names(STEP_COLUMNS).slice(1))}),
+    write_events as (insert into ${table('events')} (${names(EVENT_COLUMNS).join(', ')}) select * from ${events}),
+    removed_steps as (delete from ${table('steps')} s using ${removed}
+      where s.run_id = t1.run_id and s.step_id = t1.step_id),
+    write_steps as (insert into ${table('steps')} (${names(STEP_COLUMNS).join(', ')}) select * from ${steps}
+      on conflict (run_id, step_id) do update set ${updates(names(STEP_COLUMNS).slice(2))}),
     batch_executions as (select * from ${executions}),
     called_executions as (${executionInsert} where called
-      on conflict (execution_id) do update set run_id = excluded.run_id, ${updates(executionNames.slice(1))}),
+      on conflict (execution_id) do update set ${updates(executionNames.filter((name) => name !== 'execution_id'))}),
     finished_executions as (${executionInsert} where not called
       on conflict (execution_id) do update set ${updates(RESULT_COLUMNS)}
-      where ${table('executions')}.run_id = $1),
-    write_approvals as (insert into ${table('approvals')} (run_id, ${names(APPROVAL_COLUMNS).join(', ')})
-      select $1, a.* from ${approvals}),
-    write_model_calls as (insert into ${table('model_calls')} (run_id, ${names(MODEL_CALL_COLUMNS).join(', ')})
-      select $1, m.* from ${modelCalls}),
-    write_blobs as (insert into ${table('blobs')} (sha256, size, content) select b.* from ${blobs}
+      where ${table('executions')}.run_id = excluded.run_id),
+    write_approvals as (insert into ${table('approvals')} (${names(APPROVAL_COLUMNS).join(', ')})
+      select * from ${approvals}),
+    write_model_calls as (insert into ${table('model_calls')} (${names(MODEL_CALL_COLUMNS).join(', ')})
+      select * from ${modelCalls}),
+    write_blobs as (insert into ${table('blobs')} (sha256, size, content) select * from ${blobs}
       on conflict (sha256) do nothing),
-    ended_cancel as (delete from ${table('cancel_requests')} where $${ended}::boolean and run_id = $1),
-    ended_live as (delete from ${table('live_output')} where $${ended}::boolean and run_id = $1),
-    ended_queue as (update ${table('work_queue')} set state = 'done', result_status = $${endStatus}::text,
-      finished_at = $${endAt}::timestamptz, claimed_by = null, claim_expires_at = null, last_error = null
-      where $${ended}::boolean and run_id = $1 and state <> 'done')
-    update ${table('runs')} set ${runSets} where id = $1`;
+    ended as (select * from ${ends}),
+    ended_cancel as (delete from ${table('cancel_requests')} where run_id in (select run_id from ended)),
+    ended_live as (delete from ${table('live_output')} where run_id in (select run_id from ended)),
+    ended_queue as (update ${table('work_queue')} q set state = 'done', result_status = ended.status,
+      finished_at = ended.at, claimed_by = null, claim_expires_at = null, last_error = null
+      from ended where q.run_id = ended.run_id and q.state <> 'done')
+    update ${table('runs')} r set ${runSets} from ${runs} where r.id = t8.id`;
   return statement(text);
 });
 
-function eventColumns(events: readonly RunEvent[], threshold: number, blobs: BlobRow[]): Columns {
-  return columnsOf(events, EVENT_COLUMNS.length, (event) => {
+function eventColumns(runId: string, events: readonly RunEvent[], threshold: number, blobs: BlobRow[]): Columns {
+  return columnsOf(runId, events, EVENT_COLUMNS.length, (event) => {
     const packed = packEvent(event, threshold);
     blobs.push(...packed.blobs);
     return [event.seq, event.type, event.at, packed.payload, packed.refs ? JSON.stringify(packed.refs) : null];
@@ -201,7 +226,7 @@ function eventColumns(events: readonly RunEvent[], threshold: number, blobs: Blo
 
 function stepColumns(fold: FoldedRun, stepIds: ReadonlySet<string>): Columns {
   const present = [...stepIds].filter((stepId) => fold.steps.has(stepId));
-  return columnsOf(present, STEP_COLUMNS.length, (stepId) => {
+  return columnsOf(fold.runId, present, STEP_COLUMNS.length, (stepId) => {
     const step = fold.steps.get(stepId) as NonNullable<ReturnType<typeof fold.steps.get>>;
     return [
       stepId,
@@ -236,7 +261,7 @@ function executionColumns(
     const execution = fold.executions.get(executionId);
     if (execution) changed.push(execution);
   }
-  return columnsOf(changed, EXECUTION_COLUMNS.length, (execution) => {
+  return columnsOf(fold.runId, changed, EXECUTION_COLUMNS.length, (execution) => {
     const args = jsonOrBlob(execution.args, threshold, blobs);
     const output = jsonOrBlob(execution.output, threshold, blobs);
     return [
@@ -263,8 +288,8 @@ function executionColumns(
   });
 }
 
-function decisionColumns(changes: FoldChanges): Columns {
-  const approvals = columnsOf(changes.approvals, APPROVAL_COLUMNS.length, (event) => [
+function approvalColumns(runId: string, changes: FoldChanges): Columns {
+  return columnsOf(runId, changes.approvals, APPROVAL_COLUMNS.length, (event) => [
     event.seq,
     event.executionId,
     event.stepId,
@@ -275,7 +300,10 @@ function decisionColumns(changes: FoldChanges): Columns {
     orNull(event.reason),
     event.at,
   ]);
-  const modelCalls = columnsOf(changes.modelCalls, MODEL_CALL_COLUMNS.length, (event) => [
+}
+
+function modelCallColumns(runId: string, changes: FoldChanges): Columns {
+  return columnsOf(runId, changes.modelCalls, MODEL_CALL_COLUMNS.length, (event) => [
     event.seq,
     event.stepId,
     event.turn,
@@ -287,12 +315,11 @@ function decisionColumns(changes: FoldChanges): Columns {
     orNull(event.error?.code),
     event.at,
   ]);
-  return [...approvals, ...modelCalls];
 }
 
-function runValues(fold: FoldedRun): unknown[] {
+function runColumns(fold: FoldedRun): Columns {
   const summary = summarizeRun(fold);
-  return [
+  return columnsOf(fold.runId, [fold], RUN_COLUMNS.length, () => [
     fold.planId,
     fold.planDigest,
     fold.engine,
@@ -306,42 +333,61 @@ function runValues(fold: FoldedRun): unknown[] {
     summary.stepCount,
     orNull(fold.usage?.totalTokens),
     JSON.stringify(summary),
+  ]);
+}
+
+/** One run's batch, folded: what the group's statement writes for it. */
+export interface FoldedBatch {
+  readonly fold: FoldedRun;
+  /** What the batch changed (filled by `applyEvent`). */
+  readonly changes: FoldChanges;
+  readonly events: readonly RunEvent[];
+}
+
+/** The columns of one batch, table after table in the order of `TABLES` (blobs collected apart). */
+function batchColumns(batch: FoldedBatch, threshold: number, blobs: BlobRow[]): Columns[] {
+  const { fold, changes, events } = batch;
+  const runId = fold.runId;
+  // A step that left and came back in the batch is written, not deleted: one statement cannot do both to a row.
+  const removed = [...changes.removedSteps].filter((stepId) => !changes.steps.has(stepId));
+  const end = events.find((event) => event.type === 'run-end');
+  return [
+    eventColumns(runId, events, threshold, blobs),
+    columnsOf(runId, removed, REMOVED_STEP_COLUMNS.length, (stepId) => [stepId]),
+    stepColumns(fold, changes.steps),
+    executionColumns(fold, changes.executions, (events[0] as RunEvent).seq, threshold, blobs),
+    approvalColumns(runId, changes),
+    modelCallColumns(runId, changes),
+    [],
+    columnsOf(runId, end ? [end] : [], END_COLUMNS.length, (event) => [
+      (event as { status?: string }).status,
+      event.at,
+    ]),
+    runColumns(fold),
   ];
 }
 
 /**
- * Writes a batch: its journal rows, and `runs`, `steps`, `executions`, `approvals` and `model_calls`
- * brought up to core's fold, for what the batch changed (`changes`, filled by `applyEvent`). One
- * prepared statement: one round trip however many tables.
+ * Writes the batches of a group commit (of different runs): their journal rows, and `runs`,
+ * `steps`, `executions`, `approvals` and `model_calls` brought up to core's folds. One prepared
+ * statement: one round trip however many runs and tables.
  */
-export async function writeBatch(
+export async function writeBatches(
   client: Queryable,
   schema: string,
-  fold: FoldedRun,
-  changes: FoldChanges,
-  events: readonly RunEvent[],
+  batches: readonly FoldedBatch[],
   threshold: number,
 ): Promise<void> {
   const blobs: BlobRow[] = [];
-  // A step that left and came back in the batch is written, not deleted: one statement cannot do both to a row.
-  const removed = [...changes.removedSteps].filter((stepId) => !changes.steps.has(stepId));
-  const end = events.find((event) => event.type === 'run-end');
-  const values = [
-    fold.runId,
-    ...eventColumns(events, threshold, blobs),
-    removed,
-    ...stepColumns(fold, changes.steps),
-    ...executionColumns(fold, changes.executions, (events[0] as RunEvent).seq, threshold, blobs),
-    ...decisionColumns(changes),
-    ...columnsOf([...new Map(blobs.map((blob) => [blob.sha256, blob])).values()], BLOB_COLUMNS.length, (blob) => [
-      blob.sha256,
-      blob.size,
-      blob.content,
-    ]),
-    end !== undefined,
-    end ? (end as { status?: string }).status : null,
-    end ? end.at : null,
-    ...runValues(fold),
-  ];
-  await runStatement(client, writeStatement(schema), values);
+  const tables = TABLES.map((columns) => Array.from({ length: columns.length }, (): unknown[] => []));
+  for (const batch of batches) {
+    for (const [table, columns] of batchColumns(batch, threshold, blobs).entries()) {
+      const into = tables[table] as unknown[][];
+      for (const [index, column] of columns.entries())
+        for (const value of column) (into[index] as unknown[]).push(value);
+    }
+  }
+  const unique = [...new Map(blobs.map((blob) => [blob.sha256, blob])).values()];
+  tables[6] = [unique.map((blob) => blob.sha256), unique.map((blob) => blob.size), unique.map((blob) => blob.content)];
+  await runStatement(client, writeStatement(schema), tables.flat());
 }

@@ -58,27 +58,36 @@ export async function requestCancel(
   return result.rows.length > 0;
 }
 
+const leaseStatements = perSchema((schema) => {
+  const cancel = (name: string) => `(select c.${name} from "${schema}"."cancel_requests" c where c.run_id = r.id)`;
+  return {
+    // A new run's row is created holding the lease (token 1); an existing one is taken only when
+    // free, already this owner's, or expired.
+    acquire:
+      statement(`insert into "${schema}"."runs" as r (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at)
+      values ($1, $2::text, 1, $3::integer, clock_timestamp() + $3::integer * interval '1 millisecond')
+      on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = r.lease_token + 1,
+        lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at
+      where r.lease_owner is null or r.lease_owner = $2::text or r.lease_expires_at <= clock_timestamp()
+      returning lease_token, lease_expires_at, ${cancel('requested_by')} as cancel_by,
+        ${cancel('reason')} as cancel_reason, ${cancel('requested_at')} as cancel_at`),
+    release: statement(`update "${schema}"."runs" set lease_owner = null, lease_ttl_ms = null, lease_expires_at = null
+      where id = $1 and lease_token = $2::integer`),
+  };
+});
+
 /**
- * Expiry is judged by the database's clock, never the caller's: workers on several machines agree
- * on it whatever their clocks say.
+ * One statement. Expiry is judged by the database's clock, never the caller's: workers on several
+ * machines agree on it whatever their clocks say. `client` is the pool, or a group commit's client.
  */
 export async function acquireLease(
-  connection: PostgresConnection,
+  client: Queryable,
+  schema: string,
   runId: string,
   owner: string,
   ttlMs: number,
 ): Promise<Lease | undefined> {
-  const runs = connection.table('runs');
-  // One statement (one commit): a new run's row is created holding the lease (token 1); an existing
-  // one is taken only when free, already this owner's, or expired.
-  const result = await sql<LeaseRow>`
-    insert into ${runs} as r (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at)
-    values (${runId}, ${owner}, 1, ${ttlMs}, clock_timestamp() + ${ttlMs} * interval '1 millisecond')
-    on conflict (id) do update set lease_owner = excluded.lease_owner, lease_token = r.lease_token + 1,
-      lease_ttl_ms = excluded.lease_ttl_ms, lease_expires_at = excluded.lease_expires_at
-    where r.lease_owner is null or r.lease_owner = ${owner} or r.lease_expires_at <= clock_timestamp()
-    returning lease_token, lease_expires_at, ${cancelColumns(connection)}`.execute(connection.db);
-  const row = result.rows[0];
+  const [row] = await runStatement<LeaseRow>(client, leaseStatements(schema).acquire, [runId, owner, ttlMs]);
   return row ? toLease(runId, owner, ttlMs, row) : undefined;
 }
 
@@ -105,13 +114,8 @@ export async function renewLease(connection: PostgresConnection, lease: Lease): 
   return toLease(lease.runId, lease.owner, lease.ttlMs, row);
 }
 
-export async function releaseLease(connection: PostgresConnection, lease: Lease): Promise<void> {
-  await connection.db
-    .updateTable('runs')
-    .set({ lease_owner: null, lease_ttl_ms: null, lease_expires_at: null })
-    .where('id', '=', lease.runId)
-    .where('lease_token', '=', lease.token)
-    .execute();
+export async function releaseLease(client: Queryable, schema: string, lease: Lease): Promise<void> {
+  await runStatement(client, leaseStatements(schema).release, [lease.runId, lease.token]);
 }
 
 /** The lease columns an append checks, with the row locked for the append's transaction. */

@@ -31,15 +31,16 @@ const stepStart = (runId: string, seq: number, stepId = 'a'): RunEvent =>
     executionId: `ex_${runId}_${seq}`,
   }) as RunEvent;
 
-/** A pool that counts the transactions its clients commit. */
+/** A pool that counts the transactions its clients commit, and the statements that write journal rows. */
 function countingPool(url: string) {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { commits: 0 };
+  const counts = { commits: 0, writes: 0 };
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
       if (text?.trim().toLowerCase() === 'commit') counts.commits++;
+      if (/insert into "[a-z_0-9]+"\."events"/.test(text ?? '')) counts.writes++;
       return query(...args);
     };
   });
@@ -75,15 +76,18 @@ describe.skipIf(!postgres)('group commit of one process’s appends', () => {
   it('commits appends of many runs that come while one is in flight together, each still ordered and checked', async () => {
     const { store, counts } = await open(`group_${process.pid}`);
     const runIds = Array.from({ length: 12 }, (_, index) => `run_group_${index}`);
-    const before = counts.commits;
+    const before = { ...counts };
     // A seq taken by nobody (a gap) is refused alone; the others commit.
     const outcomes = await Promise.all([
       ...runIds.map((runId) => outcome(store.append(runId, [runStart(runId)]))),
       outcome(store.append('run_gap', [stepStart('run_gap', 5)])),
     ]);
     expect(outcomes).toEqual([...runIds.map(() => 'ok'), ErrorCodes.JOURNAL_CONFLICT]);
-    // The first append runs at once, alone; the rest wait for it and share the next commit.
-    expect(counts.commits - before).toBeLessThanOrEqual(3);
+    // The first append runs at once, alone; the rest wait for it and share the next commit, and
+    // one statement writes all their rows.
+    expect(counts.commits - before.commits).toBeLessThanOrEqual(3);
+    expect(counts.writes - before.writes).toBeGreaterThan(0);
+    expect(counts.writes - before.writes).toBeLessThanOrEqual(3);
     for (const runId of runIds) expect((await readAll(store, runId)).map((event) => event.seq)).toEqual([1]);
     expect(await readAll(store, 'run_gap')).toEqual([]);
 
