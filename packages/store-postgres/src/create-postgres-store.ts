@@ -38,7 +38,16 @@ import {
 } from './postgres-connection.js';
 import { type FoldedBatch, writeBatches } from './projections.js';
 import { runEndCommitted } from './run-end-listeners.js';
-import { acquireLease, lockForAppend, releaseLease, renewLease, requestCancel } from './run-leases.js';
+import {
+  type AppendLock,
+  acquireLease,
+  checkLocked,
+  type LockedForAppend,
+  lockForAppends,
+  releaseLease,
+  renewLease,
+  requestCancel,
+} from './run-leases.js';
 import type { Queryable } from './statements.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -70,7 +79,7 @@ class PostgresRunStore implements PostgresStore {
   readonly connection: PostgresConnection;
   readonly #threshold: number;
   readonly #folds: FoldCache;
-  readonly #group: GroupCommit<FoldedBatch>;
+  readonly #group: GroupCommit<FoldedBatch, AppendLock, LockedForAppend>;
   #closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -78,8 +87,10 @@ class PostgresRunStore implements PostgresStore {
     this.schema = this.connection.schema;
     this.#threshold = options.blobThresholdBytes ?? 65_536;
     this.#folds = new FoldCache(options.foldCacheSize ?? 1_000);
-    this.#group = new GroupCommit<FoldedBatch>(this.connection.pool, (client, parts) =>
-      writeBatches(client, this.schema, parts, this.#threshold),
+    this.#group = new GroupCommit<FoldedBatch, AppendLock, LockedForAppend>(
+      this.connection.pool,
+      (client, parts) => writeBatches(client, this.schema, parts, this.#threshold),
+      (client, requests) => lockForAppends(client, this.schema, requests),
     );
     this.#ready = this.#migrate();
   }
@@ -145,7 +156,8 @@ class PostgresRunStore implements PostgresStore {
       this.#folds.use(runId, async (cached) => {
         const fold = cached ?? emptyRun(runId);
         try {
-          await this.#group.run((client) => this.#prepare(client, fold, events, lease));
+          const request = { runId, lease };
+          await this.#group.run((client, row) => this.#prepare(client, request, row, fold, events), request);
           if (ends) runEndCommitted(this.connection, runId);
           return { fold, value: undefined };
         } catch (error) {
@@ -153,7 +165,8 @@ class PostgresRunStore implements PostgresStore {
           // Another append of the group failed its write: this one committed nothing. Alone now, from
           // the journal (the cached fold took events that were rolled back).
           const fresh = emptyRun(runId);
-          await this.#group.alone((client) => this.#prepare(client, fresh, events, lease));
+          const request = { runId, lease };
+          await this.#group.alone((client, row) => this.#prepare(client, request, row, fresh, events), request);
           if (ends) runEndCommitted(this.connection, runId);
           return { fold: fresh, value: undefined };
         }
@@ -162,19 +175,20 @@ class PostgresRunStore implements PostgresStore {
   }
 
   /**
-   * One append's part of a group commit: lock the run's row under the fence, check, catch the fold
+   * One append's part of a group commit, once the group locked its run's row under the fence: check, catch the fold
    * up and fold the batch; the group then writes every part in one statement (at a run-end it also
    * drops the run's cancel request and live output, which last until the run ends — see
    * RunStore.requestCancel, writeLiveOutput — and marks its work-queue row done).
    */
   async #prepare(
     client: Queryable,
+    request: AppendLock,
+    locked: LockedForAppend | undefined,
     fold: FoldedRun,
     events: readonly RunEvent[],
-    lease: Lease | undefined,
   ): Promise<FoldedBatch> {
-    const { runId } = fold;
-    const row = await lockForAppend(client, this.schema, runId, lease);
+    const { runId } = request;
+    const row = await checkLocked(client, this.schema, request, locked);
     checkBatch(runId, row.last_seq, events);
     await this.#catchUp(client, runId, fold, row.last_seq);
     const changes = new FoldChanges();

@@ -7,10 +7,19 @@ import type pg from 'pg';
  * StepwiseError thrown here (a refused lease, a seq conflict) wrote nothing and fails this member
  * alone; any other error (the database's) rolls the transaction back.
  */
-export type GroupWork<Part> = (client: pg.PoolClient) => Promise<Part | undefined>;
+export type GroupWork<Part, Row> = (client: pg.PoolClient, locked: Row | undefined) => Promise<Part | undefined>;
 
 /** Writes the parts of a group in its transaction (one statement for all of them). */
 export type GroupWrite<Part> = (client: pg.PoolClient, parts: readonly Part[]) => Promise<void>;
+
+/**
+ * Locks what the members asked for (each append its run's row), one statement for all, before any
+ * member's work: each gets its row, or `undefined` when the lock was refused.
+ */
+export type GroupLock<Request, Row> = (
+  client: pg.PoolClient,
+  requests: readonly Request[],
+) => Promise<readonly (Row | undefined)[]>;
 
 /**
  * The shared transaction rolled back for a reason that may not be this part's: nothing of it was
@@ -22,8 +31,9 @@ export class GroupAborted extends Error {
   }
 }
 
-interface Member<Part> {
-  readonly work: GroupWork<Part>;
+interface Member<Part, Request, Row> {
+  readonly work: GroupWork<Part, Row>;
+  readonly request: Request | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -35,27 +45,28 @@ interface Member<Part> {
  * in the order they came; a part refused fails alone; when the shared write fails, the transaction
  * rolls back and the others learn it (`GroupAborted`), to run again on their own.
  */
-export class GroupCommit<Part> {
-  #waiting: Member<Part>[] = [];
+export class GroupCommit<Part, Request, Row> {
+  #waiting: Member<Part, Request, Row>[] = [];
   #draining = false;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly write: GroupWrite<Part>,
+    private readonly lock: GroupLock<Request, Row>,
   ) {}
 
   /** Settles once `work`'s part committed (with the others of its group), or with why it did not. */
-  run(work: GroupWork<Part>): Promise<void> {
+  run(work: GroupWork<Part, Row>, request?: Request): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ work, resolve, reject });
+      this.#waiting.push({ work, request, resolve, reject });
       if (!this.#draining) void this.#drain();
     });
   }
 
   /** Runs `work` in a transaction of its own (its failure is its answer). */
-  alone(work: GroupWork<Part>): Promise<void> {
+  alone(work: GroupWork<Part, Row>, request?: Request): Promise<void> {
     return new Promise((resolve, reject) => {
-      void this.#commit([{ work, resolve, reject }]);
+      void this.#commit([{ work, request, resolve, reject }]);
     });
   }
 
@@ -72,15 +83,16 @@ export class GroupCommit<Part> {
     }
   }
 
-  async #commit(members: readonly Member<Part>[]): Promise<void> {
-    const refused = new Map<Member<Part>, unknown>();
-    let culprit: Member<Part> | undefined;
+  async #commit(members: readonly Member<Part, Request, Row>[]): Promise<void> {
+    const refused = new Map<Member<Part, Request, Row>, unknown>();
+    let culprit: Member<Part, Request, Row> | undefined;
     try {
       await this.#transaction(async (client) => {
         const parts: Part[] = [];
-        for (const member of members) {
+        const rows = await this.#locked(client, members);
+        for (const [index, member] of members.entries()) {
           try {
-            const part = await member.work(client);
+            const part = await member.work(client, rows[index]);
             if (part !== undefined) parts.push(part);
           } catch (error) {
             // A refusal leaves the transaction usable; a database error does not.
@@ -105,6 +117,18 @@ export class GroupCommit<Part> {
       if (refused.has(member)) member.reject(refused.get(member));
       else member.resolve();
     }
+  }
+
+  /** Each member's locked row (`undefined` for a member that asked for none, or was refused). */
+  async #locked(client: pg.PoolClient, members: readonly Member<Part, Request, Row>[]): Promise<(Row | undefined)[]> {
+    const asking = members.filter((member) => member.request !== undefined);
+    if (asking.length === 0) return [];
+    const rows = await this.lock(
+      client,
+      asking.map((member) => member.request as Request),
+    );
+    const byMember = new Map(asking.map((member, index) => [member, rows[index]]));
+    return members.map((member) => byMember.get(member));
   }
 
   /**

@@ -148,41 +148,63 @@ export function checkAppendLease(runId: string, row: LockedRun, lease: Lease | u
 }
 
 const appendStatements = perSchema((schema) => ({
-  // Creates the row or locks the existing one. The fence is this statement's predicate: with a lease
-  // ($2, its token), only that token; without one, only while nobody holds a live lease. A superseded
-  // writer's append updates 0 rows (the row stays locked) and is refused before anything is written.
-  lock: statement(`insert into "${schema}"."runs" as r (id) values ($1)
+  // Creates the rows or locks the existing ones, in the order asked. The fence is this statement's
+  // predicate: for an append with a lease (its token), only that token; without one, only while
+  // nobody holds a live lease. A superseded writer's row is not returned (it stays locked) and its
+  // append is refused before anything is written.
+  lock: statement(`with requests as (select * from unnest($1::text[], $2::integer[]) as l(id, token))
+    insert into "${schema}"."runs" as r (id) select id from requests
     on conflict (id) do update set last_seq = r.last_seq
-    where case when $2::integer is null then (r.lease_owner is null or r.lease_expires_at <= clock_timestamp())
-      else (r.lease_owner is not null and r.lease_token = $2::integer) end
-    returning last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
+    where (select case when l.token is null then (r.lease_owner is null or r.lease_expires_at <= clock_timestamp())
+      else (r.lease_owner is not null and r.lease_token = l.token) end from requests l where l.id = r.id)
+    returning id, last_seq, lease_owner, lease_token, coalesce(lease_expires_at > clock_timestamp(), false) as lease_live,
       xmax = 0 as created`),
   holder: statement(`select last_seq, lease_owner, lease_token,
     coalesce(lease_expires_at > clock_timestamp(), false) as lease_live from "${schema}"."runs" where id = $1`),
 }));
 
+/** An append's request to lock its run's row, under its lease. */
+export interface AppendLock {
+  readonly runId: string;
+  readonly lease: Lease | undefined;
+}
+
+export type LockedForAppend = LockedRun & { readonly created: boolean };
+
 /**
- * Locks the run's row for an append in `client`'s transaction, fenced by `lease` in the statement
- * itself; E501 when the fence refused it (naming the current holder: the row is locked, it cannot
- * change meanwhile) or the statement created a row an append under a lease cannot hold.
+ * Locks the rows of the runs appended to in `client`'s transaction (one statement for a whole group
+ * commit), fenced by each append's lease in the statement itself; `undefined` for a refused one.
  */
-export async function lockForAppend(
+export async function lockForAppends(
   client: Queryable,
   schema: string,
-  runId: string,
-  lease: Lease | undefined,
-): Promise<LockedRun> {
-  const statements = appendStatements(schema);
-  const [row] = await runStatement<LockedRun & { created: boolean }>(client, statements.lock, [
-    runId,
-    lease ? lease.token : null,
+  requests: readonly AppendLock[],
+): Promise<(LockedForAppend | undefined)[]> {
+  const rows = await runStatement<LockedForAppend & { id: string }>(client, appendStatements(schema).lock, [
+    requests.map((request) => request.runId),
+    requests.map((request) => (request.lease ? request.lease.token : null)),
   ]);
+  const byRun = new Map(rows.map((row) => [row.id, row]));
+  return requests.map((request) => byRun.get(request.runId));
+}
+
+/**
+ * E501 for an append whose lock was refused (naming the current holder: the row is locked, it
+ * cannot change meanwhile), or whose statement created a row, which an append under a lease cannot
+ * hold; the row otherwise.
+ */
+export async function checkLocked(
+  client: Queryable,
+  schema: string,
+  request: AppendLock,
+  row: LockedForAppend | undefined,
+): Promise<LockedRun> {
+  const { runId, lease } = request;
   if (row === undefined) {
-    const [held] = await runStatement<LockedRun>(client, statements.holder, [runId]);
+    const [held] = await runStatement<LockedRun>(client, appendStatements(schema).holder, [runId]);
     checkAppendLease(runId, held ?? { last_seq: 0, lease_owner: null, lease_token: 0, lease_live: false }, lease);
     throw new StepwiseError(ErrorCodes.LEASE_CONFLICT, `run ${runId} refused the append's lease`, { location: runId });
   }
-  // A row this statement created holds no lease: an append under one is refused here.
   if (row.created) checkAppendLease(runId, row, lease);
   return row;
 }

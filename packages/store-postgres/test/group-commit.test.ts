@@ -34,13 +34,14 @@ const stepStart = (runId: string, seq: number, stepId = 'a'): RunEvent =>
 /** A pool that counts the transactions its clients commit, and the statements that write journal rows. */
 function countingPool(url: string) {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { commits: 0, writes: 0 };
+  const counts = { commits: 0, writes: 0, locks: 0 };
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
       if (text?.trim().toLowerCase() === 'commit') counts.commits++;
       if (/insert into "[a-z_0-9]+"\."events"/.test(text ?? '')) counts.writes++;
+      if (/insert into "[a-z_0-9]+"\."runs" as r \(id\) select/.test(text ?? '')) counts.locks++;
       return query(...args);
     };
   });
@@ -84,10 +85,12 @@ describe.skipIf(!postgres)('group commit of one process’s appends', () => {
     ]);
     expect(outcomes).toEqual([...runIds.map(() => 'ok'), ErrorCodes.JOURNAL_CONFLICT]);
     // The first append runs at once, alone; the rest wait for it and share the next commit, and
-    // one statement writes all their rows.
+    // one statement locks their runs' rows, one writes all their rows.
     expect(counts.commits - before.commits).toBeLessThanOrEqual(3);
     expect(counts.writes - before.writes).toBeGreaterThan(0);
     expect(counts.writes - before.writes).toBeLessThanOrEqual(3);
+    expect(counts.locks - before.locks).toBeGreaterThan(0);
+    expect(counts.locks - before.locks).toBeLessThanOrEqual(3);
     for (const runId of runIds) expect((await readAll(store, runId)).map((event) => event.seq)).toEqual([1]);
     expect(await readAll(store, 'run_gap')).toEqual([]);
 
