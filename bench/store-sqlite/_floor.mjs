@@ -142,8 +142,20 @@ export function writeFloorRows(database, workload) {
   const insertExecution = database.prepare(
     `insert into executions (${columns.executions}) values (${placeholders(columns.executions)})`,
   );
+  // What a result changes in the row, as the file has it (schema version 9 keeps the result's fields in its event).
+  const finished = [
+    'result_seq',
+    'finished_at',
+    'status',
+    'duration_ms',
+    'exit_code',
+    'error',
+    'result',
+    'result_sha256',
+  ];
+  const finishColumns = finished.filter((column) => columns.executions.includes(column));
   const finishExecution = database.prepare(
-    'update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?, result = ?, result_sha256 = ? where execution_id = ? and run_key = ?',
+    `update executions set ${finishColumns.map((column) => `${column} = ?`).join(', ')} where execution_id = ? and run_key = ?`,
   );
   const run = workload.run;
   const commit = database.transaction((entry) => {
@@ -160,18 +172,7 @@ export function writeFloorRows(database, workload) {
     for (const { first, row } of entry.executionRows) {
       if (first) insertExecution.run(pick(row, columns.executions));
       else {
-        finishExecution.run(
-          row.result_seq,
-          row.finished_at,
-          row.status,
-          row.duration_ms,
-          row.exit_code,
-          row.error,
-          row.result,
-          row.result_sha256,
-          row.execution_id,
-          row.run_key,
-        );
+        finishExecution.run(...pick(row, finishColumns), row.execution_id, row.run_key);
       }
     }
     if (entry.end) endRun.run(run.status, run.finished_at, run.duration_ms, run.usage, run.key);

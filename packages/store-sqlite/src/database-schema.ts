@@ -173,31 +173,21 @@ export interface StepsTable {
   usage: string | null;
 }
 
+/**
+ * One row per tool call (the latest call of an execution id owns it). Since schema version 9 the
+ * call's fields (attempt, turn, tool, effect, idempotent, arguments, start) are its `tool-call` event's
+ * and the result's (finish, status, duration, error) its `tool-result` event's: `executions_view`
+ * shows them.
+ */
 export interface ExecutionsTable {
   execution_id: string;
   run_key: number;
   step_id: string;
-  attempt: number;
-  turn: number | null;
-  tool: string;
-  effect: string;
-  idempotent: number;
-  /** JSON of the redacted arguments. */
-  args: string | null;
+  /** The blob of the arguments when they are large (the tool-call event refers to it too); else `NULL`. */
   args_sha256: string | null;
   call_seq: number;
   result_seq: number | null;
-  started_at: StoredTime;
-  finished_at: StoredTime | null;
-  /** running | succeeded | failed | cancelled */
-  status: string;
-  /** 1 succeeded, 0 failed or cancelled, `NULL` while running. */
-  success: Generated<number | null>;
-  duration_ms: number | null;
   exit_code: number | null;
-  error: string | null;
-  error_code: Generated<string | null>;
-  error_message: Generated<string | null>;
   /**
    * JSON of the tool's output when it was written before schema version 5; since then `NULL`: the
    * tool-result event (`result_seq`) holds it, and `executions_view` shows it.

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { cancelRequests } from './cancel-requests-migration.js';
 import { compactJournal } from './compact-journal-migration.js';
+import { executionsFromJournal } from './executions-from-journal-migration.js';
 import { journalRowid } from './journal-rowid-migration.js';
 import { liveOutput } from './live-output-migration.js';
 import { outputsInJournal } from './outputs-in-journal-migration.js';
@@ -285,6 +286,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0006_cancel_requests': cancelRequests,
   '0007_live_output': liveOutput,
   '0008_compact_journal': compactJournal,
+  '0009_executions_from_journal': executionsFromJournal,
 };
 
 /** The in-code provider kysely's Migrator reads. */

@@ -95,23 +95,18 @@ function prepareStatements(sqlite: Database.Database) {
        on conflict (run_key, step_id) do update set
          ${STEP_COLUMNS.map((column) => `${column} = excluded.${column}`).join(', ')}`,
     ),
+    // The call's and result's fields are their events' (executions_view reads them): the row keeps the rest.
     upsertExecution: sqlite.prepare(
-      `insert into executions (execution_id, run_key, step_id, attempt, turn, tool, effect, idempotent, args,
-         args_sha256, call_seq, result_seq, started_at, finished_at, status, duration_ms, exit_code, error, result,
+      `insert into executions (execution_id, run_key, step_id, args_sha256, call_seq, result_seq, exit_code, result,
          result_sha256)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (execution_id) do update set run_key = excluded.run_key, step_id = excluded.step_id,
-         attempt = excluded.attempt, turn = excluded.turn, tool = excluded.tool, effect = excluded.effect,
-         idempotent = excluded.idempotent, args = excluded.args, args_sha256 = excluded.args_sha256,
-         call_seq = excluded.call_seq, result_seq = excluded.result_seq, started_at = excluded.started_at,
-         finished_at = excluded.finished_at, status = excluded.status, duration_ms = excluded.duration_ms,
-         exit_code = excluded.exit_code, error = excluded.error, result = excluded.result,
-         result_sha256 = excluded.result_sha256`,
+         args_sha256 = excluded.args_sha256, call_seq = excluded.call_seq, result_seq = excluded.result_seq,
+         exit_code = excluded.exit_code, result = excluded.result, result_sha256 = excluded.result_sha256`,
     ),
     // Only a row of this run: a call of another run since then owns the execution (as in MemoryStore).
     updateExecutionResult: sqlite.prepare(
-      `update executions set result_seq = ?, finished_at = ?, status = ?, duration_ms = ?, exit_code = ?, error = ?,
-         result = ?, result_sha256 = ?
+      `update executions set result_seq = ?, exit_code = ?, result = ?, result_sha256 = ?
        where execution_id = ? and run_key = ?`,
     ),
     insertArtifact: sqlite.prepare(
@@ -292,29 +287,19 @@ export class ProjectionWriter {
       if (!execution) continue;
       // The tool-result event holds an inline output: the row keeps only a large one's blob.
       const result = this.#blobs.output(execution.output);
-      const finished = execution.resultSeq === undefined ? null : encodeTime(String(execution.finishedAt));
+      const resultSeq = execution.resultSeq ?? null;
       const exitCode = scalar(exitCodeOf(execution.output, execution.error));
       if (execution.callSeq >= firstSeq) {
+        // Large arguments are a blob the tool-call event refers to as well: the row names it for SQL.
         const args = this.#blobs.json(execution.args);
         this.#statements.upsertExecution.run(
           executionId,
           runKey,
           execution.stepId,
-          scalar(execution.attempt),
-          scalar(execution.turn),
-          scalar(execution.tool),
-          scalar(execution.effect),
-          scalar(execution.idempotent),
-          args.text,
           args.sha256,
           execution.callSeq,
-          execution.resultSeq ?? null,
-          encodeTime(execution.startedAt),
-          finished,
-          scalar(execution.status),
-          scalar(execution.durationMs),
+          resultSeq,
           exitCode,
-          json(execution.error),
           null,
           result.sha256,
         );
@@ -322,12 +307,8 @@ export class ProjectionWriter {
         continue;
       }
       const changed = this.#statements.updateExecutionResult.run(
-        execution.resultSeq ?? null,
-        finished,
-        scalar(execution.status),
-        scalar(execution.durationMs),
+        resultSeq,
         exitCode,
-        json(execution.error),
         null,
         result.sha256,
         executionId,

@@ -14,6 +14,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0006_cancel_requests',
   '0007_live_output',
   '0008_compact_journal',
+  '0009_executions_from_journal',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

@@ -58,6 +58,7 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
     '0006_cancel_requests': _cancelRequests,
     '0007_live_output': _liveOutput,
     '0008_compact_journal': _compactJournal,
+    '0009_executions_from_journal': _executionsFromJournal,
     ...older
   } = migrations;
   const migrator = new Migrator({
@@ -87,9 +88,20 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
       output_sha256:
         '(select v.output_sha256 from current.steps_view v where v.run_key = t.run_key and v.step_id = t.step_id)',
     },
-    executions: {
-      result: '(select v.result from current.executions_view v where v.execution_id = t.execution_id)',
-    },
+    // Version 2 held the call's and the result's fields in the row too (since version 9 the view reads them from the events).
+    executions: Object.fromEntries(
+      ['result', 'attempt', 'turn', 'tool', 'effect', 'idempotent', 'args', 'status', 'duration_ms', 'error']
+        .map((column) => [
+          column,
+          `(select v.${column} from current.executions_view v where v.execution_id = t.execution_id)`,
+        ])
+        .concat(
+          ['started_at', 'finished_at'].map((column) => [
+            column,
+            `(select e.at from current.events e where e.id = t.run_key * 4294967296 + t.${column === 'started_at' ? 'call_seq' : 'result_seq'})`,
+          ]),
+        ),
+    ),
   };
   for (const table of TABLES) {
     // Generated columns (hidden 2 or 3) are computed, not inserted.

@@ -30,8 +30,14 @@ interface JournalRow {
 const journalOf = (database: Database.Database): JournalRow[] =>
   database.prepare('select run_id, seq, type, at, payload from journal order by run_id, seq').all() as JournalRow[];
 
+/** Every execution as `executions_view` shows it (since version 9 mostly from the events). */
+const executionsOf = (database: Database.Database): Record<string, unknown>[] =>
+  database
+    .prepare("select * from executions_view where run_id in ('run_done', 'run_stopped') order by execution_id")
+    .all() as Record<string, unknown>[];
+
 describe('a database written at schema version 7', () => {
-  it('opens (the journal copied to type codes and a chain column), reads back as before, and takes new runs', async () => {
+  it('opens (the journal copied to type codes and a chain column, executions read from their events), reads back as before, and takes new runs', async () => {
     const path = join(directory, 'copy.sqlite');
     copyFileSync(DATABASE, path);
     const before = new Database(path, { readonly: true });
@@ -39,6 +45,8 @@ describe('a database written at schema version 7', () => {
     const columns = () => before.prepare("select name from pragma_table_xinfo('events')").pluck().all();
     expect(columns()).not.toContain('type_code');
     const journalBefore = journalOf(before);
+    const executionsBefore = executionsOf(before);
+    expect(executionsBefore.map((row) => row.status).sort()).toEqual(['failed', 'succeeded', 'succeeded', 'succeeded']);
     before.close();
 
     const store = createSqliteStore({ path });
@@ -62,9 +70,12 @@ describe('a database written at schema version 7', () => {
 
     const after = new Database(path, { readonly: true });
     expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(8);
+    expect(SCHEMA_VERSION).toBe(9);
     // The old rows keep their payloads (chain values in them); the views show what they showed.
     expect(journalOf(after).filter((row) => RUNS.includes(row.run_id))).toEqual(journalBefore);
+    // Version 9 dropped the call's and result's columns: the view shows what version 7 stored.
+    expect(executionsOf(after)).toEqual(executionsBefore);
+    expect(after.prepare("select name from pragma_table_xinfo('executions')").pluck().all()).not.toContain('status');
     const layout = after
       .prepare(
         `select r.id as run_id, count(*) as events, count(e.chain) as chains, sum(typeof(e.type_code) = 'integer') as coded
