@@ -12,12 +12,22 @@
 // run enqueued from this process and driven by a worker process (8 runs at once per worker).
 // Where a peer is favoured: DBOS journals one row per step (its output); Stepwise journals four
 // events per step plus the audit projections (steps, executions), so it writes more per step.
+// Stepwise's group commit shares one transaction among the appends of a worker's runs in flight
+// (8 here): with fewer runs at once per worker it commits more per step. Both peers get fresh
+// processes every round (cold JIT, which weighs more on short rounds and many workers), the same
+// concurrency and a pool of concurrency + 2; DBOS keeps its defaults otherwise (queue polling
+// included). The no-op tool is declared idempotent; with step durability (the default) the engine
+// still starts a step only once the step before it ended durably, as DBOS does.
 //
 //   node bench/store-postgres/workers.mjs [runs] [steps]     (default 200 × 10; build the packages first)
-//   BENCH_WORKERS=1,4 to measure other worker counts; BENCH_SKIP_TAKEOVER=1 to leave the takeover out.
+//   BENCH_WORKERS=1,4 to measure other worker counts; BENCH_SKIP_TAKEOVER=1 to leave the takeover out;
+//   BENCH_STEPWISE_ONLY=1 to leave DBOS out; BENCH_PROFILE=1 to have each Stepwise worker print the
+//   statements it sent (count, mean time) and its CPU time, BENCH_PROFILE=<directory> to also write
+//   a CPU profile of each there.
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -157,6 +167,12 @@ async function dbosRound({ runs, steps }, workerCount) {
 }
 
 const format = (value, width = 8, digits = 1) => value.toFixed(digits).padStart(width);
+// The machine may be shared: the figures mean little without its load.
+const load = () =>
+  `load average ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ')}`;
+console.log(`start: ${load()}`);
 console.log(
   `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × 8 runs at once`,
 );
@@ -224,5 +240,6 @@ if (!process.env.BENCH_SKIP_TAKEOVER) {
     'DBOS Transact self-hosted: a dead process’s workflows stay PENDING until a control service or a manual recovery call (not measured)',
   );
 }
+console.log(`end: ${load()}`);
 await admin.end();
 server.close();
