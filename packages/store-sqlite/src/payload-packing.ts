@@ -1,6 +1,6 @@
 import { sha256 } from '@stepwise/core/store';
 import { chainBytes } from './chain-column.js';
-import { exactMilliseconds } from './time-codec.js';
+import { decodeTime, exactMilliseconds } from './time-codec.js';
 
 /**
  * Execution ids as core derives them today (`deriveExecutionId`): `ex_` and 24 hex digits of the
@@ -222,7 +222,8 @@ const slot = (packing: number, shift: number): number => ((packing >> shift) & 0
 /** How many seqs before a step-end the tool-result holding its output is; 0 when it holds its own. */
 export const outputDistanceOf = (packing: number): number => (packing >> OUTPUT_DISTANCE_SHIFT) & 0xf;
 
-const timeBefore = (atMs: number, delta: unknown): string => new Date(atMs - (delta as number)).toISOString();
+// Mostly the event's own time (a delta of 0): decodeTime's cache then serves the event's `at` too.
+const timeBefore = (atMs: number, delta: unknown): string => decodeTime(atMs - (delta as number));
 
 /**
  * Puts back what `packPayload` left out (in the reverse order it was taken). `atMs` is the event's
