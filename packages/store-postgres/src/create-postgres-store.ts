@@ -26,7 +26,7 @@ import {
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
-import { GroupAborted, GroupCommit } from './group-commit.js';
+import { type FencedPart, GroupAborted, GroupCommit } from './group-commit.js';
 import { readEventPage } from './journal-pages.js';
 import { clearLiveTails, readLiveTails, writeLiveTail } from './live-output-rows.js';
 import {
@@ -36,7 +36,7 @@ import {
   type PostgresConnectionOptions,
   storeError,
 } from './postgres-connection.js';
-import { type FoldedBatch, writeBatches } from './projections.js';
+import { type FencedBatch, type FoldedBatch, writeBatches, writeFencedBatches } from './projections.js';
 import { runEndCommitted } from './run-end-listeners.js';
 import {
   type AppendLock,
@@ -91,6 +91,7 @@ class PostgresRunStore implements PostgresStore {
       this.connection.pool,
       (client, parts) => writeBatches(client, this.schema, parts, this.#threshold),
       (client, requests) => lockForAppends(client, this.schema, requests),
+      (batches) => writeFencedBatches(this.connection.pool, this.schema, batches as FencedBatch[], this.#threshold),
     );
     this.#ready = this.#migrate();
   }
@@ -157,7 +158,11 @@ class PostgresRunStore implements PostgresStore {
         const fold = cached ?? emptyRun(runId);
         try {
           const request = { runId, lease };
-          await this.#group.run((client, row) => this.#prepare(client, request, row, fold, events), request);
+          await this.#group.run(
+            (client, row) => this.#prepare(client, request, row, fold, events),
+            request,
+            this.#fenced(fold, events, lease),
+          );
           if (ends) runEndCommitted(this.connection, runId);
           return { fold, value: undefined };
         } catch (error) {
@@ -180,6 +185,29 @@ class PostgresRunStore implements PostgresStore {
    * drops the run's cancel request and live output, which last until the run ends — see
    * RunStore.requestCancel, writeLiveOutput — and marks its work-queue row done).
    */
+  /**
+   * The part of an append that continues the run's cached fold under a lease: it can be written by
+   * one statement that fences and locks itself (no transaction round trips). Otherwise (no lease, a
+   * fold that is not the run's latest, a batch that does not follow it) `undefined`: the append takes
+   * the locked path, which creates the row, catches up or says why not.
+   */
+  #fenced(fold: FoldedRun, events: readonly RunEvent[], lease: Lease | undefined): FencedPart<FoldedBatch> | undefined {
+    const first = events[0] as RunEvent;
+    if (!lease || fold.lastSeq !== first.seq - 1 || (fold.lastSeq === 0 && first.type !== 'run-start'))
+      return undefined;
+    try {
+      checkBatch(fold.runId, fold.lastSeq, events);
+    } catch {
+      return undefined;
+    }
+    return (): FencedBatch => {
+      const expectedSeq = fold.lastSeq;
+      const changes = new FoldChanges();
+      for (const event of events) applyEvent(fold, event, changes);
+      return { fold, changes, events, token: lease.token, expectedSeq };
+    };
+  }
+
   async #prepare(
     client: Queryable,
     request: AppendLock,

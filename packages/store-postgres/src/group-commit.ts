@@ -31,9 +31,19 @@ export class GroupAborted extends Error {
   }
 }
 
+/**
+ * Writes parts that need no transaction around them, one statement for all (it fences and locks
+ * itself); whether each part was written.
+ */
+export type GroupFencedWrite<Part> = (parts: readonly Part[]) => Promise<boolean[]>;
+
+/** What a member that can be written without a transaction gives: its part, prepared only when that is the way. */
+export type FencedPart<Part> = () => Part;
+
 interface Member<Part, Request, Row> {
   readonly work: GroupWork<Part, Row>;
   readonly request: Request | undefined;
+  readonly fenced?: FencedPart<Part> | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -53,12 +63,13 @@ export class GroupCommit<Part, Request, Row> {
     private readonly pool: pg.Pool,
     private readonly write: GroupWrite<Part>,
     private readonly lock: GroupLock<Request, Row>,
+    private readonly fencedWrite?: GroupFencedWrite<Part>,
   ) {}
 
   /** Settles once `work`'s part committed (with the others of its group), or with why it did not. */
-  run(work: GroupWork<Part, Row>, request?: Request): Promise<void> {
+  run(work: GroupWork<Part, Row>, request?: Request, fenced?: FencedPart<Part>): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ work, request, resolve, reject });
+      this.#waiting.push({ work, request, fenced, resolve, reject });
       if (!this.#draining) void this.#drain();
     });
   }
@@ -76,7 +87,8 @@ export class GroupCommit<Part, Request, Row> {
       while (this.#waiting.length > 0) {
         const members = this.#waiting;
         this.#waiting = [];
-        await this.#commit(members);
+        if (this.fencedWrite && members.every((member) => member.fenced)) await this.#writeFenced(members);
+        else await this.#commit(members);
       }
     } finally {
       this.#draining = false;
@@ -116,6 +128,27 @@ export class GroupCommit<Part, Request, Row> {
     for (const member of members) {
       if (refused.has(member)) member.reject(refused.get(member));
       else member.resolve();
+    }
+  }
+
+  /**
+   * A group whose every member can be written without a transaction: one statement, one round trip.
+   * A member it did not write (fenced off, or its run moved on elsewhere) learns it as `GroupAborted`
+   * and is run again on its own, where its lock and checks say why.
+   */
+  async #writeFenced(members: readonly Member<Part, Request, Row>[]): Promise<void> {
+    let written: boolean[];
+    try {
+      const parts = members.map((member) => (member.fenced as FencedPart<Part>)());
+      written = await (this.fencedWrite as GroupFencedWrite<Part>)(parts);
+    } catch (error) {
+      for (const member of members) member.reject(new GroupAborted(error));
+      return;
+    }
+    const skipped = new GroupAborted(new Error('the run was not written: its row was fenced off or moved on'));
+    for (const [index, member] of members.entries()) {
+      if (written[index]) member.resolve();
+      else member.reject(skipped);
     }
   }
 

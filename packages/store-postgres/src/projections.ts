@@ -171,9 +171,15 @@ const updates = (columns: readonly string[]) => columns.map((name) => `${name} =
  * Its text is the same for every group (rows travel as one array per column), so it is prepared once
  * per connection: neither this process nor the server builds or plans SQL per append.
  */
-const writeStatement = perSchema((schema): Statement => {
+/**
+ * The text of the write. `fenced`: the statement also locks the runs' rows itself (`FOR UPDATE`,
+ * under each append's lease token and expected last seq, given first as three arrays) and writes only
+ * the runs it locked, returning their ids; without it, the caller locked them in its transaction.
+ */
+function writeText(schema: string, fenced: boolean): string {
   const table = (name: string) => `"${schema}"."${name}"`;
-  let next = 1;
+  let next = fenced ? 4 : 1;
+  const only = (alias: string) => (fenced ? ` where ${alias}.run_id in (select id from locked)` : '');
   const [events, removed, steps, executions, approvals, modelCalls, blobs, ends, runs] = TABLES.map(
     (columns, index) => {
       const sql = unnest(next, `t${index}`, columns);
@@ -188,33 +194,50 @@ const writeStatement = perSchema((schema): Statement => {
     .slice(1)
     .map((name) => `${name} = t8.${name}`)
     .join(', ');
-  const text = `with
-    write_events as (insert into ${table('events')} (${names(EVENT_COLUMNS).join(', ')}) select * from ${events}),
+  const locked = fenced
+    ? `locked as (select r.id from ${table('runs')} r
+      join unnest($1::text[], $2::integer[], $3::integer[]) as l(id, token, expected) on r.id = l.id
+      where r.last_seq = l.expected and r.lease_owner is not null and r.lease_token = l.token
+      for update of r),`
+    : '';
+  return `with ${locked}
+    write_events as (insert into ${table('events')} (${names(EVENT_COLUMNS).join(', ')})
+      select * from ${events}${only('t0')}),
     removed_steps as (delete from ${table('steps')} s using ${removed}
-      where s.run_id = t1.run_id and s.step_id = t1.step_id),
-    write_steps as (insert into ${table('steps')} (${names(STEP_COLUMNS).join(', ')}) select * from ${steps}
+      where s.run_id = t1.run_id and s.step_id = t1.step_id${fenced ? ' and t1.run_id in (select id from locked)' : ''}),
+    write_steps as (insert into ${table('steps')} (${names(STEP_COLUMNS).join(', ')}) select * from ${steps}${only('t2')}
       on conflict (run_id, step_id) do update set ${updates(names(STEP_COLUMNS).slice(2))}),
-    batch_executions as (select * from ${executions}),
+    batch_executions as (select * from ${executions}${only('t3')}),
     called_executions as (${executionInsert} where called
       on conflict (execution_id) do update set ${updates(executionNames.filter((name) => name !== 'execution_id'))}),
     finished_executions as (${executionInsert} where not called
       on conflict (execution_id) do update set ${updates(RESULT_COLUMNS)}
       where ${table('executions')}.run_id = excluded.run_id),
     write_approvals as (insert into ${table('approvals')} (${names(APPROVAL_COLUMNS).join(', ')})
-      select * from ${approvals}),
+      select * from ${approvals}${only('t4')}),
     write_model_calls as (insert into ${table('model_calls')} (${names(MODEL_CALL_COLUMNS).join(', ')})
-      select * from ${modelCalls}),
+      select * from ${modelCalls}${only('t5')}),
     write_blobs as (insert into ${table('blobs')} (sha256, size, content) select * from ${blobs}
       on conflict (sha256) do nothing),
-    ended as (select * from ${ends}),
+    ended as (select * from ${ends}${only('t7')}),
     ended_cancel as (delete from ${table('cancel_requests')} where run_id in (select run_id from ended)),
     ended_live as (delete from ${table('live_output')} where run_id in (select run_id from ended)),
     ended_queue as (update ${table('work_queue')} q set state = 'done', result_status = ended.status,
       finished_at = ended.at, claimed_by = null, claim_expires_at = null, last_error = null
       from ended where q.run_id = ended.run_id and q.state <> 'done')
-    update ${table('runs')} r set ${runSets} from ${runs} where r.id = t8.id`;
-  return statement(text);
-});
+    update ${table('runs')} r set ${runSets} from ${runs} where r.id = t8.id${fenced ? ' and t8.id in (select id from locked) returning r.id' : ''}`;
+}
+
+/**
+ * The one statement that writes the batches of a group commit (data-modifying CTEs): their journal
+ * rows, and `runs`, `steps`, `executions`, `approvals`, `model_calls` and `blobs` brought up to core's
+ * folds; at a `run-end`, the run's cancel request and live output go and its work-queue row is done.
+ * Its text is the same for every group (rows travel as one array per column), so it is prepared once
+ * per connection: neither this process nor the server builds or plans SQL per append.
+ */
+const writeStatement = perSchema((schema): Statement => statement(writeText(schema, false)));
+/** The same write as one statement on its own (no transaction around it), fenced in itself. */
+const fencedWriteStatement = perSchema((schema): Statement => statement(writeText(schema, true)));
 
 function eventColumns(runId: string, events: readonly RunEvent[], threshold: number, blobs: BlobRow[]): Columns {
   return columnsOf(runId, events, EVENT_COLUMNS.length, (event) => {
@@ -367,17 +390,8 @@ function batchColumns(batch: FoldedBatch, threshold: number, blobs: BlobRow[]): 
   ];
 }
 
-/**
- * Writes the batches of a group commit (of different runs): their journal rows, and `runs`,
- * `steps`, `executions`, `approvals` and `model_calls` brought up to core's folds. One prepared
- * statement: one round trip however many runs and tables.
- */
-export async function writeBatches(
-  client: Queryable,
-  schema: string,
-  batches: readonly FoldedBatch[],
-  threshold: number,
-): Promise<void> {
+/** Every table's columns for `batches`, concatenated, in the order of `TABLES`. */
+function groupColumns(batches: readonly FoldedBatch[], threshold: number): unknown[][] {
   const blobs: BlobRow[] = [];
   const tables = TABLES.map((columns) => Array.from({ length: columns.length }, (): unknown[] => []));
   for (const batch of batches) {
@@ -389,5 +403,48 @@ export async function writeBatches(
   }
   const unique = [...new Map(blobs.map((blob) => [blob.sha256, blob])).values()];
   tables[6] = [unique.map((blob) => blob.sha256), unique.map((blob) => blob.size), unique.map((blob) => blob.content)];
-  await runStatement(client, writeStatement(schema), tables.flat());
+  return tables.flat();
+}
+
+/**
+ * Writes the batches of a group commit (of different runs) in the caller's transaction, which
+ * locked their runs' rows: their journal rows, and `runs`, `steps`, `executions`, `approvals` and
+ * `model_calls` brought up to core's folds. One prepared statement however many runs and tables.
+ */
+export async function writeBatches(
+  client: Queryable,
+  schema: string,
+  batches: readonly FoldedBatch[],
+  threshold: number,
+): Promise<void> {
+  await runStatement(client, writeStatement(schema), groupColumns(batches, threshold));
+}
+
+/** What a fenced write needs of a batch besides its rows: the lease it is written under and the run's last seq before it. */
+export interface FencedBatch extends FoldedBatch {
+  readonly token: number;
+  readonly expectedSeq: number;
+}
+
+/**
+ * Writes batches that continue their runs' cached folds as one statement with no transaction around
+ * it (one round trip, one commit): the statement locks each run's row itself, under the batch's
+ * lease token and expected last seq, and writes only the runs it locked. Whether each was written;
+ * one that was not (its lease superseded, its run written elsewhere) wrote nothing.
+ */
+export async function writeFencedBatches(
+  client: Queryable,
+  schema: string,
+  batches: readonly FencedBatch[],
+  threshold: number,
+): Promise<boolean[]> {
+  const values = [
+    batches.map((batch) => batch.fold.runId),
+    batches.map((batch) => batch.token),
+    batches.map((batch) => batch.expectedSeq),
+    ...groupColumns(batches, threshold),
+  ];
+  const rows = await runStatement<{ id: string }>(client, fencedWriteStatement(schema), values);
+  const written = new Set(rows.map((row) => row.id));
+  return batches.map((batch) => written.has(batch.fold.runId));
 }
