@@ -34,12 +34,13 @@ const stepStart = (runId: string, seq: number, stepId = 'a'): RunEvent =>
 /** A pool that counts the transactions its clients commit, and the statements that write journal rows. */
 function countingPool(url: string) {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { commits: 0, writes: 0, locks: 0 };
+  const counts = { commits: 0, writes: 0, locks: 0, begins: 0 };
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
       if (text?.trim().toLowerCase() === 'commit') counts.commits++;
+      if (text?.trim().toLowerCase() === 'begin') counts.begins++;
       if (/insert into "[a-z_0-9]+"\."events"/.test(text ?? '')) counts.writes++;
       if (/insert into "[a-z_0-9]+"\."runs" as r \(id\) select/.test(text ?? '')) counts.locks++;
       return query(...args);
@@ -98,6 +99,33 @@ describe.skipIf(!postgres)('group commit of one process’s appends', () => {
     const next = await Promise.all(runIds.map((runId) => outcome(store.append(runId, [stepStart(runId, 2)]))));
     expect(next.every((value) => value === 'ok')).toBe(true);
     for (const runId of runIds) expect((await store.getRun(runId))?.stepCounts.running).toBe(1);
+  });
+
+  it('writes leased appends that continue their runs with one statement and no transaction, and fences them in it', async () => {
+    const { store, counts } = await open(`group_fenced_${process.pid}`);
+    const runIds = Array.from({ length: 8 }, (_, index) => `run_fenced_${index}`);
+    const leases = await Promise.all(runIds.map((runId) => store.acquireLease(runId, 'owner', 30_000)));
+    await Promise.all(runIds.map((runId, index) => store.append(runId, [runStart(runId)], leases[index])));
+    const before = { ...counts };
+    const outcomes = await Promise.all(
+      runIds.map((runId, index) => outcome(store.append(runId, [stepStart(runId, 2)], leases[index]))),
+    );
+    expect(outcomes.every((value) => value === 'ok')).toBe(true);
+    expect(counts.begins - before.begins).toBe(0);
+    expect(counts.writes - before.writes).toBeGreaterThan(0);
+    expect(counts.writes - before.writes).toBeLessThanOrEqual(3);
+    for (const runId of runIds) expect((await readAll(store, runId)).map((event) => event.seq)).toEqual([1, 2]);
+    // Another owner takes one run over: the old lease's next append is refused (E501), nothing written.
+    const taken = runIds[0] as string;
+    await store.db
+      .updateTable('runs')
+      .set({ lease_expires_at: new Date(0).toISOString() })
+      .where('id', '=', taken)
+      .execute();
+    const newer = await store.acquireLease(taken, 'other', 30_000);
+    expect(newer).toBeDefined();
+    expect(await outcome(store.append(taken, [stepStart(taken, 3)], leases[0]))).toBe(ErrorCodes.LEASE_CONFLICT);
+    expect((await readAll(store, taken)).map((event) => event.seq)).toEqual([1, 2]);
   });
 
   it('runs the others again on their own when one write fails, so only that append fails', async () => {
