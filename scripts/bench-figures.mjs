@@ -91,6 +91,17 @@ const renderers = {
       '',
       record.creations.map((row) => `Creating \`dagEngine\` + \`MemoryStore\`: ${fixed(row.ms, 4)} ms.`).join(' '),
     ].join('\n'),
+  'validate-plan': (record) =>
+    [
+      table(
+        Object.keys(record.rows[0]),
+        record.rows.map((row) => Object.values(row)),
+      ),
+      '',
+      ...Object.entries(record.what).map(([shape, what]) => `- \`${shape}\`: ${what}`),
+      '',
+      `ms: wall-clock median of ${record.rounds} rounds; MB: peak RSS of the process (node, the plan and validation); MB before: RSS with the plan built, before validating; CPU ms: user + system time of the same calls (all threads, GC included); cold: the first call in the process, before the warm-up. All shapes within target: ${record.allMet ? 'yes' : 'no'}.`,
+    ].join('\n'),
   peers: (record) =>
     [
       table(

@@ -16,6 +16,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { validatePlan } from '@stepwise/core';
 import { createTestTools } from '@stepwise/core/testing';
+import { writeResults } from '../_protocol.mjs';
 import { shapes } from './validate-plan-shapes.mjs';
 
 const TARGET_MS = 1000;
@@ -103,6 +104,8 @@ function report(sizes, names, rounds) {
     '  ms: wall-clock median; MB: peak RSS of the process (node, the plan and validation); MB before: RSS with the plan built, before validating\n  CPU ms: median user + system time of the same calls (all threads, GC included); cold: the very first call in the process, before the warm-up',
   );
   console.log(`\nall shapes within target: ${allMet ? 'yes' : 'NO'} (load average now ${loadavg()[0].toFixed(1)})`);
+  const what = Object.fromEntries(names.map((name) => [name, shapes[name].what]));
+  writeResults('validate-plan', { sizes, rounds, rows, what, allMet });
 }
 
 if (process.argv[2] === '--child') {
