@@ -31,6 +31,7 @@ const { checkouts, rest } = await checkoutsFromArguments();
 const SIZES = (rest[0] ?? '2000,10000').split(',').map(Number);
 const LEVELS = ['NORMAL', 'FULL'];
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const WARM_UP = Number(process.env.WARM_UP ?? 1);
 const FAN_OUT_STEPS = 2000;
 const CONCURRENCY = 16;
 const TARGET_RATIO = 1.3;
@@ -177,7 +178,7 @@ for (const steps of SIZES) {
     // warm-up (the NORMAL runs before it warmed the code), unless FULL_ROUNDS says otherwise.
     const long = synchronous === 'FULL' && steps >= 10_000;
     const rounds = long ? Number(process.env.FULL_ROUNDS ?? 1) : ROUNDS;
-    const samples = await interleave(cases, { rounds, warmUp: long ? 0 : 1 });
+    const samples = await interleave(cases, { rounds, warmUp: long ? 0 : WARM_UP });
     for (const { label } of checkouts) {
       const at = (name, key = 'ms') => (median(samples[`${label}|${name}`][key]) * 1000) / steps;
       const row = {
@@ -219,7 +220,7 @@ for (const { label, packages } of checkouts) {
     },
   };
 }
-const fanOutSamples = await interleave(fanOut, { rounds: ROUNDS, warmUp: 1 });
+const fanOutSamples = await interleave(fanOut, { rounds: ROUNDS, warmUp: WARM_UP });
 const fanOutRows = checkouts.map(({ label }) => {
   const perStep = (median(fanOutSamples[label].ms) * 1000) / FAN_OUT_STEPS;
   const cpu = (median(fanOutSamples[label].cpuMs) * 1000) / FAN_OUT_STEPS;
