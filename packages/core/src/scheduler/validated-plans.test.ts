@@ -19,7 +19,13 @@ const noop = defineTool({
   effect: 'read',
   execute: () => ({}),
 });
-const other = defineTool({ name: 'other', description: 'nothing', input: { type: 'object' }, execute: () => ({}) });
+const other = defineTool({
+  name: 'other',
+  description: 'nothing',
+  input: { type: 'object' },
+  effect: 'read',
+  execute: () => ({}),
+});
 
 const planOf = (): Plan => ({
   id: 'p',
