@@ -116,6 +116,13 @@ function floorPagesPerCommit(Database, workload, synchronous) {
   return frames / workload.commits.length;
 }
 
+/** A store on a new file with its migrations done: a contender's untimed setup. */
+async function openStore(packages, synchronous) {
+  const store = packages.sqlite.createSqliteStore({ path: newPath(), synchronous });
+  await store.ready;
+  return store;
+}
+
 /**
  * Each contender opens its new database (and the store its schema, through its migrations) before
  * the clock: that is done once per database, not per step, and the floor's schema costs it nearly
@@ -124,14 +131,10 @@ function floorPagesPerCommit(Database, workload, synchronous) {
 function contendersOf(packages, plan, recorded, workload, synchronous) {
   const Database = betterSqlite(packages);
   const tools = toolsOf(packages);
-  const openStore = async () => {
-    const store = packages.sqlite.createSqliteStore({ path: newPath(), synchronous });
-    await store.ready;
-    return store;
-  };
+  const setup = () => openStore(packages, synchronous);
   return {
     engine: {
-      setup: openStore,
+      setup,
       run: async (store) => {
         const engine = packages.dag.dagEngine({ tools, store, durability: 'step' });
         const result = await engine.run(plan).result;
@@ -140,7 +143,7 @@ function contendersOf(packages, plan, recorded, workload, synchronous) {
       },
     },
     store: {
-      setup: openStore,
+      setup,
       run: async (store) => {
         for (const batch of recorded.batches) await store.append(workload.runId, batch);
         await store.close();
@@ -207,11 +210,7 @@ for (const { label, packages } of checkouts) {
   const plan = fanOutOf(packages, FAN_OUT_STEPS);
   const tools = toolsOf(packages);
   fanOut[label] = {
-    setup: async () => {
-      const store = packages.sqlite.createSqliteStore({ path: newPath(), synchronous: 'NORMAL' });
-      await store.ready;
-      return store;
-    },
+    setup: () => openStore(packages, 'NORMAL'),
     run: async (store) => {
       const engine = packages.dag.dagEngine({ tools, store, concurrency: CONCURRENCY, durability: 'batched' });
       const result = await engine.run(plan).result;

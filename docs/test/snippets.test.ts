@@ -56,7 +56,12 @@ beforeAll(() => {
         ? snippet.file
         : '';
   const groups = new Map<string, Snippet[]>();
-  for (const snippet of code) groups.set(programOf(snippet), [...(groups.get(programOf(snippet)) ?? []), snippet]);
+  for (const snippet of code) {
+    const key = programOf(snippet);
+    const group = groups.get(key);
+    if (group) group.push(snippet);
+    else groups.set(key, [snippet]);
+  }
   for (const group of groups.values()) checkAndEmit(group);
 }, 240_000);
 

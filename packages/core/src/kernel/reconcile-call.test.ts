@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
-import type { RunEvent } from '../journal/events.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { crashThenResume as crashOn } from '../testing/conformance-reconcile.js';
+import { type CrashPoint, crashThenResume as crashOn } from '../testing/conformance-reconcile.js';
+import { eventsOfType } from '../testing/fixtures.js';
 import type { Reconciliation } from '../tools/define-tool.js';
 
 // Done, not done and unknown are store conformance cases (testing/conformance-reconcile.ts), run
 // under every store; what is left here does not depend on the store.
-const crashThenResume = (
-  crash: 'after-effect' | 'before-effect',
-  answer?: () => Reconciliation<{ receipt: string }>,
-) => {
+const crashThenResume = (crash: CrashPoint, answer?: () => Reconciliation<{ receipt: string }>) => {
   const store = new MemoryStore();
   return crashOn({ first: store, second: store }, crash, answer);
 };
-
-const ofType = <T extends RunEvent['type']>(events: readonly RunEvent[], type: T) =>
-  events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
 
 describe('reconcile: a non-idempotent call whose outcome a crash left unknown', () => {
   it('fails the step as interrupted (E309) when reconcile throws, and does not run it again', async () => {
@@ -34,6 +28,6 @@ describe('reconcile: a non-idempotent call whose outcome a crash left unknown', 
       output: { receipt: 7 } as unknown as { receipt: string },
     }));
     expect(result.steps[0]?.error).toMatchObject({ code: ErrorCodes.TOOL_OUTPUT_INVALID });
-    expect(ofType(events, 'tool-result')[0]).toMatchObject({ status: 'failed', reconciled: true });
+    expect(eventsOfType(events, 'tool-result')[0]).toMatchObject({ status: 'failed', reconciled: true });
   });
 });

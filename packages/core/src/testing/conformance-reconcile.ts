@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
-import type { RunEvent } from '../journal/events.js';
 import { type RunStore, readAll } from '../journal/run-store.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { defineTool, type Reconciliation } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { type StoreHarness, uniqueRunId } from './conformance-support.js';
-import { makePlan } from './fixtures.js';
+import { eventsOfType, makePlan } from './fixtures.js';
 import { FreezableStore } from './freezable-store.js';
 
 /** The lease of the crashed run: short, so the resume can take it over within the test. */
@@ -99,9 +98,6 @@ export async function crashThenResume(
   return { result, events, ledger, first: first.calls, second: second.calls };
 }
 
-const ofType = <T extends RunEvent['type']>(events: readonly RunEvent[], type: T) =>
-  events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
-
 /**
  * A tool's `reconcile` answers for a non-idempotent call a crash left unknown, under every store:
  * what the store kept of the interrupted call is what the resume asks about.
@@ -127,8 +123,8 @@ export function reconcileCases(harness: StoreHarness): void {
         expect(result.steps[0]).toMatchObject({ status: 'succeeded', attempt: 1, output: { receipt: key } });
         expect(second).toEqual({ executed: [], reconciled: [key] });
         expect([...ledger.entries()]).toEqual([[key, 42]]);
-        expect(ofType(events, 'run-resume')[0]?.interrupted).toEqual([{ stepId: 'pay', action: 'reconcile' }]);
-        const results = ofType(events, 'tool-result');
+        expect(eventsOfType(events, 'run-resume')[0]?.interrupted).toEqual([{ stepId: 'pay', action: 'reconcile' }]);
+        const results = eventsOfType(events, 'tool-result');
         expect(results).toHaveLength(1);
         expect(results[0]).toMatchObject({ status: 'succeeded', reconciled: true, output: { receipt: key } });
       });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type CustomErrorCode, ToolError } from '../errors.js';
+import type { RunEvent } from '../journal/events.js';
 import type { Plan, Step } from '../plan/plan-schema.js';
 import { defineTool } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
@@ -108,6 +109,10 @@ export function createTestTools(log: CallLog = createCallLog()): {
 }
 
 /** A plan of `steps` with defaults filled in. */
+/** The events of one type, typed as that type. */
+export const eventsOfType = <T extends RunEvent['type']>(events: readonly RunEvent[], type: T) =>
+  events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
+
 export function makePlan(steps: Step[], extra: Partial<Plan> = {}): Plan {
   return {
     id: 'plan_test',
