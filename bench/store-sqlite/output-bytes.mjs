@@ -1,5 +1,6 @@
 // Database bytes per step by output size: a chain of STEPS steps whose tool returns a string of
-// 0 B, 100 B, 1 KB, 4 KB or 64 KB, through @stepwise/engine-dag on @stepwise/store-sqlite (its
+// 0 B, 100 B, 1 KB, 1,200 to 3,600 B (where a journal row of 1.5–4 KB would share its page badly), 4 KB
+// or 64 KB, through @stepwise/engine-dag on @stepwise/store-sqlite (its
 // defaults), next to the same chain as a LangGraph.js graph on SqliteSaver whose state keeps each
 // node's output (an `output` channel each node overwrites: how a LangGraph node hands its result
 // on). Both files are measured after closing (the WAL checkpointed into the file). Two figures per
@@ -10,7 +11,7 @@
 // Targets, on both figures: at 1 KB, ≤ SqliteSaver's bytes/step; at every size from 100 B to 64 KB,
 // ≤ 1.5 × the output + 1 KB. Sizes only: nothing here is timed.
 //
-//   node bench/store-sqlite/output-bytes.mjs [steps=500] [sizes=0,100,1024,4096,65536] [--before <rev>]
+//   node bench/store-sqlite/output-bytes.mjs [steps=500] [sizes=0,100,1024,1200,1600,…,3600,4096,65536] [--before <rev>]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,9 @@ import { savers } from '../engine-dag/_langgraph.mjs';
 
 const { checkouts, rest } = await checkoutsFromArguments();
 const STEPS = Number(rest[0] ?? 500);
-const SIZES = rest[1] ? rest[1].split(',').map(Number) : [0, 100, 1024, 4096, 65536];
+const SIZES = rest[1]
+  ? rest[1].split(',').map(Number)
+  : [0, 100, 1024, 1200, 1600, 1800, 2000, 2200, 2400, 3000, 3600, 4096, 65536];
 const label = (size) => (size >= 1024 && size % 1024 === 0 ? `${size / 1024} KB` : `${size} B`);
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-output-bytes-'));
 let files = 0;

@@ -2,6 +2,7 @@ import type { RunEvent } from '@stepwise/core';
 import { sha256 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { chainText } from './chain-column.js';
+import { type ChunkReader, ChunkWriter, type StoredChunks } from './event-chunks.js';
 import { typeOfCode } from './event-types.js';
 import { packPayload, unpackPayload } from './payload-packing.js';
 import { decodeTime } from './time-codec.js';
@@ -14,8 +15,20 @@ export interface Encoded {
 
 export const NOTHING: Encoded = { text: null, sha256: null };
 
-/** Where a value of an event was moved to `blobs`: [path in the payload, sha256, how to read it]. */
-export type BlobRef = [path: (string | number)[], sha256: string, kind: 'json' | 'text'];
+/**
+ * Where a value of an event was moved: to `blobs` ([path in the payload, sha256, how to read it]),
+ * or, since schema version 10, its leading pieces to `event_chunks` ([path, first rowid,
+ * `json-chunks`, count]; the payload holds the rest of its JSON text at the path).
+ */
+export type BlobRef =
+  | [path: (string | number)[], sha256: string, kind: 'json' | 'text']
+  | [path: (string | number)[], first: number, kind: 'json-chunks', count: number];
+
+/** What a stored event refers to: blobs by SHA-256, pieces in `event_chunks`. */
+export interface StoredValues {
+  blob(sha256: string): string;
+  readonly chunks: ChunkReader;
+}
 
 /**
  * Stores large values once, keyed by the SHA-256 of their text. Small values stay inline: hashing
@@ -26,13 +39,17 @@ export class BlobWriter {
   /** The limit for tool outputs, which only the journal's rowid table holds inline (see `outputs`). */
   readonly outputThreshold: number;
   readonly #insert: Database.Statement;
+  /** Writes outputs of a piece or more (up to `outputThreshold`) in pieces; `undefined`: never. */
+  readonly #chunks: ChunkWriter | undefined;
   // Within a batch the same output usually appears several times (tool-result, step-end, steps,
   // executions): hash it once.
   readonly #known = new Map<string, string>();
 
-  constructor(sqlite: Database.Database, threshold: number, outputThreshold = threshold) {
+  /** `chunkBytes`: the size of an output's pieces (see `chunkBytesOf`); none without it. */
+  constructor(sqlite: Database.Database, threshold: number, outputThreshold = threshold, chunkBytes?: number) {
     this.threshold = threshold;
     this.outputThreshold = outputThreshold;
+    this.#chunks = chunkBytes === undefined ? undefined : new ChunkWriter(sqlite, chunkBytes);
     this.#insert = sqlite.prepare('insert into blobs (sha256, size, content) values (?, ?, ?) on conflict do nothing');
   }
 
@@ -50,6 +67,19 @@ export class BlobWriter {
   /** A tool's output as the journal and the execution's row hold it (see `outputThreshold`). */
   output(value: unknown): Encoded {
     return this.json(value, this.outputThreshold);
+  }
+
+  /**
+   * An output as event `seq` of run `runKey` holds it: inline (`Encoded.text`), in `blobs` (over
+   * `outputThreshold`), or its whole pieces in `event_chunks` when it fills one (see `ChunkWriter`).
+   */
+  eventOutput(value: unknown, runKey: number, seq: number): Encoded | StoredChunks {
+    const text = JSON.stringify(value) as string | undefined;
+    if (text === undefined) return NOTHING;
+    const chunks = this.#chunks;
+    if (chunks === undefined || text.length * 3 < chunks.chunkBytes || this.isLarge(text, this.outputThreshold))
+      return this.text(text, this.outputThreshold);
+    return chunks.fills(Buffer.byteLength(text, 'utf8')) ? chunks.write(text, runKey, seq) : { text, sha256: null };
   }
 
   text(text: string, threshold = this.threshold): Encoded {
@@ -143,41 +173,63 @@ export interface EncodedEvent {
   readonly chain: Buffer | null;
 }
 
+/** Where the event being encoded is: run key and seq, which name the rows its pieces go to. */
+export interface EventPlace {
+  readonly runKey: number;
+  readonly seq: number;
+}
+
+/** How a candidate value is stored: inline, in `blobs`, or in pieces. */
+function storeCandidate(candidate: Candidate, value: unknown, blobs: BlobWriter, place: EventPlace) {
+  if (candidate.kind === 'text') return typeof value === 'string' ? blobs.text(value) : NOTHING;
+  return candidate.output ? blobs.eventOutput(value, place.runKey, place.seq) : blobs.json(value);
+}
+
 /**
- * The event's row: the columns are left out of the payload, large values go to `blobs`.
- * `outputDistance` and `attempt` are what the writer knows of other events (see `packPayload`).
+ * The event's row: the columns are left out of the payload, large values go to `blobs`, outputs of
+ * a piece or more to `event_chunks` (see `BlobWriter.eventOutput`). `outputDistance` and `attempt`
+ * are what the writer knows of other events (see `packPayload`).
  */
 export function encodeEvent(
   runId: string,
   event: RunEvent,
   blobs: BlobWriter,
+  place: EventPlace,
   outputDistance = 0,
   attempt?: number,
 ): EncodedEvent {
   const packed = packPayload(runId, event as unknown as Record<string, unknown>, outputDistance, attempt);
   const { payload: rest, packing, chain } = packed;
-  const type = event.type;
   const payload = JSON.stringify(rest);
   if (!blobs.isLarge(payload)) return { payload, blobRefs: null, packing, chain };
   const refs: BlobRef[] = [];
   let stored: unknown = rest;
-  for (const candidate of candidates(type, rest)) {
+  for (const candidate of candidates(event.type, rest)) {
     const value = valueAt(stored, candidate.path);
     if (value === undefined) continue;
-    const encoded =
-      candidate.kind === 'text'
-        ? typeof value === 'string'
-          ? blobs.text(value)
-          : NOTHING
-        : candidate.output
-          ? blobs.output(value)
-          : blobs.json(value);
-    if (encoded.sha256 === null) continue;
-    stored = withValueAt(stored, candidate.path, null);
-    refs.push([candidate.path, encoded.sha256, candidate.kind]);
+    const encoded = storeCandidate(candidate, value, blobs, place);
+    if ('first' in encoded) {
+      stored = withValueAt(stored, candidate.path, encoded.tail);
+      refs.push([candidate.path, encoded.first, 'json-chunks', encoded.count]);
+    } else if (encoded.sha256 !== null) {
+      stored = withValueAt(stored, candidate.path, null);
+      refs.push([candidate.path, encoded.sha256, candidate.kind]);
+    }
   }
   if (refs.length === 0) return { payload, blobRefs: null, packing, chain };
   return { payload: JSON.stringify(stored), blobRefs: JSON.stringify(refs), packing, chain };
+}
+
+/** The value a blob reference points at, put back at its place in `rest` (a payload as stored). */
+function restoreValue(rest: unknown, ref: BlobRef, values: StoredValues): void {
+  const [path, reference, kind] = ref;
+  if (kind === 'json-chunks') {
+    const tail = valueAt(rest, path) as string;
+    setValueAt(rest, path, JSON.parse(values.chunks.read(reference as number, ref[3] as number, tail)));
+    return;
+  }
+  const content = values.blob(reference as string);
+  setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
 }
 
 /** The columns of `events` an event is read from (`EVENT_COLUMNS`, prefixed as the query needs). */
@@ -204,15 +256,12 @@ export const eventColumns = (alias: string): string =>
 export function decodeEvent(
   runId: string,
   row: EventRow,
-  readBlob: (sha256: string) => string,
+  values: StoredValues,
   eventAt: (seq: number) => RunEvent | undefined,
 ): RunEvent {
   let rest = JSON.parse(row.payload) as Record<string, unknown>;
   if (row.blob_refs !== null) {
-    for (const [path, sha256, kind] of JSON.parse(row.blob_refs) as BlobRef[]) {
-      const content = readBlob(sha256);
-      setValueAt(rest, path, kind === 'text' ? content : JSON.parse(content));
-    }
+    for (const ref of JSON.parse(row.blob_refs) as BlobRef[]) restoreValue(rest, ref, values);
   }
   const atMs = typeof row.at === 'number' ? row.at : undefined;
   rest = unpackPayload(runId, rest, row.packing, atMs, (distance) =>

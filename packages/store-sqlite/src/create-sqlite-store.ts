@@ -28,6 +28,7 @@ import {
   withCancelRequest,
 } from './cancel-requests.js';
 import type { StoreDatabase } from './database-schema.js';
+import { chunkBytesOf } from './event-chunks.js';
 import { JournalReader } from './journal-reader.js';
 import { JournalWriter } from './journal-writer.js';
 import {
@@ -65,8 +66,8 @@ class SqliteRunStore implements SqliteStore {
   readonly ready: Promise<void>;
   readonly #sqlite: Database.Database;
   #kysely: Promise<Kysely<StoreDatabase>> | undefined;
-  /** Inline limits: values in general, tool outputs. */
-  readonly #thresholds: readonly [number, number];
+  /** Inline limits: values in general, tool outputs; and the size of an output's pieces (see event-chunks). */
+  readonly #thresholds: readonly [number, number, number];
   readonly #foldCacheSize: number;
   #writer: JournalWriter | undefined;
   #reader: JournalReader | undefined;
@@ -86,6 +87,7 @@ class SqliteRunStore implements SqliteStore {
     this.#thresholds = [
       resolved.artifactThresholdBytes ?? inlineBytesOf(pageSize),
       resolved.artifactThresholdBytes ?? outputInlineBytesOf(pageSize),
+      chunkBytesOf(pageSize),
     ];
     this.#foldCacheSize = resolved.foldCacheSize;
     if (opened.pendingMigrations) {

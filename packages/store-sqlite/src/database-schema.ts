@@ -14,6 +14,7 @@ import type { Generated, GeneratedAlways } from 'kysely';
  */
 export interface StoreDatabase {
   readonly events: EventsTable;
+  readonly event_chunks: EventChunksTable;
   readonly runs: RunsTable;
   readonly runs_view: RunsView;
   readonly steps: StepsTable;
@@ -85,7 +86,12 @@ export interface EventsTable {
   at: StoredTime;
   /** JSON of the event without run_id, seq, type and at (the columns), and without what `packing` says. */
   payload: string;
-  /** JSON `[[path, sha256, "json" | "text"], …]` of values moved to `blobs`; `NULL` for most events. */
+  /**
+   * JSON `[[path, sha256, "json" | "text"], …]` of values moved to `blobs`, and (schema version 10)
+   * `[path, first, "json-chunks", count]` for an output whose leading pieces are rows `first` to
+   * `first + count − 1` of `event_chunks` (the payload holds the rest of its JSON text at `path`);
+   * `NULL` for most events.
+   */
   blob_refs: string | null;
   /**
    * 0, or what the payload leaves out because it follows from the row: execution ids derived from
@@ -98,6 +104,19 @@ export interface EventsTable {
    * event's last key; `NULL` when the payload holds it (rows written before schema version 8).
    */
   chain: Uint8Array | null;
+}
+
+/**
+ * The leading pieces of large outputs (schema version 10), each `chunkBytes` long (999 bytes at
+ * 4 KB pages: four rows fill a page), in the order of their rowids; the event's `blob_refs` names
+ * them and its payload holds the rest of the text.
+ */
+export interface EventChunksTable {
+  id: Generated<number>;
+  /** The `events` row (`run_key · 2³² + seq`) whose value this is a piece of. */
+  event_id: number;
+  /** UTF-8 bytes of the value's JSON text (a piece may end inside a character; the rest does not). */
+  content: Uint8Array;
 }
 
 export interface RunsTable {

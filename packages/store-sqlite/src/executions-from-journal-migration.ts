@@ -31,8 +31,13 @@ const DROPPED = [
 /** SQL: the event of execution `x` at seq column `seq`, as a join condition on `events` aliased `e`. */
 const eventAt = (e: string, seq: string): string => `${e}.id = x.run_key * ${RUN_KEY_SHIFT} + x.${seq}`;
 
-/** The view over `executions` since schema version 9: the call's and the result's fields from their events. */
-export const EXECUTIONS_VIEW = `create view executions_view as select x.execution_id, r.id as run_id, x.step_id,
+/**
+ * The view over `executions` since schema version 9: the call's and the result's fields from their
+ * events, `resultOf(x)` giving execution `x`'s output (JSON text).
+ */
+export const executionsViewSql = (
+  resultOf: (x: string) => string,
+): string => `create view executions_view as select x.execution_id, r.id as run_id, x.step_id,
     json_extract(c.payload, '$.attempt') as attempt, json_extract(c.payload, '$.turn') as turn,
     json_extract(c.payload, '$.tool') as tool, json_extract(c.payload, '$.effect') as effect,
     json_extract(c.payload, '$.idempotent') as idempotent,
@@ -42,7 +47,7 @@ export const EXECUTIONS_VIEW = `create view executions_view as select x.executio
     case when t.id is null then null when json_extract(t.payload, '$.status') = 'succeeded' then 1 else 0 end as success,
     json_extract(t.payload, '$.durationMs') as duration_ms, x.exit_code, t.payload -> '$.error' as error,
     json_extract(t.payload, '$.error.code') as error_code, json_extract(t.payload, '$.error.message') as error_message,
-    ${executionResultOf('x')} as result, x.result_sha256, x.run_key
+    ${resultOf('x')} as result, x.result_sha256, x.run_key
   from executions x join runs r on r.key = x.run_key
   left join events c on ${eventAt('c', 'call_seq')}
   left join events t on ${eventAt('t', 'result_seq')}`;
@@ -58,7 +63,7 @@ export const executionsFromJournal: Migration = {
   async up(db: AnyDatabase) {
     await sql`drop view executions_view`.execute(db);
     for (const column of DROPPED) await sql.raw(`alter table executions drop column ${column}`).execute(db);
-    await sql.raw(EXECUTIONS_VIEW).execute(db);
+    await sql.raw(executionsViewSql(executionResultOf)).execute(db);
     await sql`pragma user_version = 9`.execute(db);
   },
 };

@@ -7,6 +7,7 @@ export type {
   ArtifactsTable,
   BlobsTable,
   CancelRequestsTable,
+  EventChunksTable,
   EventsTable,
   ExecutionsTable,
   LiveOutputTable,

@@ -8,7 +8,8 @@ import {
 } from '@stepwise/core';
 import { type ApprovalRecord, exitCodeOf, type ToolCallEvent, type ToolResultEvent } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
-import { decodeEvent, decodeJson, type EventRow, eventColumns } from './blob-codec.js';
+import { decodeEvent, decodeJson, type EventRow, eventColumns, type StoredValues } from './blob-codec.js';
+import { ChunkReader } from './event-chunks.js';
 import type { StepRecord } from './step-record.js';
 import { decodeOptionalTime, decodeTime } from './time-codec.js';
 import { eventOfRun, RUN_KEY_SHIFT } from './view-sql.js';
@@ -111,6 +112,8 @@ export class JournalReader {
   readonly #selectStepCounts: Database.Statement<[number], { status: string; count: number }>;
   readonly #selectExecution: Database.Statement<[string], ExecutionRow>;
   readonly #selectApprovals: Database.Statement<[number, string, string], ApprovalRow>;
+  /** Blobs and pieces, as events refer to them. */
+  readonly #values: StoredValues;
 
   constructor(sqlite: Database.Database, path: string) {
     this.#path = path;
@@ -125,6 +128,7 @@ export class JournalReader {
        where id = (select key from runs where id = ?) * ${RUN_KEY_SHIFT} + ?`,
     );
     this.#readBlob = sqlite.prepare<[string], string>('select content from blobs where sha256 = ?').pluck();
+    this.#values = { blob: this.readBlob, chunks: new ChunkReader(sqlite, path) };
     this.#selectExecutionResult = sqlite.prepare(
       `select x.run_key, x.result_seq, x.result, x.result_sha256 from executions x join runs r on r.key = x.run_key
        where x.execution_id = ? and r.id = ?`,
@@ -168,18 +172,18 @@ export class JournalReader {
     // A step-end whose output is its tool-result's finds it among the page's earlier events.
     const eventAt = (seq: number): RunEvent | undefined =>
       seq >= first ? events[seq - first] : this.#eventOfRun(runId, seq);
-    for (const row of rows) events.push(decodeEvent(runId, row, this.readBlob, eventAt));
+    for (const row of rows) events.push(decodeEvent(runId, row, this.#values, eventAt));
     return events;
   }
 
   event(runId: string, runKey: number, seq: number): RunEvent | undefined {
     const row = this.#readEvent.get(runKey, seq);
-    return row ? decodeEvent(runId, row, this.readBlob, (before) => this.event(runId, runKey, before)) : undefined;
+    return row ? decodeEvent(runId, row, this.#values, (before) => this.event(runId, runKey, before)) : undefined;
   }
 
   #eventOfRun(runId: string, seq: number): RunEvent | undefined {
     const row = this.#readEventOfRun.get(runId, seq);
-    return row ? decodeEvent(runId, row, this.readBlob, (before) => this.#eventOfRun(runId, before)) : undefined;
+    return row ? decodeEvent(runId, row, this.#values, (before) => this.#eventOfRun(runId, before)) : undefined;
   }
 
   summary(runId: string): RunSummary | undefined {

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { cancelRequests } from './cancel-requests-migration.js';
 import { compactJournal } from './compact-journal-migration.js';
+import { eventChunks } from './event-chunks-migration.js';
 import { executionsFromJournal } from './executions-from-journal-migration.js';
 import { journalRowid } from './journal-rowid-migration.js';
 import { liveOutput } from './live-output-migration.js';
@@ -287,6 +288,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0007_live_output': liveOutput,
   '0008_compact_journal': compactJournal,
   '0009_executions_from_journal': executionsFromJournal,
+  '0010_event_chunks': eventChunks,
 };
 
 /** The in-code provider kysely's Migrator reads. */

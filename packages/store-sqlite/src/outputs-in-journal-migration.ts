@@ -14,6 +14,24 @@ export const executionResultOf = (x: string): string =>
   `coalesce(${x}.result, case when ${x}.result_sha256 is null then ${journaledResultOf(x)} end)`;
 
 /**
+ * `steps_view` since schema version 5, `resultOf(x)` giving execution `x`'s output (JSON text): a
+ * step whose output is its execution's shows that one.
+ */
+export function stepsViewSql(resultOf: (x: string) => string): string {
+  const iso = isoTimeSql;
+  const fromExecution = (column: string) =>
+    `(select ${column} from executions x where x.execution_id = s.execution_id and x.run_key = s.run_key)`;
+  return `create view steps_view as select r.id as run_id, s.step_id, s.first_seq, s.plan_index, s.status, s.attempt,
+        s.tool, s.description, s.execution_id, ${iso('s.started_at')} as started_at, ${iso('s.ended_at')} as ended_at,
+        s.duration_ms, s.tool_called, s.idempotent,
+        case when s.output_from_execution = 1 then ${fromExecution(resultOf('x'))} else s.output end as output,
+        case when s.output_from_execution = 1 then ${fromExecution('x.result_sha256')} else s.output_sha256 end
+          as output_sha256,
+        s.error, s.error_code, s.error_message, s.usage, s.prompt_tokens, s.completion_tokens, s.total_tokens, s.run_key
+      from steps s join runs r on r.key = s.run_key`;
+}
+
+/**
  * Schema version 5: an output is held once. A value small enough to stay inline was held by the
  * tool-result event, the step-end event, the execution's row and the step's row; rows over about
  * 1,000 bytes then spilled into mostly empty overflow pages. Now the tool-result event holds it;
@@ -28,18 +46,7 @@ export const outputsInJournal: Migration = {
     await sql`drop view steps_view`.execute(db);
     await sql`drop view executions_view`.execute(db);
     const iso = isoTimeSql;
-    const fromExecution = (column: string) =>
-      `(select ${column} from executions x where x.execution_id = s.execution_id and x.run_key = s.run_key)`;
-    await sql
-      .raw(`create view steps_view as select r.id as run_id, s.step_id, s.first_seq, s.plan_index, s.status, s.attempt,
-        s.tool, s.description, s.execution_id, ${iso('s.started_at')} as started_at, ${iso('s.ended_at')} as ended_at,
-        s.duration_ms, s.tool_called, s.idempotent,
-        case when s.output_from_execution = 1 then ${fromExecution(executionResultOf('x'))} else s.output end as output,
-        case when s.output_from_execution = 1 then ${fromExecution('x.result_sha256')} else s.output_sha256 end
-          as output_sha256,
-        s.error, s.error_code, s.error_message, s.usage, s.prompt_tokens, s.completion_tokens, s.total_tokens, s.run_key
-      from steps s join runs r on r.key = s.run_key`)
-      .execute(db);
+    await sql.raw(stepsViewSql(executionResultOf)).execute(db);
     await sql
       .raw(`create view executions_view as select x.execution_id, r.id as run_id, x.step_id, x.attempt, x.turn, x.tool,
         x.effect, x.idempotent, x.args, x.args_sha256, x.call_seq, x.result_seq, ${iso('x.started_at')} as started_at,

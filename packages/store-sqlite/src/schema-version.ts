@@ -15,6 +15,7 @@ export const MIGRATION_NAMES: readonly string[] = [
   '0007_live_output',
   '0008_compact_journal',
   '0009_executions_from_journal',
+  '0010_event_chunks',
 ];
 
 /** The schema version this code writes (the number of migrations; also `PRAGMA user_version`). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { readAll } from '@stepwise/core';
 import { foldRun } from '@stepwise/core/store';
 import { seededRandom } from '@stepwise/core/testing';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
 import { expectProjectionsMatchFold } from './fold-expectations.js';
@@ -32,6 +33,22 @@ describe('SIGKILL at random moments', () => {
       Array.from({ length: LANES }, (_, lane) => killRepeatedly(path, `run_crash_${lane}`, ROUNDS / LANES, lane)),
     );
     for (const lane of lanes) expect(lane.journalLength).toBeGreaterThan((ROUNDS / LANES) * 2);
+    // An event's pieces commit with it: none without its event, every event's all there.
+    const database = new Database(path, { readonly: true });
+    const pieces = database.prepare('select count(*) from event_chunks').pluck().get() as number;
+    const referred = database
+      .prepare(
+        "select coalesce(sum(blob_refs ->> '$[0][3]'), 0) from events where blob_refs ->> '$[0][2]' = 'json-chunks'",
+      )
+      .pluck()
+      .get();
+    const orphans = database
+      .prepare('select count(*) from event_chunks c where not exists (select 1 from events e where e.id = c.event_id)')
+      .pluck()
+      .get();
+    database.close();
+    expect(pieces).toBeGreaterThan(0);
+    expect({ referred, orphans }).toEqual({ referred: pieces, orphans: 0 });
     console.info(
       `crash test: ${ROUNDS} kills; ${lanes.map((lane) => `${lane.journalLength} events, ${lane.committedButUnacknowledged} kills between commit and acknowledgement`).join('; ')}`,
     );
@@ -43,7 +60,9 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
   let journalLength = 0;
   let committedButUnacknowledged = 0;
   for (let round = 0; round < rounds; round++) {
-    const child = spawnNode(fixture('crash-writer.mjs'), [path, runId, String(lane * 1000 + round + 1)]);
+    // The last lane keeps the default inline limits: its medium outputs are written in pieces.
+    const thresholds = lane === LANES - 1 ? 'default' : 'small';
+    const child = spawnNode(fixture('crash-writer.mjs'), [path, runId, String(lane * 1000 + round + 1), thresholds]);
     // Kill at a random moment after the writer's first batch of this round: a slow machine can
     // make starting a process take longer than any fixed delay.
     await child.waitFor((line) => line === 'started');

@@ -59,6 +59,7 @@ async function versionTwoCopy(current: string, path: string): Promise<void> {
     '0007_live_output': _liveOutput,
     '0008_compact_journal': _compactJournal,
     '0009_executions_from_journal': _executionsFromJournal,
+    '0010_event_chunks': _eventChunks,
     ...older
   } = migrations;
   const migrator = new Migrator({

@@ -71,7 +71,7 @@ describe('an output journaled once', () => {
 });
 
 describe('the default inline limits', () => {
-  it('follow the page size: a 1 KB output stays in its tool-result, a 4 KB one goes to blobs, rows stay off overflow pages', async () => {
+  it('follow the page size: a 1 KB output is a 999-byte piece and the rest in its tool-result, a 4 KB one goes to blobs, rows stay off overflow pages', async () => {
     const path = join(directory, 'limits.db');
     const store = createSqliteStore({ path });
     const text = (size: number) => 'x'.repeat(size);
@@ -98,9 +98,11 @@ describe('the default inline limits', () => {
     const toolResults = sql
       .prepare("select length(payload) as length, blob_refs from journal where type = 'tool-result' order by seq")
       .all() as { length: number; blob_refs: string | null }[];
-    expect(toolResults[0]?.length).toBeGreaterThan(1024);
-    expect(toolResults[0]?.blob_refs).toBeNull();
-    expect(toolResults[1]?.blob_refs).not.toBeNull();
+    // Since schema version 10 the 1 KB output's first 999 bytes are a piece in event_chunks; the row keeps the rest.
+    expect(toolResults[0]?.length).toBeLessThan(200);
+    expect(JSON.parse(toolResults[0]?.blob_refs as string)).toEqual([[['output'], 1, 'json-chunks', 1]]);
+    expect(sql.prepare('select length(content) from event_chunks').pluck().all()).toEqual([999]);
+    expect(JSON.parse(toolResults[1]?.blob_refs as string)[0][2]).toBe('json');
     // No overflow page anywhere but the blob's own.
     const overflow = sql.prepare("select name from dbstat where pagetype = 'overflow' group by name").pluck().all();
     expect(overflow).toEqual(['blobs']);

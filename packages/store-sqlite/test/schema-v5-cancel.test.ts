@@ -50,7 +50,7 @@ describe('a database written at schema version 5', () => {
 
     const after = new Database(path, { readonly: true });
     expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
     expect(after.prepare('select count(*) from cancel_requests').pluck().get()).toBe(0);
     after.close();
   });

@@ -70,7 +70,7 @@ describe('a database written at schema version 7', () => {
 
     const after = new Database(path, { readonly: true });
     expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
     // The old rows keep their payloads (chain values in them); the views show what they showed.
     expect(journalOf(after).filter((row) => RUNS.includes(row.run_id))).toEqual(journalBefore);
     // Version 9 dropped the call's and result's columns: the view shows what version 7 stored.
