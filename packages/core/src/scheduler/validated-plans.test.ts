@@ -113,6 +113,30 @@ describe('ValidatedPlans: a plan run again unchanged is not validated again', ()
     expect(checked.validation.problems[0]?.kind).toBe('too-deep');
   });
 
+  it('validates again a plan whose keys were only reordered, with the same digest', () => {
+    const { check, validations } = counting(new ToolRegistry([noop]));
+    const plan = planOf();
+    const first = check(plan);
+    const step = plan.steps[0] as Record<string, unknown>;
+    const { id, ...rest } = step;
+    plan.steps[0] = { ...rest, id } as (typeof plan.steps)[0];
+    const second = check(plan);
+    expect(validations()).toBe(2);
+    expect(second.validation.ok).toBe(true);
+    expect(second.digest).toBe(first.digest);
+  });
+
+  it('compares a plan too large to keep its text by its digest, and still sees a change', () => {
+    const { check, validations } = counting(new ToolRegistry([noop]));
+    const plan = { ...planOf(), goal: 'g'.repeat((1 << 20) + 1) };
+    check(plan);
+    expect(check(plan).digest).toBe(planDigest(plan));
+    expect(validations()).toBe(1);
+    (plan.steps[1] as { args: Record<string, unknown> }).args = { n: 'two' };
+    expect(check(plan).validation.ok).toBe(false);
+    expect(validations()).toBe(2);
+  });
+
   it('does not remember an invalid plan: registering its tool later makes it run', () => {
     const registry = new ToolRegistry([noop]);
     const { check } = counting(registry);

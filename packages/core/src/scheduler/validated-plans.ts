@@ -10,7 +10,18 @@ export interface CheckedPlan {
   readonly digest?: string;
 }
 
-type Passed = { readonly digest: string; readonly validation: PlanValidation & { readonly ok: true } };
+interface Passed {
+  readonly digest: string;
+  readonly validation: PlanValidation & { readonly ok: true };
+  /** The plan's JSON when it passed, if short enough to keep (see `unchangedDigest`). */
+  readonly json: string | undefined;
+}
+
+/**
+ * Plans whose JSON is longer than this are compared by digest alone: keeping the text would hold a
+ * second copy of a large plan for as long as the plan lives.
+ */
+const KEPT_JSON_MAX = 1 << 20;
 
 /**
  * The plans one engine has found valid, so that a host running the same plan object again (as
@@ -33,24 +44,33 @@ export class ValidatedPlans {
   check(input: unknown, validate: (plan: unknown) => PlanValidation): CheckedPlan {
     const passed = this.#remember && typeof input === 'object' && input !== null ? this.#passed.get(input) : undefined;
     if (passed) {
-      const digest = unchangedDigest(input as object, passed.digest);
-      if (digest !== undefined) return { validation: passed.validation, digest };
+      if (unchanged(input as object, passed)) return { validation: passed.validation, digest: passed.digest };
     }
     const validation = validate(input);
     if (!validation.ok || !this.#remember || validation.plan !== input) return { validation };
     const digest = planDigest(validation.plan);
-    this.#passed.set(input as object, { digest, validation });
+    const json = JSON.stringify(validation.plan);
+    this.#passed.set(input as object, { digest, validation, json: json.length <= KEPT_JSON_MAX ? json : undefined });
     return { validation, digest };
   }
 }
 
-/** The plan's digest when it is still plain data hashing to `digest`; otherwise undefined. */
-function unchangedDigest(plan: object, digest: string): string | undefined {
+/**
+ * Whether the plan is still plain data with the content it passed with. Its JSON text is compared
+ * where it was kept: for plain data, equal JSON means an equal tree of values, hence an equal
+ * canonical form and digest, and the engine's native `JSON.stringify` costs a fraction of the
+ * canonical form and its hash (a reused one-step plan pays this on every run). A change of key
+ * order alone makes the texts differ, and the plan is then validated again: a wasted validation,
+ * never a wrong answer.
+ */
+function unchanged(plan: object, passed: Passed): boolean {
   // The same guards validation starts with: a plan made too deep, or no longer plain data, since it passed.
-  if (deeperOutsideArgs(plan) || !isPlainValidPlan(plan)) return undefined;
+  if (deeperOutsideArgs(plan) || !isPlainValidPlan(plan)) return false;
   try {
-    return planDigest(plan as Plan) === digest ? digest : undefined;
+    return passed.json !== undefined
+      ? JSON.stringify(plan) === passed.json
+      : planDigest(plan as Plan) === passed.digest;
   } catch {
-    return undefined;
+    return false;
   }
 }
