@@ -183,19 +183,21 @@ function htmlFiles(folder: string): string[] {
  * with the text of the heading it points at (the permalink icon has none).
  */
 async function pageHeadingLinks(page: Page): Promise<{ link: string; heading: string }[]> {
-  const links = page.locator(
+  // One round trip per page: a page lists hundreds of links, and asking for each one's text and
+  // target separately took most of this test's time.
+  const found = await page.$$eval(
     '.tsd-page-navigation .tsd-accordion-details > a, .tsd-page-navigation .tsd-accordion-details > ul a',
+    (links) =>
+      links.map((link) => {
+        const id = decodeURIComponent(link.getAttribute('href')?.replace(/^#/, '') ?? '');
+        const targets = link.ownerDocument.querySelectorAll(`[id="${id.replace(/["\\]/g, '\\$&')}"]`);
+        return { link: link.textContent, heading: targets.length === 1 ? targets[0]?.textContent : undefined, id };
+      }),
   );
-  const found: { link: string; heading: string }[] = [];
-  for (const link of await links.all()) {
-    const id = decodeURIComponent((await link.getAttribute('href'))?.replace(/^#/, '') ?? '');
-    const heading = page.locator(`[id="${id.replace(/"/g, '\\"')}"]`);
-    found.push({
-      link: words(await link.textContent()),
-      heading: (await heading.count()) === 1 ? words(await heading.textContent()) : `(${id}: no such heading)`,
-    });
-  }
-  return found;
+  return found.map(({ link, heading, id }) => ({
+    link: words(link),
+    heading: heading === undefined ? `(${id}: no such heading)` : words(heading),
+  }));
 }
 
 function words(text: string | null): string {
