@@ -31,7 +31,8 @@
 // MemorySaver (LANGGRAPH_CURVE, default 500,1000,2000) and extrapolated to the largest size,
 // labelled as such. Mastra runs at every size.
 //
-//   node bench/engine-dag/peers.mjs [sizes=100,1000,10000] [--before <rev>]
+//   [ROUNDS=3] node bench/engine-dag/peers.mjs [sizes=100,1000,10000] [--before <rev>]
+// (more rounds narrow a before/after ratio that the 100-step runs spread over ±30% with 3)
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,7 +61,7 @@ const PEER_MAX_STEPS = Object.fromEntries(
   }),
 );
 const LANGGRAPH_CURVE = (process.env.LANGGRAPH_CURVE ?? '500,1000,2000').split(',').map(Number);
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CONCURRENCY = 16;
 const require = createRequire(import.meta.url);
 const mastraVersion = require('@mastra/core/package.json').version;
