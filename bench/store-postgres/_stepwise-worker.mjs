@@ -4,6 +4,11 @@ import { dagEngine } from '@stepwise/engine-dag';
 import { createPostgresStore, createWorker } from '@stepwise/store-postgres';
 
 const profile = process.env.BENCH_PROFILE ? await import('./_profile-statements.mjs') : undefined;
+// CPU spent starting (before `ready`): workers.mjs leaves it out of the round's CPU per step.
+const cpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
 const { BENCH_URL: url, BENCH_SCHEMA: schema } = process.env;
 const leaseTtlMs = Number(process.env.BENCH_TTL_MS ?? 30_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -24,11 +29,16 @@ const tools = new ToolRegistry([
     },
   }),
 ]);
-const store = createPostgresStore({ connectionString: url, schema, maxConnections: concurrency + 2 });
+const store = createPostgresStore({
+  connectionString: url,
+  schema,
+  maxConnections: Number(process.env.BENCH_POOL ?? concurrency + 2),
+});
 const engine = dagEngine({ tools, store, leaseTtlMs });
-const worker = createWorker({ store, engine, concurrency, leaseTtlMs, pollIntervalMs: 200 });
+const notify = process.env.BENCH_NOTIFY !== '0';
+const worker = createWorker({ store, engine, concurrency, leaseTtlMs, pollIntervalMs: 200, notify });
 await store.ready;
-process.stdout.write(`${JSON.stringify({ ready: worker.owner })}\n`);
+process.stdout.write(`${JSON.stringify({ ready: worker.owner, cpuMs: cpuMs() })}\n`);
 process.on('SIGTERM', async () => {
   await worker.stop();
   await store.close();

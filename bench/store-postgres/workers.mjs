@@ -3,6 +3,9 @@
 // workload, the same Postgres server and the same durability (fsync on, synchronous commit), measured
 // in the same run, interleaved. Then the takeover latency after a SIGKILL, against the lease TTL.
 //
+// CPU per step: the worker processes' CPU time (from the round's start, their start-up left out)
+// plus the Postgres server's (every backend and the WAL writer), per step, from /proc.
+//
 // Commits per step: the round's database's `pg_stat_database.xact_commit` (every transaction,
 // read-only ones included: the workers' polls count) after the workers and the bench's own
 // connections closed, minus the bench's own completion polls, divided by the steps. One enqueue per
@@ -23,10 +26,12 @@
 //   BENCH_WORKERS=1,4 to measure other worker counts; BENCH_SKIP_TAKEOVER=1 to leave the takeover out;
 //   BENCH_STEPWISE_ONLY=1 to leave DBOS out; BENCH_PROFILE=1 to have each Stepwise worker print the
 //   statements it sent (count, mean time) and its CPU time, BENCH_PROFILE=<directory> to also write
-//   a CPU profile of each there.
+//   a CPU profile of each there; BENCH_SAMPLE=1 to print what the round's backends wait for (sampled
+//   from pg_stat_activity); BENCH_NOTIFY=0 to have Stepwise workers poll instead of listening;
+//   BENCH_POOL=<n> to give each Stepwise worker a pool of n connections (default: as DBOS's).
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -70,10 +75,77 @@ function spawnWorker(script, env) {
   const ready = new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.includes('"ready"')) resolve(JSON.parse(line).ready);
+      if (line.includes('"ready"')) resolve(JSON.parse(line));
     });
   });
   return { child, ready, exited: new Promise((resolve) => child.once('exit', resolve)) };
+}
+
+// CPU time (ms) from /proc: the clock starts after the workers are ready, so what they spent starting
+// (module loading, migrations) is left out; what Postgres spent is its server processes' time,
+// exited backends included (the postmaster reaps them: its children's time).
+const TICK_MS = 10;
+const statFields = (pid) => {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return text.slice(text.lastIndexOf(')') + 2).split(' ');
+};
+/** CPU of this process's exited children (the worker processes of finished rounds). */
+const childrenCpuMs = () => {
+  const fields = statFields('self');
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+};
+function postgresCpuMs() {
+  const postmaster = readFileSync(join(server.directory, 'data', 'postmaster.pid'), 'utf8').split('\n')[0];
+  const own = statFields(postmaster);
+  let total = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) * TICK_MS;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = statFields(entry);
+      if (fields[1] === postmaster) total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      // Exited meanwhile: its time is in the postmaster's children's time.
+    }
+  }
+  return total;
+}
+
+/**
+ * BENCH_SAMPLE=1: what the round's backends are doing, sampled every 20 ms from pg_stat_activity
+ * (state and wait event: lock waits, WAL flushes, client reads), printed on stderr per round.
+ */
+function sampleActivity(database) {
+  if (!process.env.BENCH_SAMPLE) return async () => undefined;
+  const counts = new Map();
+  let samples = 0;
+  let stopped = false;
+  const sampler = new pg.Client(server.url);
+  const done = (async () => {
+    await sampler.connect();
+    while (!stopped) {
+      const { rows } = await sampler.query(
+        `select state, coalesce(wait_event_type || ':' || wait_event, 'cpu') as wait, left(query, 28) as query
+         from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+        [database],
+      );
+      samples++;
+      for (const row of rows) {
+        const key = row.state === 'active' ? `active ${row.wait} ${row.query}` : `${row.state} ${row.wait}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      await sleep(20);
+    }
+    await sampler.end();
+  })();
+  return async (label) => {
+    stopped = true;
+    await done;
+    const lines = [...counts.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12)
+      .map(([key, count]) => `${(count / samples).toFixed(2).padStart(7)}  ${key}`);
+    process.stderr.write(`[activity ${label}] backends per sample (${samples} samples)\n${lines.join('\n')}\n`);
+  };
 }
 
 async function stopAll(workers) {
@@ -115,7 +187,12 @@ async function stepwiseRound({ runs, steps }, workerCount) {
   const workers = Array.from({ length: workerCount }, () =>
     spawnWorker('_stepwise-worker.mjs', { BENCH_URL: url, BENCH_SCHEMA: schema }),
   );
-  await Promise.all(workers.map((worker) => worker.ready));
+  const startCpu = (await Promise.all(workers.map((worker) => worker.ready))).reduce(
+    (sum, ready) => sum + ready.cpuMs,
+    0,
+  );
+  const cpuAtStart = { workers: childrenCpuMs(), postgres: postgresCpuMs() };
+  const stopSampling = sampleActivity(database);
   const plan = chainPlan(steps, 'noop');
   const started = performance.now();
   for (let index = 0; index < runs; index++) await enqueue(plan, { store });
@@ -128,12 +205,19 @@ async function stepwiseRound({ runs, steps }, workerCount) {
     return Number(row?.done ?? 0);
   }, runs);
   const seconds = (performance.now() - started) / 1000;
+  await stopSampling(`stepwise ${workerCount} workers, ${runs} × ${steps}`);
   const completed = await store.listRuns({ status: 'completed', limit: runs + 1 });
   if (completed.length !== runs) throw new Error(`stepwise: ${completed.length} of ${runs} runs completed`);
   await stopAll(workers);
   await store.close();
   // The check of completed runs above is one more transaction of the bench's own.
-  return { seconds, commits: (await commitsOf(database)) - polls - 1 };
+  const commits = (await commitsOf(database)) - polls - 1;
+  return { seconds, commits, ...cpuSince(cpuAtStart, startCpu) };
+}
+
+/** Worker and Postgres CPU (ms) since `start`, the workers' start-up (`startCpu`) left out. */
+function cpuSince(start, startCpu) {
+  return { workerCpuMs: childrenCpuMs() - start.workers - startCpu, postgresCpuMs: postgresCpuMs() - start.postgres };
 }
 
 async function dbosRound({ runs, steps }, workerCount) {
@@ -141,11 +225,13 @@ async function dbosRound({ runs, steps }, workerCount) {
   // One at a time: DBOS processes launched together on a fresh database deadlock in their schema
   // migrations (40P01). Stepwise's migrations take an advisory lock; its workers start together.
   const workers = [];
+  let startCpu = 0;
   for (let index = 0; index < workerCount; index++) {
     const worker = spawnWorker('_dbos-worker.mjs', { BENCH_URL: url });
     workers.push(worker);
-    await worker.ready;
+    startCpu += (await worker.ready).cpuMs;
   }
+  const cpuAtStart = { workers: childrenCpuMs(), postgres: postgresCpuMs() };
   const client = await dbos.DBOSClient.create({ systemDatabaseUrl: url, applicationName: 'stepwise-bench' });
   const counter = new pg.Client(url);
   await counter.connect();
@@ -163,10 +249,14 @@ async function dbosRound({ runs, steps }, workerCount) {
   await counter.end();
   await client.destroy();
   await stopAll(workers);
-  return { seconds, commits: (await commitsOf(database)) - polls };
+  const commits = (await commitsOf(database)) - polls;
+  return { seconds, commits, ...cpuSince(cpuAtStart, startCpu) };
 }
 
 const format = (value, width = 8, digits = 1) => value.toFixed(digits).padStart(width);
+// Worker processes' CPU + Postgres's CPU per step, in ms (10 ms clock ticks summed over the round).
+const cpuPerStep = (round, steps) =>
+  `${(round.workerCpuMs / steps).toFixed(2)}+${(round.postgresCpuMs / steps).toFixed(2)}`.padStart(11);
 // The machine may be shared: the figures mean little without its load.
 const load = () =>
   `load average ${loadavg()
@@ -182,7 +272,9 @@ if (dbos) await dbosRound({ runs: 10, steps: 5 }, 1);
 for (const shape of SHAPES) {
   const steps = shape.runs * shape.steps;
   console.log(`\n${shape.runs} runs × ${shape.steps} steps`);
-  console.log('workers   stepwise steps/s  commits/step    dbos steps/s  commits/step    stepwise/dbos steps/s');
+  console.log(
+    'workers   stepwise steps/s  commits/step  cpu ms/step    dbos steps/s  commits/step  cpu ms/step    stepwise/dbos steps/s',
+  );
   for (const workerCount of WORKER_COUNTS) {
     const ours = await stepwiseRound(shape, workerCount);
     const theirs = dbos ? await dbosRound(shape, workerCount) : undefined;
@@ -190,8 +282,10 @@ for (const shape of SHAPES) {
       String(workerCount).padStart(7),
       format(steps / ours.seconds, 16),
       format(ours.commits / steps, 13, 2),
+      cpuPerStep(ours, steps),
       theirs ? format(steps / theirs.seconds, 15) : '              –',
       theirs ? format(theirs.commits / steps, 13, 2) : '            –',
+      theirs ? cpuPerStep(theirs, steps) : '           –',
       theirs ? `${(theirs.seconds / ours.seconds).toFixed(2).padStart(20)}×` : '',
     ];
     console.log(line.join('   '));

@@ -26,6 +26,7 @@ import {
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
+import { takeNoJournalHint } from './fresh-runs.js';
 import { type FencedPart, GroupAborted, GroupCommit } from './group-commit.js';
 import { readEventPage } from './journal-pages.js';
 import { clearLiveTails, readLiveTails, writeLiveTail } from './live-output-rows.js';
@@ -237,6 +238,8 @@ class PostgresRunStore implements PostgresStore {
   }
 
   getRun(runId: string): Promise<RunSummary | undefined> {
+    // A run a worker here just claimed for the first time: see fresh-runs.ts.
+    if (takeNoJournalHint(this.connection, runId)) return this.#open().then(() => undefined);
     return this.#guard(`reading run ${runId}`, runId, async () => {
       const row = await this.connection.db
         .selectFrom('runs')

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Engine, ErrorCodes, type RunHandle, StepwiseError, type ToolRegistry } from '@stepwise/core';
 import type { PostgresStore } from './create-postgres-store.js';
+import { expectNoJournal, takeNoJournalHint } from './fresh-runs.js';
 import { storeError } from './postgres-connection.js';
+import { QueueListener } from './queue-notifications.js';
 import { onRunEndCommitted } from './run-end-listeners.js';
 import { checkToolLimits, limitTools } from './tool-limits.js';
 import { type ClaimedRun, claimRuns, finishQueuedRun, releaseClaim, renewClaims } from './work-queue.js';
@@ -38,8 +40,19 @@ export interface WorkerOptions {
    * Use the engine's `leaseTtlMs` (default 30 000 ms for both).
    */
   readonly leaseTtlMs?: number;
-  /** How often an idle worker looks for runs. Default 200 ms. */
+  /**
+   * How often an idle worker looks for runs while it polls (without `notify`, or while its listening
+   * connection is down, or with a `queueLimit`). Default 200 ms.
+   */
   readonly pollIntervalMs?: number;
+  /**
+   * Listen for news of the queue (LISTEN/NOTIFY on one connection of the worker's own, outside the
+   * pool) instead of polling: `enqueue` and a run given back announce themselves, and an idle worker
+   * sleeps until then, looking anyway `max(pollIntervalMs, leaseTtlMs / 4)` apart for what no one
+   * announces (an expired claim, news lost while the connection was down). Default `true`. `false`
+   * behind a pooler in transaction mode, which does not keep a session's LISTEN.
+   */
+  readonly notify?: boolean;
   /** Names this worker in `work_queue.claimed_by`. Default `<hostname-free pid>:<uuid>`. */
   readonly owner?: string;
   /** A run claimed this many times without ending is failed instead of tried again. Default 100. */
@@ -91,6 +104,12 @@ class PostgresWorker implements Worker {
   readonly #ended = new Set<string>();
   #stopping = false;
   #wake: (() => void) | undefined;
+  /** Ends an idle sleep when news of the queue arrives. */
+  #wakeOnNews: (() => void) | undefined;
+  /** News arrived since the last claim began. */
+  #news = false;
+  readonly #newsTimers = new Set<NodeJS.Timeout>();
+  readonly #listener: QueueListener | undefined;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #stopListening: () => void;
@@ -110,6 +129,10 @@ class PostgresWorker implements Worker {
       if (this.#handles.has(runId)) this.#ended.add(runId);
     });
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
+    this.#listener =
+      options.notify === false
+        ? undefined
+        : new QueueListener(options.store.connection, options.queue ?? 'default', (delayMs) => this.#onNews(delayMs));
     this.#loop = this.#run();
   }
 
@@ -152,6 +175,8 @@ class PostgresWorker implements Worker {
     await this.#options.store.ready.catch((error: unknown) => this.#report(error, 'opening the store'));
     let idlePolls = 0;
     while (!this.#stopping) {
+      // News that arrives while this claim is in flight may be about a run it did not see.
+      this.#news = false;
       const room = this.#concurrency - this.#handles.size;
       const takeoverRoom = room + this.#takeoverSlots;
       // Full: only runs that began elsewhere and were left (takeover), within the takeover room.
@@ -161,7 +186,7 @@ class PostgresWorker implements Worker {
       if (room > 0) {
         idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
         // Room left and nothing to claim: sleep, then poll again. Full now: sleep as below.
-        if (claimed.length === 0) await this.#sleep(this.#idleDelay(idlePolls));
+        if (claimed.length === 0) await this.#idleSleep(idlePolls);
         else if (claimed.length === room)
           await this.#sleep(this.#takeoverSlots > 0 ? this.#takeoverDelay() : undefined);
       } else {
@@ -189,10 +214,32 @@ class PostgresWorker implements Worker {
     }
   }
 
-  /** An idle worker looks again soon, then less and less often (up to the poll interval). */
-  #idleDelay(idlePolls: number): number {
-    const interval = this.#options.pollIntervalMs ?? 200;
-    return Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10));
+  /**
+   * Nothing to claim. Polling, an idle worker looks again soon, then less and less often (up to the
+   * poll interval). Listening, it sleeps until news arrives; when news arrived meanwhile and it still
+   * found nothing (another worker was first), it backs off the same way, so a burst of enqueues
+   * does not make every worker claim once per run.
+   */
+  #idleSleep(idlePolls: number): Promise<void> {
+    const backoff = Math.min(this.#options.pollIntervalMs ?? 200, 10 * 2 ** Math.min(idlePolls, 10));
+    // With a queue limit, room frees when a run ends anywhere, which announces nothing: poll.
+    const listening = this.#listener?.listening === true && this.#options.queueLimit === undefined;
+    if (!listening || this.#news) return this.#sleep(backoff);
+    return this.#sleep(this.#takeoverDelay(), true);
+  }
+
+  #onNews(delayMs: number): void {
+    if (delayMs > 0) {
+      // A run given back with a delay: news when it can be claimed.
+      const timer = setTimeout(() => {
+        this.#newsTimers.delete(timer);
+        this.#onNews(0);
+      }, delayMs);
+      this.#newsTimers.add(timer);
+      return;
+    }
+    this.#news = true;
+    this.#wakeOnNews?.();
   }
 
   /**
@@ -204,8 +251,8 @@ class PostgresWorker implements Worker {
     return Math.max(this.#options.pollIntervalMs ?? 200, this.#ttlMs / 4);
   }
 
-  /** Sleeps until a run ends (`wake`), or `delayMs` (jittered) when given. */
-  #sleep(delayMs: number | undefined): Promise<void> {
+  /** Sleeps until a run ends (`wake`), or `delayMs` (jittered) when given, or news arrives (`onNews`). */
+  #sleep(delayMs: number | undefined, onNews = false): Promise<void> {
     const poll = delayMs !== undefined;
     const delay = (delayMs ?? 0) * (0.75 + Math.random() / 2);
     return new Promise((resolve) => {
@@ -214,9 +261,11 @@ class PostgresWorker implements Worker {
       function finish() {
         if (timer) clearTimeout(timer);
         self.#wake = undefined;
+        self.#wakeOnNews = undefined;
         resolve();
       }
       this.#wake = finish;
+      if (onNews) this.#wakeOnNews = finish;
     });
   }
 
@@ -239,9 +288,14 @@ class PostgresWorker implements Worker {
       if (worthRetrying(error) && run.claims < (this.#options.maxClaims ?? 100)) {
         // Another owner's lease may still be live: look again once a good part of it passed.
         const delay = error.code === ErrorCodes.LEASE_CONFLICT ? this.#ttlMs / 4 : Math.min(200 * run.claims, 5_000);
-        await releaseClaim(connection, run.runId, this.owner, delay, error.message).catch((failure: unknown) =>
-          this.#report(failure, `giving back ${run.runId}`),
-        );
+        await releaseClaim(
+          connection,
+          this.#options.queue ?? 'default',
+          run.runId,
+          this.owner,
+          delay,
+          error.message,
+        ).catch((failure: unknown) => this.#report(failure, `giving back ${run.runId}`));
         this.#options.onRunEnd?.(run.runId, 'requeued');
         return;
       }
@@ -268,14 +322,22 @@ class PostgresWorker implements Worker {
   async #drive(run: ClaimedRun): Promise<string> {
     // A first claim: no worker got anywhere with it, so there is no journal to look at (a run that
     // has one anyway, written outside the queue, is replayed or resumed by `engine.run` itself).
-    const summary = run.claims === 1 ? undefined : await this.#options.store.getRun(run.runId);
+    const { store } = this.#options;
+    const summary = run.claims === 1 ? undefined : await store.getRun(run.runId);
     if (summary && summary.status !== 'running') return summary.status;
-    const handle = summary
-      ? this.#engine.resume(run.runId)
-      : this.#engine.run(run.plan, { runId: run.runId, ...run.options });
-    this.#handles.set(run.runId, handle);
-    const result = await handle.result;
-    return result.status;
+    // `engine.run` looks at the run first (given ids may name an existing run): answered from memory.
+    if (!summary) expectNoJournal(store.connection, run.runId);
+    try {
+      const handle = summary
+        ? this.#engine.resume(run.runId)
+        : this.#engine.run(run.plan, { runId: run.runId, ...run.options });
+      this.#handles.set(run.runId, handle);
+      const result = await handle.result;
+      return result.status;
+    } finally {
+      // Spent by then, unless the engine failed before it looked.
+      takeNoJournalHint(store.connection, run.runId);
+    }
   }
 
   async #renew(): Promise<void> {
@@ -303,6 +365,8 @@ class PostgresWorker implements Worker {
     while (this.#handles.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     clearInterval(this.#heartbeat);
     this.#stopListening();
+    for (const timer of this.#newsTimers) clearTimeout(timer);
+    await this.#listener?.close();
   }
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCodes, type Plan, type PlanAuthorization, StepwiseError } from '@stepwise/core';
 import { sql } from 'kysely';
 import type { PostgresStore } from './create-postgres-store.js';
+import { queueChannel } from './queue-notifications.js';
 import type { QueuedRunOptions } from './work-queue.js';
 
 export interface EnqueueOptions {
@@ -55,10 +56,13 @@ export async function enqueue(plan: Plan, options: EnqueueOptions): Promise<Enqu
   };
   await options.store.ready;
   const { connection } = options.store;
+  // A new row wakes the queue's idle workers (LISTEN) when it commits; a run already enqueued, none.
   const inserted = await sql<{ run_id: string }>`
-    insert into ${connection.table('work_queue')} (run_id, queue, plan, run_options, priority)
-    values (${runId}, ${queue}, ${JSON.stringify(plan)}, ${JSON.stringify(runOptions)}, ${Math.trunc(options.priority ?? 0)})
-    on conflict (run_id) do nothing
-    returning run_id`.execute(connection.db);
+    with inserted as (
+      insert into ${connection.table('work_queue')} (run_id, queue, plan, run_options, priority)
+      values (${runId}, ${queue}, ${JSON.stringify(plan)}, ${JSON.stringify(runOptions)}, ${Math.trunc(options.priority ?? 0)})
+      on conflict (run_id) do nothing
+      returning run_id)
+    select run_id, pg_notify(${queueChannel(connection.schema, queue)}, '0') from inserted`.execute(connection.db);
   return { runId, queue, created: inserted.rows.length > 0 };
 }

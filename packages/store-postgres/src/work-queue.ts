@@ -2,6 +2,7 @@ import type { Plan, RunOptions } from '@stepwise/core';
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import type { PostgresConnection } from './postgres-connection.js';
+import { queueChannel } from './queue-notifications.js';
 
 /** What `enqueue` keeps for the worker that starts the run. */
 export interface QueuedRunOptions {
@@ -119,17 +120,25 @@ export async function finishQueuedRun(
     .execute();
 }
 
-/** Gives a run back to the queue, to be claimed again after `delayMs` (only if `owner` still holds it). */
+/**
+ * Gives a run of `queue` back, to be claimed again after `delayMs` (only if `owner` still holds it),
+ * and tells the queue's listening workers how long until then.
+ */
 export async function releaseClaim(
   connection: PostgresConnection,
+  queue: string,
   runId: string,
   owner: string,
   delayMs: number,
   error: string | undefined,
 ): Promise<void> {
+  const delay = Math.max(0, Math.round(delayMs));
   await sql`
-    update ${connection.table('work_queue')}
-    set state = 'queued', claimed_by = null, claim_expires_at = null, last_error = ${error ?? null},
-      available_at = clock_timestamp() + ${Math.max(0, Math.round(delayMs))} * interval '1 millisecond'
-    where run_id = ${runId} and claimed_by = ${owner} and state = 'claimed'`.execute(connection.db);
+    with released as (
+      update ${connection.table('work_queue')}
+      set state = 'queued', claimed_by = null, claim_expires_at = null, last_error = ${error ?? null},
+        available_at = clock_timestamp() + ${delay} * interval '1 millisecond'
+      where run_id = ${runId} and claimed_by = ${owner} and state = 'claimed'
+      returning run_id)
+    select pg_notify(${queueChannel(connection.schema, queue)}, ${String(delay)}) from released`.execute(connection.db);
 }

@@ -1,0 +1,121 @@
+import { defineTool, readAll, ToolRegistry } from '@stepwise/core';
+import { dagEngine } from '@stepwise/engine-dag';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+import { chainOf } from './worker-processes.js';
+
+const postgres = await testPostgres();
+let schemas = 0;
+
+/** A pool that counts the statements reading a run's summary (the store's `getRun`). */
+function countingPool(url: string) {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const counts = { summaryReads: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (/^select "summary" from "[a-z_0-9]+"\."runs" where "id"/.test(text ?? '')) counts.summaryReads++;
+      return query(...args);
+    };
+  });
+  return { pool, counts };
+}
+
+function countingTools() {
+  const calls = new Map<string, number>();
+  const registry = new ToolRegistry([
+    defineTool({
+      name: 'work',
+      description: 'counts its calls',
+      input: { type: 'object', properties: { sleepMs: { type: 'number' } } },
+      effect: 'write',
+      execute: async (_args, context) => {
+        const key = `${context.runId}/${context.stepId}`;
+        calls.set(key, (calls.get(key) ?? 0) + 1);
+        return { ok: true };
+      },
+    }),
+  ]);
+  return { registry, calls };
+}
+
+async function queueRow(store: PostgresStore, runId: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await store.db
+      .selectFrom('work_queue')
+      .select(['state', 'result_status', 'claims'])
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow();
+    if (row.state === 'done') return row;
+    if (Date.now() > deadline) throw new Error(`run ${runId} not done: ${JSON.stringify(row)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
+  const url = postgres?.url as string;
+  const stores: PostgresStore[] = [];
+  const workers: Worker[] = [];
+  const pools: pg.Pool[] = [];
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(pools.map((pool) => pool.end()));
+    postgres?.server?.close();
+  });
+
+  function countingWorker(schema: string, registry: ToolRegistry) {
+    const { pool, counts } = countingPool(url);
+    pools.push(pool);
+    const store = createPostgresStore({ pool, schema });
+    stores.push(store);
+    const engine = dagEngine({ tools: registry, store, leaseTtlMs: 2_000 });
+    workers.push(createWorker({ store, engine, concurrency: 3, leaseTtlMs: 2_000, pollIntervalMs: 20 }));
+    return { store, counts };
+  }
+
+  it('starts the run without reading its summary first', async () => {
+    const schema = `first_claim_${process.pid}_${schemas++}`;
+    const client = createPostgresStore({ connectionString: url, schema });
+    stores.push(client);
+    const { registry, calls } = countingTools();
+    const runIds: string[] = [];
+    for (let index = 0; index < 5; index++)
+      runIds.push(
+        (
+          await enqueue(
+            chainOf(3, () => 'work'),
+            { store: client },
+          )
+        ).runId,
+      );
+    const { counts } = countingWorker(schema, registry);
+    for (const runId of runIds) expect(await queueRow(client, runId)).toMatchObject({ result_status: 'completed' });
+    expect(calls.size).toBe(15);
+    expect(counts.summaryReads).toBe(0);
+  });
+
+  it('replays a run whose id already has a journal (started outside the queue), running nothing again', async () => {
+    const schema = `first_claim_${process.pid}_${schemas++}`;
+    const client = createPostgresStore({ connectionString: url, schema });
+    stores.push(client);
+    const { registry, calls } = countingTools();
+    const plan = chainOf(2, () => 'work');
+    // The same id run by an engine directly: its journal is complete before the queue hears of it.
+    const direct = await dagEngine({ tools: registry, store: client }).run(plan, { runId: 'run_outside' }).result;
+    expect(direct.status).toBe('completed');
+    const journal = await readAll(client, 'run_outside');
+    const queued = await enqueue(plan, { store: client, runId: 'run_outside' });
+    expect(queued.created).toBe(true);
+    const { counts } = countingWorker(schema, registry);
+    expect(await queueRow(client, 'run_outside')).toMatchObject({ result_status: 'completed', claims: 1 });
+    // The engine's first append expected an empty journal and was refused; it looked again and replayed.
+    expect(counts.summaryReads).toBe(1);
+    expect([...calls.values()]).toEqual([1, 1]);
+    expect(await readAll(client, 'run_outside')).toEqual(journal);
+  });
+});

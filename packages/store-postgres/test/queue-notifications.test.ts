@@ -1,0 +1,125 @@
+import { defineTool, ToolRegistry } from '@stepwise/core';
+import { dagEngine } from '@stepwise/engine-dag';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
+import { testPostgres } from './postgres-server.js';
+import { chainOf, query } from './worker-processes.js';
+
+const postgres = await testPostgres();
+let schemas = 0;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const registry = new ToolRegistry([
+  defineTool({
+    name: 'work',
+    description: 'does nothing',
+    input: { type: 'object', properties: { sleepMs: { type: 'number' } } },
+    effect: 'read',
+    idempotent: true,
+    execute: async () => ({ ok: true }),
+  }),
+]);
+
+/** A pool that counts the claim statements its worker sends. */
+function countingPool(url: string) {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const counts = { claims: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (/update "[a-z_0-9]+"\."work_queue" w\s+set state = 'claimed'/.test(text ?? '')) counts.claims++;
+      return query(...args);
+    };
+  });
+  return { pool, counts };
+}
+
+describe.skipIf(!postgres)('workers listening for news of their queue', () => {
+  const url = postgres?.url as string;
+  const stores: PostgresStore[] = [];
+  const workers: Worker[] = [];
+  const pools: pg.Pool[] = [];
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await Promise.all(stores.map((store) => store.close()));
+    await Promise.all(pools.map((pool) => pool.end()));
+    postgres?.server?.close();
+  });
+
+  async function setUp(notify: boolean) {
+    const schema = `notify_${process.pid}_${schemas++}`;
+    const client = createPostgresStore({ connectionString: url, schema });
+    stores.push(client);
+    await client.ready;
+    const { pool, counts } = countingPool(url);
+    pools.push(pool);
+    const store = createPostgresStore({ pool, schema });
+    stores.push(store);
+    // A long lease: the look for what no one announces comes 5 s apart (a quarter of it).
+    const engine = dagEngine({ tools: registry, store, leaseTtlMs: 20_000 });
+    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs: 20, notify }));
+    return { client, counts };
+  }
+
+  /** The pid of the backend holding a LISTEN, once it listens. */
+  async function listeningBackend(): Promise<number> {
+    for (let tries = 0; tries < 200; tries++) {
+      const rows = await query<{ pid: number }>(
+        url,
+        `select pid from pg_stat_activity where query like 'listen "stepwise_%' and state = 'idle'`,
+      );
+      if (rows[0]) return rows[0].pid;
+      await sleep(25);
+    }
+    throw new Error('no worker listens');
+  }
+
+  async function doneWithin(client: PostgresStore, runId: string, timeoutMs: number): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      const row = await client.db
+        .selectFrom('work_queue')
+        .select('state')
+        .where('run_id', '=', runId)
+        .executeTakeFirst();
+      if (row?.state === 'done') return Date.now() - started;
+      if (Date.now() - started > timeoutMs) throw new Error(`run ${runId} not done after ${timeoutMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  it('sleeps while the queue is empty and claims an enqueued run at once', async () => {
+    const polling = await setUp(false);
+    const { client, counts } = await setUp(true);
+    await listeningBackend();
+    await sleep(200);
+    const before = { listening: counts.claims, polling: polling.counts.claims };
+    await sleep(1_000);
+    // Polling every 20 ms makes dozens of claims a second; listening, none until news or 5 s pass.
+    expect(polling.counts.claims - before.polling).toBeGreaterThan(10);
+    expect(counts.claims - before.listening).toBe(0);
+    const { runId } = await enqueue(
+      chainOf(2, () => 'work'),
+      { store: client },
+    );
+    expect(await doneWithin(client, runId, 2_000)).toBeLessThan(2_000);
+    expect(counts.claims - before.listening).toBeLessThanOrEqual(3);
+    await workers.pop()?.stop();
+    await workers.pop()?.stop();
+  });
+
+  it('claims what was enqueued while its listening connection was cut, once it listens again', async () => {
+    const { client } = await setUp(true);
+    const pid = await listeningBackend();
+    await sleep(200);
+    await query(url, 'select pg_terminate_backend($1)', [pid]);
+    // Announced while nobody listens: the news is lost, and the next look is 5 s away.
+    const { runId } = await enqueue(
+      chainOf(2, () => 'work'),
+      { store: client },
+    );
+    expect(await doneWithin(client, runId, 3_000)).toBeLessThan(3_000);
+    expect(await listeningBackend()).not.toBe(pid);
+  });
+});
