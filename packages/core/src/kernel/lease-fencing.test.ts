@@ -9,7 +9,7 @@ import { reopenRun, startRun } from '../run/run-session.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { makePlan } from '../testing/fixtures.js';
+import { makePlan, until } from '../testing/fixtures.js';
 import { defineTool } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 
@@ -111,14 +111,6 @@ function setup(steps: Step[], options: Partial<EngineOptions> = {}) {
     (error: unknown) => error,
   );
   return { store, seen, handle, failure };
-}
-
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(5);
-  }
 }
 
 function expectLeaseConflict(error: unknown, runId = 'run_fenced'): void {

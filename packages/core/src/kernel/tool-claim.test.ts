@@ -5,7 +5,7 @@ import { type Lease, type RunStore, readAll } from '../journal/run-store.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { makePlan } from '../testing/fixtures.js';
+import { makePlan, until } from '../testing/fixtures.js';
 import { defineTool, type ToolClaimContext } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 
@@ -53,14 +53,6 @@ function engineOver(store: RunStore, tools: ToolRegistry) {
 }
 
 const types = async (store: RunStore, runId: string) => (await readAll(store, runId)).map((event) => event.type);
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(5);
-  }
-}
 
 /** A store a dead process leaves behind: from `freeze()` on, nothing it sends arrives. */
 class FreezableStore extends MemoryStore {

@@ -6,20 +6,12 @@ import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { defineTool, type Reconciliation } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { type StoreHarness, uniqueRunId } from './conformance-support.js';
-import { eventsOfType, makePlan } from './fixtures.js';
+import { eventsOfType, makePlan, until } from './fixtures.js';
 import { FreezableStore } from './freezable-store.js';
 
 /** The lease of the crashed run: short, so the resume can take it over within the test. */
 const TTL_MS = 500;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(5);
-  }
-}
 
 /** Where the first process dies: after the charge's effect, or before it. */
 export type CrashPoint = 'after-effect' | 'before-effect';
@@ -89,7 +81,7 @@ export async function crashThenResume(
   engineOver(frozen, first.tools)
     .run(plan, { runId })
     .result.catch(() => undefined);
-  await until(() => first.calls.executed.length === 1, 'the charge to start');
+  await until(() => first.calls.executed.length === 1, 'the charge to start', 10_000);
   frozen.freeze();
   await pause(TTL_MS + 100);
   const second = ledgerTools(ledger, answer ? { answer } : {});

@@ -108,11 +108,24 @@ export function createTestTools(log: CallLog = createCallLog()): {
   return { registry, log };
 }
 
-/** A plan of `steps` with defaults filled in. */
 /** The events of one type, typed as that type. */
 export const eventsOfType = <T extends RunEvent['type']>(events: readonly RunEvent[], type: T) =>
   events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
 
+/** Waits until `condition` holds, looking every 5 ms; throws naming `what` after `timeoutMs`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A plan of `steps` with defaults filled in. */
 export function makePlan(steps: Step[], extra: Partial<Plan> = {}): Plan {
   return {
     id: 'plan_test',
