@@ -23,6 +23,11 @@ export class IntList {
     this.items[this.length++] = value;
   }
 
+  /** The number pushed `index`-th (0 past the end). */
+  at(index: number): number {
+    return index < this.length ? (this.items[index] as number) : 0;
+  }
+
   /** Is `value` among the numbers pushed from index `from` on? */
   includesFrom(from: number, value: number): boolean {
     for (let index = from; index < this.length; index++) if (this.items[index] === value) return true;

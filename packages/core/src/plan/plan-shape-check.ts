@@ -1,3 +1,4 @@
+import { ARGS_NESTING_DEPTH, deeper, MAX_NESTING_DEPTH } from './nesting-depth.js';
 import { type Plan, StepSchema } from './plan-schema.js';
 
 /**
@@ -10,6 +11,11 @@ import { type Plan, StepSchema } from './plan-schema.js';
  * input is used as the plan. Anything this check does not recognise (an unknown key, a non-plain
  * object, a value set to `undefined`, an own `__proto__` key) returns false, and the caller runs
  * the schema, which also words the problems. A property test holds it to that.
+ *
+ * True also means that nothing outside the steps' `args` nests too deep (`deeperOutsideArgs` would
+ * say false): the fields that may hold nested values are measured as they are checked, so
+ * validation spares a walk over every step of a plain plan for its depth. Only bounded walks run
+ * here, so any value, however deep, may be given.
  */
 export function isPlainValidPlan(input: unknown): input is Plan {
   if (!isPlainObject(input)) return false;
@@ -37,7 +43,7 @@ function planField(key: string, value: unknown): boolean {
     case 'parentDigest':
       return typeof value === 'string' && DIGEST.test(value);
     case 'metadata':
-      return isPlainRecord(value);
+      return isPlainRecord(value) && !deeper(value, MAX_NESTING_DEPTH - 1);
     case 'steps':
       return isPlainArray(value) && value.length >= 1 && value.every(isPlainValidStep);
     default:
@@ -69,8 +75,10 @@ function stepField(key: string, value: unknown): boolean {
     case 'maxTurns':
       return Number.isSafeInteger(value) && (value as number) > 0;
     case 'args':
-    case 'metadata':
+      // Measured while validation walks its references.
       return isPlainRecord(value);
+    case 'metadata':
+      return isPlainRecord(value) && !deeper(value, ARGS_NESTING_DEPTH);
     case 'dependsOn':
     case 'tools':
       return isPlainArray(value) && value.every((item) => typeof item === 'string');
@@ -78,7 +86,12 @@ function stepField(key: string, value: unknown): boolean {
       return isPlainRecord(value) && StepSchema.shape.retry.safeParse(value).success;
     case 'preconditions':
     case 'expect':
-      return isPlainArray(value) && value.every(isPlainRecord) && StepSchema.shape[key].safeParse(value).success;
+      return (
+        isPlainArray(value) &&
+        value.every(isPlainRecord) &&
+        !deeper(value, ARGS_NESTING_DEPTH) &&
+        StepSchema.shape[key].safeParse(value).success
+      );
     default:
       return false;
   }

@@ -5,6 +5,7 @@ import { IntList } from './int-list.js';
 import { ARGS_NESTING_DEPTH, deeper } from './nesting-depth.js';
 import { findReferences, type Reference, type ReferenceVisitor, walkReferences } from './references.js';
 import type { SpareInts } from './spare-ints.js';
+import { IdLookups } from './step-id-table.js';
 import type { AddProblem } from './validate-plan.js';
 
 /** What the first pass over the references learnt, in index form: no strings, no paths. */
@@ -17,6 +18,9 @@ export interface ReferenceVerdicts {
 }
 
 type ProblemWithoutAncestry = 'reference-forbidden' | 'reference-unknown-step';
+
+/** References whose ids are looked up at once (see `StepIdTable.slotsOf`). */
+const LOOKUP_BATCH = 256;
 
 /**
  * First pass, fed one step at a time (`collect`, in slot order) by the pass that checks tools and
@@ -33,6 +37,14 @@ export class ReferenceJudge {
   private readonly flagged: Uint8Array;
   private readonly acyclic: boolean;
   private slot = 0;
+  /** The ids the references of the last steps name, looked up together (see `StepIdTable.slotsOf`). */
+  private readonly lookups = new IdLookups(LOOKUP_BATCH);
+  /** For each of them, the slot of the step it is in, and 1 for the object form. */
+  private readonly lookupSources = new IntList(LOOKUP_BATCH);
+  private readonly lookupForms = new IntList(LOOKUP_BATCH);
+  /** Steps collected, and steps whose queries are all in `sources` (`queryStart` set). */
+  private collected = 0;
+  private closed = 0;
 
   /** `spare`: arrays to write into rather than allocate (see `SpareInts`). */
   constructor(
@@ -60,23 +72,52 @@ export class ReferenceJudge {
     if (Array.isArray(args)) within = !deeper(args, ARGS_NESTING_DEPTH);
     else if (typeof args === 'object' && args !== null)
       within = walkReferences(args, this.visit, false, ARGS_NESTING_DEPTH);
-    this.queryStart[slot + 1] = this.sources.length;
+    this.collected = slot + 1;
+    if (this.lookups.length >= LOOKUP_BATCH) this.settleLookups();
     return within;
   }
 
   // One visitor for every step (not a closure per step); `slot` says whose references these are.
   private readonly visit: ReferenceVisitor = (text, from, to, form) => {
-    const target = this.index.slotById.slotOf(text, from, to);
-    if (asksAncestry(this.engine, target, this.acyclic)) {
-      this.sources.push(this.slot);
-      this.targets.push(target);
-    } else if (problemWithoutAncestry(form, target, this.engine)) {
-      this.flagged[this.slot] = 1;
-    }
+    this.lookups.add(text, from, to);
+    this.lookupSources.push(this.slot);
+    this.lookupForms.push(form === 'object' ? 1 : 0);
   };
 
-  /** Answers the ancestry of every reference collected; `spare` arrays are written over. */
+  /** After the last `collect`, while the step-id table still has its arrays (see `StepIdTable.release`). */
+  finishCollecting(): void {
+    this.settleLookups();
+  }
+
+  /** Looks up the batch's ids and files each reference: an ancestry query, a flag, or nothing. */
+  private settleLookups(): void {
+    const { lookups, lookupSources, lookupForms, sources, targets } = this;
+    if (lookups.length > 0) this.index.slotById.slotsOf(lookups);
+    for (let entry = 0; entry < lookups.length; entry++) {
+      const source = lookupSources.at(entry);
+      this.closeSlotsBefore(source);
+      const target = lookups.slots[entry] as number;
+      if (asksAncestry(this.engine, target, this.acyclic)) {
+        sources.push(source);
+        targets.push(target);
+      } else if (problemWithoutAncestry(lookupForms.at(entry) === 1 ? 'object' : 'string', target, this.engine)) {
+        this.flagged[source] = 1;
+      }
+    }
+    this.closeSlotsBefore(this.collected);
+    lookups.clear();
+    lookupSources.length = 0;
+    lookupForms.length = 0;
+  }
+
+  /** Every step before `slot` has its queries in `sources`: their ranges are known. */
+  private closeSlotsBefore(slot: number): void {
+    for (; this.closed < slot; this.closed++) this.queryStart[this.closed + 1] = this.sources.length;
+  }
+
+  /** Answers the ancestry of every reference collected (`finishCollecting` first); `spare` arrays are written over. */
   judge(spare: SpareInts): ReferenceVerdicts {
+    this.settleLookups();
     const { sources, targets, sorted } = this;
     const answers =
       sources.length > 0 && sorted.acyclic

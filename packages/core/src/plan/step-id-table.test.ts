@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StepIdTable } from './step-id-table.js';
+import { IdLookups, StepIdTable } from './step-id-table.js';
 
 /** Adds the ids the way validation does (first occurrence wins); every lookup that a Map answers differently. */
 function differencesFromMap(ids: readonly string[], absent: readonly string[], maxProbes?: number): string[] {
@@ -21,6 +21,18 @@ function differencesFromMap(ids: readonly string[], absent: readonly string[], m
     check(`range of ${JSON.stringify(id)}`, table.slotOf(`$${id}/value`, 1, id.length + 1), slot);
   }
   for (const id of absent) check(`absent ${JSON.stringify(id)}`, table.slotOf(id), expected.get(id) ?? -1);
+  // The same lookups in one batch, whole ids and ranges, past the batch's first capacity.
+  const lookups = new IdLookups(2);
+  const wanted: number[] = [];
+  for (const id of [...ids, ...absent]) {
+    lookups.add(id);
+    lookups.add(`$${id}/value`, 1, id.length + 1);
+    wanted.push(expected.get(id) ?? -1, expected.get(id) ?? -1);
+  }
+  table.slotsOf(lookups);
+  for (let index = 0; index < wanted.length; index++) {
+    check(`batched lookup ${index}`, lookups.slots[index] as number, wanted[index] as number);
+  }
   return differences;
 }
 
@@ -62,6 +74,10 @@ describe('StepIdTable', () => {
     expect(ids.map((id) => table.slotOf(id))).toEqual([0, 1, 2, 3, 4, 5]);
     expect(table.slotOf('$s10/value', 1, 4)).toBe(2);
     expect(table.slotOf('ghost')).toBe(-1);
+    const lookups = new IdLookups();
+    for (const id of [...ids, 'ghost']) lookups.add(id);
+    table.slotsOf(lookups);
+    expect([...lookups.slots.subarray(0, lookups.length)]).toEqual([0, 1, 2, 3, 4, 5, -1]);
   });
 
   it('holds 100,000 ids', () => {

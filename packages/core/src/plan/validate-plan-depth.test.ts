@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTestTools } from '../testing/fixtures.js';
-import { MAX_NESTING_DEPTH, tooDeepPath } from './nesting-depth.js';
+import { deeperOutsideArgs, MAX_NESTING_DEPTH, tooDeepPath } from './nesting-depth.js';
+import { isPlainValidPlan } from './plan-shape-check.js';
 import { toJsonPath } from './references.js';
 import { validatePlan } from './validate-plan.js';
 
@@ -89,5 +90,31 @@ describe('validatePlan on values nested too deep', () => {
     };
     expect(tooDeepPath(input)).toBeUndefined();
     expect(validatePlan(input, { tools: registry }).problems.map((problem) => problem.kind)).not.toContain('too-deep');
+  });
+
+  it('measures a plain plan by its shape check: deep metadata, preconditions and expectations too', () => {
+    // Plain and valid but for depth: the shape check is the only one that measures these.
+    const where = fc.constantFrom('plan-metadata', 'metadata', 'preconditions', 'expect');
+    fc.assert(
+      fc.property(where, fc.integer({ min: MAX_NESTING_DEPTH - 6, max: MAX_NESTING_DEPTH }), (place, levels) => {
+        const deep = { kind: 'deep', deep: nested(levels) };
+        const step: Record<string, unknown> = { id: 's1', tool: 'echo', dependsOn: ['s0'], args: { value: 1 } };
+        const input: Record<string, unknown> = { id: 'p', steps: [{ id: 's0', tool: 'echo' }, step] };
+        if (place === 'plan-metadata') input.metadata = deep;
+        if (place === 'metadata') step.metadata = deep;
+        if (place === 'preconditions' || place === 'expect') step[place] = [deep];
+        const first = tooDeepPath(input);
+        expect(isPlainValidPlan(input)).toBe(!deeperOutsideArgs(input));
+        const problems = validatePlan(input, { tools: registry }).problems;
+        if (!first) {
+          expect(problems).toEqual([]);
+          return;
+        }
+        expect(problems).toEqual([
+          expect.objectContaining({ code: 'E001', kind: 'too-deep', path: toJsonPath(first) }),
+        ]);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

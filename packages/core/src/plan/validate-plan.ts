@@ -110,11 +110,13 @@ export function validatePlan(input: unknown, options: ValidatePlanOptions = {}):
   const add = problemAdder(problems, options.redactor);
 
   // Every later check (and the digest, the redactor, the stores) walks the plan by recursion. The
-  // steps' args are measured while their references are walked, before anything else walks them.
-  if (deeperOutsideArgs(input)) return tooDeep(input, options);
+  // steps' args are measured while their references are walked, before anything else walks them;
+  // a plain valid plan has had the rest measured by its shape check, one pass over the steps.
+  const plain = isPlainValidPlan(input);
+  if (!plain && deeperOutsideArgs(input)) return tooDeep(input, options);
 
   // Plain data skips the schema's copy (see isPlainValidPlan); anything else gets the schema's problems.
-  const parsed = isPlainValidPlan(input) ? ({ success: true, data: input } as const) : PlanSchema.safeParse(input);
+  const parsed = plain ? ({ success: true, data: input } as const) : PlanSchema.safeParse(input);
   if (!parsed.success) {
     for (const problem of schemaIssueProblems(parsed.error.issues, PlanSchema)) {
       add(ErrorCodes.PLAN_INVALID, 'schema', problem.path, problem.message);
@@ -199,6 +201,7 @@ function checkSteps(
     if (!judge.collect(slot, step.args)) return false;
     checkArgs(step, planIndexOf(index, slot), tools, note);
   }
+  judge.finishCollecting();
   // The step-id table has done its bulk work: the searches write over its arrays.
   spare.give(...index.slotById.release((slot) => idOf(index, slot)));
   const verdicts = judge.judge(spare);
