@@ -129,8 +129,9 @@ class PostgresWorker implements Worker {
       if (this.#handles.has(runId)) this.#ended.add(runId);
     });
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
+    // With a queue limit, room frees when a run ends anywhere, which announces nothing: workers poll.
     this.#listener =
-      options.notify === false
+      options.notify === false || options.queueLimit !== undefined
         ? undefined
         : new QueueListener(options.store.connection, options.queue ?? 'default', (delayMs) => this.#onNews(delayMs));
     this.#loop = this.#run();
@@ -183,6 +184,8 @@ class PostgresWorker implements Worker {
       const claimed =
         room > 0 ? await this.#claim(room, false) : takeoverRoom > 0 ? await this.#claim(takeoverRoom, true) : [];
       for (const run of claimed) this.#start(run);
+      // Full: it claims again when a run ends, and news it would not act on still costs Postgres a transaction.
+      if (this.#handles.size >= this.#concurrency) this.#listener?.unlisten();
       if (room > 0) {
         idlePolls = claimed.length > 0 ? 0 : idlePolls + 1;
         // Room left and nothing to claim: sleep, then poll again. Full now: sleep as below.
@@ -218,13 +221,14 @@ class PostgresWorker implements Worker {
    * Nothing to claim. Polling, an idle worker looks again soon, then less and less often (up to the
    * poll interval). Listening, it sleeps until news arrives; when news arrived meanwhile and it still
    * found nothing (another worker was first), it backs off the same way, so a burst of enqueues
-   * does not make every worker claim once per run.
+   * does not make every worker claim once per run. Not listening yet (it was full), it listens and
+   * claims once more before it sleeps: a run enqueued before LISTEN took effect is seen by that claim.
    */
-  #idleSleep(idlePolls: number): Promise<void> {
+  async #idleSleep(idlePolls: number): Promise<void> {
     const backoff = Math.min(this.#options.pollIntervalMs ?? 200, 10 * 2 ** Math.min(idlePolls, 10));
-    // With a queue limit, room frees when a run ends anywhere, which announces nothing: poll.
-    const listening = this.#listener?.listening === true && this.#options.queueLimit === undefined;
-    if (!listening || this.#news) return this.#sleep(backoff);
+    const listener = this.#listener;
+    if (listener?.connected && !listener.listening && (await listener.listen())) return;
+    if (!listener?.listening || this.#news) return this.#sleep(backoff);
     return this.#sleep(this.#takeoverDelay(), true);
   }
 

@@ -16,7 +16,10 @@ const registry = new ToolRegistry([
     input: { type: 'object', properties: { sleepMs: { type: 'number' } } },
     effect: 'read',
     idempotent: true,
-    execute: async () => ({ ok: true }),
+    execute: async (args: { sleepMs?: number }) => {
+      await sleep(args.sleepMs ?? 0);
+      return { ok: true };
+    },
   }),
 ]);
 
@@ -47,7 +50,7 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     postgres?.server?.close();
   });
 
-  async function setUp(notify: boolean) {
+  async function setUp(notify: boolean, concurrency = 4) {
     const schema = `notify_${process.pid}_${schemas++}`;
     const client = createPostgresStore({ connectionString: url, schema });
     stores.push(client);
@@ -58,8 +61,23 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     stores.push(store);
     // A long lease: the look for what no one announces comes 5 s apart (a quarter of it).
     const engine = dagEngine({ tools: registry, store, leaseTtlMs: 20_000 });
-    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs: 20, notify }));
+    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs: 20, notify, concurrency }));
     return { client, counts };
+  }
+
+  /** The last statement of the worker's listening session (LISTEN or UNLISTEN), once `expected` matches it. */
+  async function listenerState(expected: RegExp): Promise<string> {
+    let last = '';
+    for (let tries = 0; tries < 200; tries++) {
+      const rows = await query<{ query: string }>(
+        url,
+        `select query from pg_stat_activity where query ~ '^(un)?listen "stepwise_' and state = 'idle'`,
+      );
+      last = rows[0]?.query ?? '';
+      if (expected.test(last)) return last;
+      await sleep(10);
+    }
+    throw new Error(`the listener's last statement is "${last}", not ${expected}`);
   }
 
   /** The pid of the backend holding a LISTEN, once it listens. */
@@ -106,6 +124,26 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     expect(await doneWithin(client, runId, 2_000)).toBeLessThan(2_000);
     expect(counts.claims - before.listening).toBeLessThanOrEqual(3);
     await workers.pop()?.stop();
+    await workers.pop()?.stop();
+  });
+
+  it('stops listening while full, and listens again once it has room and nothing to claim', async () => {
+    const { client } = await setUp(true, 1);
+    await listenerState(/^listen/);
+    const slow = await enqueue(
+      chainOf(1, () => 'work', 800),
+      { store: client },
+    );
+    // Full: news would cost its session a transaction each and change nothing.
+    await listenerState(/^unlisten/);
+    const next = await enqueue(
+      chainOf(1, () => 'work'),
+      { store: client },
+    );
+    await doneWithin(client, slow.runId, 5_000);
+    // Not announced to it, but claimed the moment the slow run ended.
+    await doneWithin(client, next.runId, 1_000);
+    await listenerState(/^listen/);
     await workers.pop()?.stop();
   });
 
