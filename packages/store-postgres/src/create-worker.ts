@@ -108,6 +108,9 @@ class PostgresWorker implements Worker {
   #wakeOnNews: (() => void) | undefined;
   /** News arrived since the last claim began. */
   #news = false;
+  #lastNewsAt = 0;
+  /** News came faster than the poll interval: polling is cheaper until the queue quiets down. */
+  #busyQueue = false;
   readonly #newsTimers = new Set<NodeJS.Timeout>();
   readonly #listener: QueueListener | undefined;
   readonly #loop: Promise<void>;
@@ -221,13 +224,16 @@ class PostgresWorker implements Worker {
    * Nothing to claim. Polling, an idle worker looks again soon, then less and less often (up to the
    * poll interval). Listening, it sleeps until news arrives; when news arrived meanwhile and it still
    * found nothing (another worker was first), it backs off the same way, so a burst of enqueues
-   * does not make every worker claim once per run. Not listening yet (it was full), it listens and
-   * claims once more before it sleeps: a run enqueued before LISTEN took effect is seen by that claim.
+   * does not make every worker claim once per run. Not listening (it was full, or the queue was busy
+   * until its polls backed off to the interval), it listens and claims once more before it sleeps: a
+   * run enqueued before LISTEN took effect is seen by that claim.
    */
   async #idleSleep(idlePolls: number): Promise<void> {
-    const backoff = Math.min(this.#options.pollIntervalMs ?? 200, 10 * 2 ** Math.min(idlePolls, 10));
+    const interval = this.#options.pollIntervalMs ?? 200;
+    const backoff = Math.min(interval, 10 * 2 ** Math.min(idlePolls, 10));
+    if (this.#busyQueue && backoff >= interval) this.#busyQueue = false;
     const listener = this.#listener;
-    if (listener?.connected && !listener.listening && (await listener.listen())) return;
+    if (!this.#busyQueue && listener?.connected && !listener.listening && (await listener.listen())) return;
     if (!listener?.listening || this.#news) return this.#sleep(backoff);
     return this.#sleep(this.#takeoverDelay(), true);
   }
@@ -242,6 +248,14 @@ class PostgresWorker implements Worker {
       this.#newsTimers.add(timer);
       return;
     }
+    // Each notification costs every listening session a transaction: when news comes faster than
+    // polls would, poll instead (see #idleSleep), so a burst of enqueues costs what polling did.
+    const now = Date.now();
+    if (now - this.#lastNewsAt < (this.#options.pollIntervalMs ?? 200)) {
+      this.#busyQueue = true;
+      this.#listener?.unlisten();
+    }
+    this.#lastNewsAt = now;
     this.#news = true;
     this.#wakeOnNews?.();
   }

@@ -147,6 +147,26 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     await workers.pop()?.stop();
   });
 
+  it('polls instead while news comes faster than the poll interval, and listens again once the queue is quiet', async () => {
+    const { client } = await setUp(true);
+    await listenerState(/^listen/);
+    const runIds: string[] = [];
+    for (let index = 0; index < 3; index++)
+      runIds.push(
+        (
+          await enqueue(
+            chainOf(1, () => 'work'),
+            { store: client },
+          )
+        ).runId,
+      );
+    // Three notifications within 20 ms: each would cost the session a transaction; polls cost less.
+    await listenerState(/^unlisten/);
+    for (const runId of runIds) await doneWithin(client, runId, 2_000);
+    await listenerState(/^listen/);
+    await workers.pop()?.stop();
+  });
+
   it('claims what was enqueued while its listening connection was cut, once it listens again', async () => {
     const { client } = await setUp(true);
     const pid = await listeningBackend();
