@@ -1,7 +1,7 @@
 import { ErrorCodes } from '../errors.js';
 import { IntList } from './int-list.js';
 import { SpareInts } from './spare-ints.js';
-import { IdLookups, StepIdTable } from './step-id-table.js';
+import { StepIdTable } from './step-id-table.js';
 import type { AddProblem } from './validate-plan.js';
 
 /**
@@ -117,85 +117,38 @@ function dependsOnOf(step: Record<string, unknown>): readonly unknown[] {
  * Resolves `dependsOn` ids to slots, reporting unknown ids (and, for the sequential engine, a
  * dependency listed later in the plan). Repeats are dropped: a short list is searched in place,
  * a long one with a stamp per slot, so a join step depending on 100,000 steps costs 100,000
- * lookups, not their square, and the common short list touches no array indexed by slot. The ids
- * of a run of steps are looked up together (see `StepIdTable.slotsOf`), then linked in order.
+ * lookups, not their square, and the common short list touches no array indexed by slot.
  */
 export function linkDependencies(steps: CollectedSteps, engine: string, add: AddProblem): Adjacency {
   const { raw, slotById } = steps;
-  const linking: Linking = {
-    steps,
-    engine,
-    add,
-    start: new Int32Array(raw.length + 1),
-    list: new IntList(2 * raw.length),
-    seen: undefined,
-    lookups: new IdLookups(LOOKUP_BATCH),
-    positions: new IntList(LOOKUP_BATCH),
-  };
-  const { lookups, positions } = linking;
-  for (let first = 0; first < raw.length; ) {
-    lookups.clear();
-    positions.length = 0;
-    let end = first;
-    // Each `dependsOn` is read once: its ids and their positions go into the batch.
-    for (; end < raw.length && lookups.length < LOOKUP_BATCH; end++) {
-      const dependsOn = dependsOnOf(raw[end] as Record<string, unknown>);
-      for (let position = 0; position < dependsOn.length; position++) {
-        const dependency = dependsOn[position];
-        if (typeof dependency !== 'string') continue;
-        lookups.add(dependency);
-        positions.push(position);
+  const start = new Int32Array(raw.length + 1);
+  const list = new IntList(2 * raw.length);
+  // seen[slot] === current + 1 ⇔ slot is already a dependency of `current`; never needs clearing.
+  let seen: Int32Array | undefined;
+  for (let current = 0; current < raw.length; current++) {
+    const dependsOn = dependsOnOf(raw[current] as Record<string, unknown>);
+    const first = list.length;
+    const stamped = dependsOn.length > SHORT_LIST;
+    if (stamped) seen ??= new Int32Array(raw.length);
+    for (let position = 0; position < dependsOn.length; position++) {
+      const dependency = dependsOn[position];
+      if (typeof dependency !== 'string') continue;
+      const slot = slotById.slotOf(dependency);
+      if (slot === -1 || (engine === 'sequential' && slot > current)) {
+        reportDependency(steps, current, position, dependency, slot === -1, add);
+        if (slot === -1) continue;
       }
-      linking.start[end + 1] = lookups.length;
+      if (stamped) {
+        if ((seen as Int32Array)[slot] === current + 1) continue;
+        (seen as Int32Array)[slot] = current + 1;
+      } else if (list.includesFrom(first, slot)) {
+        continue;
+      }
+      list.push(slot);
     }
-    slotById.slotsOf(lookups);
-    for (let current = first, looked = 0; current < end; current++) looked = linkStep(linking, current, looked);
-    first = end;
+    start[current + 1] = list.length;
   }
-  return { start: linking.start, list: linking.list.view() };
-}
-
-/** Ids looked up at once by `linkDependencies`: enough to keep many memory reads under way, few enough to stay in cache. */
-const LOOKUP_BATCH = 256;
-
-interface Linking {
-  readonly steps: CollectedSteps;
-  readonly engine: string;
-  readonly add: AddProblem;
-  /** While a batch is linked, `start[s + 1]` is where step s's ids end in the batch; then where its dependencies end in `list`. */
-  readonly start: Int32Array;
-  readonly list: IntList;
-  /** seen[slot] === current + 1 ⇔ slot is already a dependency of `current`; never needs clearing. */
-  seen: Int32Array | undefined;
-  readonly lookups: IdLookups;
-  /** Each looked-up id's position in its `dependsOn`. */
-  readonly positions: IntList;
-}
-
-/** Links one step's dependencies, the batch's entries `looked` to `start[current + 1]`; returns where the next step's begin. */
-function linkStep(linking: Linking, current: number, looked: number): number {
-  const { steps, engine, list, lookups, positions } = linking;
-  const end = linking.start[current + 1] as number;
-  const first = list.length;
-  const stamped = end - looked > SHORT_LIST;
-  if (stamped) linking.seen ??= new Int32Array(steps.raw.length);
-  for (; looked < end; looked++) {
-    const slot = lookups.slots[looked] as number;
-    if (slot === -1 || (engine === 'sequential' && slot > current)) {
-      const position = positions.at(looked);
-      reportDependency(steps, current, position, lookups.texts[looked] as string, slot === -1, linking.add);
-      if (slot === -1) continue;
-    }
-    if (stamped) {
-      if ((linking.seen as Int32Array)[slot] === current + 1) continue;
-      (linking.seen as Int32Array)[slot] = current + 1;
-    } else if (list.includesFrom(first, slot)) {
-      continue;
-    }
-    list.push(slot);
-  }
-  linking.start[current + 1] = list.length;
-  return end;
+  return { start, list: list.view() };
 }
 
 function reportDependency(

@@ -25,7 +25,7 @@ function differencesFromMap(ids: readonly string[], absent: readonly string[], m
   const lookups = new IdLookups(2);
   const wanted: number[] = [];
   for (const id of [...ids, ...absent]) {
-    lookups.add(id);
+    lookups.add(id, 0, id.length);
     lookups.add(`$${id}/value`, 1, id.length + 1);
     wanted.push(expected.get(id) ?? -1, expected.get(id) ?? -1);
   }
@@ -75,7 +75,7 @@ describe('StepIdTable', () => {
     expect(table.slotOf('$s10/value', 1, 4)).toBe(2);
     expect(table.slotOf('ghost')).toBe(-1);
     const lookups = new IdLookups();
-    for (const id of [...ids, 'ghost']) lookups.add(id);
+    for (const id of [...ids, 'ghost']) lookups.add(id, 0, id.length);
     table.slotsOf(lookups);
     expect([...lookups.slots.subarray(0, lookups.length)]).toEqual([0, 1, 2, 3, 4, 5, -1]);
   });
