@@ -173,28 +173,22 @@ export interface EncodedEvent {
   readonly chain: Buffer | null;
 }
 
-/** Where the event being encoded is: run key and seq, which name the rows its pieces go to. */
-export interface EventPlace {
-  readonly runKey: number;
-  readonly seq: number;
-}
-
-/** How a candidate value is stored: inline, in `blobs`, or in pieces. */
-function storeCandidate(candidate: Candidate, value: unknown, blobs: BlobWriter, place: EventPlace) {
+/** How a candidate value of event `seq` of run `runKey` is stored: inline, in `blobs`, or in pieces. */
+function storeCandidate(candidate: Candidate, value: unknown, blobs: BlobWriter, runKey: number, seq: number) {
   if (candidate.kind === 'text') return typeof value === 'string' ? blobs.text(value) : NOTHING;
-  return candidate.output ? blobs.eventOutput(value, place.runKey, place.seq) : blobs.json(value);
+  return candidate.output ? blobs.eventOutput(value, runKey, seq) : blobs.json(value);
 }
 
 /**
  * The event's row: the columns are left out of the payload, large values go to `blobs`, outputs of
- * a piece or more to `event_chunks` (see `BlobWriter.eventOutput`). `outputDistance` and `attempt`
- * are what the writer knows of other events (see `packPayload`).
+ * a piece or more to `event_chunks` (see `BlobWriter.eventOutput`; `runKey` names their rows with the
+ * event's seq). `outputDistance` and `attempt` are what the writer knows of other events (see `packPayload`).
  */
 export function encodeEvent(
   runId: string,
   event: RunEvent,
   blobs: BlobWriter,
-  place: EventPlace,
+  runKey: number,
   outputDistance = 0,
   attempt?: number,
 ): EncodedEvent {
@@ -207,7 +201,7 @@ export function encodeEvent(
   for (const candidate of candidates(event.type, rest)) {
     const value = valueAt(stored, candidate.path);
     if (value === undefined) continue;
-    const encoded = storeCandidate(candidate, value, blobs, place);
+    const encoded = storeCandidate(candidate, value, blobs, runKey, event.seq);
     if ('first' in encoded) {
       stored = withValueAt(stored, candidate.path, encoded.tail);
       refs.push([candidate.path, encoded.first, 'json-chunks', encoded.count]);

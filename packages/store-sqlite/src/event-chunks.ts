@@ -28,8 +28,9 @@ const isContinuation = (byte: number | undefined): boolean => byte !== undefined
 /**
  * Writes the leading whole pieces of large values, each a row of `chunkBytes` bytes (the last may be
  * up to 3 bytes shorter, so the tail starts on a character); what is left (less than a piece) stays
- * in the event's row, among the small rows of the journal, as SQLite keeps the rest of an
- * overflowing row on its own page. Rows of one event are written in the append's transaction.
+ * in the event's row, among the small rows of the journal, as SQLite fills overflow pages and keeps
+ * the rest of a long row on its leaf. The pieces of an event take consecutive rowids (one writer,
+ * in the append's transaction), which its `blob_refs` names by the first and the count.
  */
 export class ChunkWriter {
   readonly chunkBytes: number;

@@ -107,8 +107,7 @@ export class JournalWriter {
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
         const attempt = this.#attemptOf(event, fold);
-        const place = { runKey, seq: event.seq };
-        const encoded = encodeEvent(runId, event, this.#blobs, place, this.#outputDistance(event), attempt);
+        const encoded = encodeEvent(runId, event, this.#blobs, runKey, this.#outputDistance(event), attempt);
         values.push(
           runKey,
           event.seq,
