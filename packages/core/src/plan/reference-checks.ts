@@ -73,7 +73,6 @@ export class ReferenceJudge {
     else if (typeof args === 'object' && args !== null)
       within = walkReferences(args, this.visit, false, ARGS_NESTING_DEPTH);
     this.collected = slot + 1;
-    if (this.lookups.length >= LOOKUP_BATCH) this.settleLookups();
     return within;
   }
 
@@ -82,6 +81,8 @@ export class ReferenceJudge {
     this.lookups.add(text, from, to);
     this.lookupSources.push(this.slot);
     this.lookupForms.push(form === 'object' ? 1 : 0);
+    // Settled as soon as the batch is full, within a step too (a join step may hold 100,000 references).
+    if (this.lookups.length === LOOKUP_BATCH) this.settleLookups();
   };
 
   /** After the last `collect`, while the step-id table still has its arrays (see `StepIdTable.release`). */

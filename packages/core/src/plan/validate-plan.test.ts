@@ -140,6 +140,40 @@ describe('validatePlan', () => {
     ]);
   });
 
+  it('judges every reference of a step holding more than a batch of them, in document order', () => {
+    // 700 steps, and a join step referencing each: its ids are looked up in several batches. The
+    // ones it does not depend on come after the first batch; a step after it references one too.
+    const sources = Array.from({ length: 700 }, (_, index) => ({ id: `s${index}`, tool: 'echo' }));
+    const references: unknown[] = sources.map((step, index) =>
+      index % 2 === 0 ? `$${step.id}/value` : { $ref: step.id },
+    );
+    const unrelated = (index: number) => index >= 300 && index % 100 === 0;
+    const dependsOn = sources.filter((_, index) => !unrelated(index)).map((step) => step.id);
+    const plan = makePlan([
+      ...sources,
+      { id: 'join', tool: 'echo', dependsOn, args: { value: references } },
+      { id: 'after', tool: 'echo', dependsOn: ['join', 's1'], args: { value: '$s1' } },
+      { id: 'last', tool: 'echo', dependsOn: ['after'], args: { value: { $ref: 'ghost' } } },
+    ]);
+    expect(kinds(plan)).toEqual([
+      ...[300, 400, 500, 600].map((index) => ['reference-not-dependency', `/steps/700/args/value/${index}`]),
+      ['reference-unknown-step', '/steps/702/args/value'],
+    ]);
+    // The same references spread one per step: the batches cross step boundaries.
+    const spread = makePlan([
+      ...sources,
+      ...references.map((value, index) => ({
+        id: `r${index}`,
+        tool: 'echo',
+        dependsOn: [unrelated(index) ? 's1' : `s${index}`],
+        args: { value },
+      })),
+    ]);
+    expect(kinds(spread)).toEqual(
+      [300, 400, 500, 600].map((index) => ['reference-not-dependency', `/steps/${700 + index}/args/value`]),
+    );
+  });
+
   it('does not flag a reference position as an argument type error', () => {
     const plan = makePlan([
       { id: 'a', tool: 'echo' },
