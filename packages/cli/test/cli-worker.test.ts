@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
 import { makePlan } from '@stepwise/core/testing';
-import { createPostgresStore, enqueue } from '@stepwise/store-postgres';
+import { createPostgresStore, enqueue, type PostgresStore } from '@stepwise/store-postgres';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '@stepwise/store-postgres/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunner } from '../src/create-runner.js';
@@ -13,6 +13,23 @@ try {
   server = await startThrowawayPostgres();
 } catch (error) {
   console.warn(`cli: skipping the worker command tests: ${(error as Error).message}`);
+}
+
+/** Sessions of the server whose last statement was a LISTEN: a worker listening for its queue's news. */
+async function listeningSessions(store: PostgresStore): Promise<number> {
+  const { rows } = await store.connection.pool.query<{ n: number }>(
+    "select count(*)::int as n from pg_stat_activity where query ilike 'listen %'",
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Waits until `stepwise worker` printed its first line: it is claiming from then on. */
+async function workerReady(output: () => string, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!output().includes('"worker"')) {
+    if (Date.now() > deadline) throw new Error(`the worker never started: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 describe.skipIf(!server)('stepwise worker', () => {
@@ -50,6 +67,15 @@ describe.skipIf(!server)('stepwise worker', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await readFile(path.join(workspace.directory, 'out.txt'), 'utf8')).toBe('from a worker');
+      // Idle again, it listens for news of its queue instead of polling.
+      const listening = Date.now() + 10_000;
+      while ((await listeningSessions(store)) === 0) {
+        if (Date.now() > listening) {
+          const { rows } = await store.connection.pool.query('select state, query from pg_stat_activity');
+          throw new Error(`the idle worker never listened\nstderr: ${stderr}\n${JSON.stringify(rows)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       child.kill('SIGTERM');
       const code = await new Promise((resolve) => child.once('close', resolve));
       expect(code).toBe(0);
@@ -57,6 +83,42 @@ describe.skipIf(!server)('stepwise worker', () => {
       // `stepwise runs` reads the same shared journal.
       const runs = await runCli(['runs', '--json'], { cwd: workspace.directory });
       expect(JSON.parse(runs.stdout).map((run: { runId: string }) => run.runId)).toEqual([runId]);
+    } finally {
+      await store.close();
+      await workspace.dispose();
+    }
+  });
+
+  it('polls without listening with --no-notify, and still runs what is enqueued', async () => {
+    const workspace = await createWorkspace();
+    const store = createPostgresStore({ connectionString: server?.url as string, schema: 'cli_worker_poll' });
+    try {
+      await workspace.write('stepwise.config.json', {
+        engine: 'dag',
+        store: { kind: 'postgres', url: server?.url, schema: 'cli_worker_poll' },
+        leaseTtlMs: 2_000,
+        approvals: { write: 'auto' },
+      });
+      const child = startCli(['worker', '--no-notify'], { cwd: workspace.directory });
+      let stdout = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      await workerReady(() => stdout, '--no-notify');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await listeningSessions(store)).toBe(0);
+      const { runId } = await enqueue(
+        makePlan([{ id: 'write', tool: 'file_write', args: { path: 'polled.txt', contents: 'polled' } }]),
+        { store },
+      );
+      const deadline = Date.now() + 30_000;
+      while ((await store.getRun(runId))?.status !== 'completed') {
+        if (Date.now() > deadline) throw new Error(`the run did not complete\nstdout: ${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await listeningSessions(store)).toBe(0);
+      child.kill('SIGTERM');
+      expect(await new Promise((resolve) => child.once('close', resolve))).toBe(0);
     } finally {
       await store.close();
       await workspace.dispose();

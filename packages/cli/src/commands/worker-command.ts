@@ -21,6 +21,7 @@ const options = {
   'queue-limit': { type: 'string' },
   'tool-limits': { type: 'string' },
   'takeover-slots': { type: 'string' },
+  'no-notify': { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 /** `run_command=4,file_write=2` → `{ run_command: 4, file_write: 2 }`. */
@@ -82,7 +83,7 @@ export const workerCommand: CommandDefinition = {
   summary: 'claim and run queued plans from the Postgres store until stopped',
   positionals: { min: 0, max: 0, names: '' },
   options,
-  help: `Usage: stepwise worker [--queue Q] [--concurrency N] [--queue-limit N] [--tool-limits tool=N,…] [--takeover-slots N]
+  help: `Usage: stepwise worker [--queue Q] [--concurrency N] [--queue-limit N] [--tool-limits tool=N,…] [--takeover-slots N] [--no-notify]
 
 Runs plans enqueued in the Postgres store (configuration: "store": { "kind": "postgres", "url": "…" })
 with the configured engine and tools. Start one on every machine; a worker that dies has its runs
@@ -96,6 +97,8 @@ Options:
       --tool-limits T=N   calls of tool T at once across all workers, e.g. run_command=4
       --takeover-slots N  runs of dead workers a full worker takes over beyond --concurrency
                           (default: its concurrency; 0: only when a slot frees)
+      --no-notify         poll the queue instead of listening for news of it (LISTEN/NOTIFY),
+                          e.g. behind a connection pooler in transaction mode, which drops LISTEN
   -c, --config F          the configuration file
   -w, --workspace W       the workspace the tools work in
 
@@ -137,6 +140,7 @@ Examples:
         ...(typeof values.queue === 'string' ? { queue: values.queue } : {}),
         ...(queueLimit === undefined ? {} : { queueLimit }),
         ...(takeoverSlots === undefined ? {} : { takeoverSlots }),
+        ...(values['no-notify'] === true ? { notify: false } : {}),
         ...(runnerOptions.leaseTtlMs === undefined ? {} : { leaseTtlMs: runnerOptions.leaseTtlMs }),
         onRunEnd: (runId, status) => print(context, JSON.stringify({ runId, status })),
         onError: (error) => printError(context, `${error.code} ${error.message}`),
