@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
@@ -23,6 +24,36 @@ async function listeningSessions(store: PostgresStore): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** A worker a failed test left running would outlive the test run, retrying a server that is gone. */
+function stopIfRunning(child: ChildProcess | undefined): void {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** A workspace configured for the Postgres store in `schema`, and a store of the test's own on it. */
+async function postgresWorkspace(schema: string) {
+  const workspace = await createWorkspace();
+  await workspace.write('stepwise.config.json', {
+    engine: 'dag',
+    store: { kind: 'postgres', url: server?.url, schema },
+    leaseTtlMs: 2_000,
+    approvals: { write: 'auto' },
+  });
+  return { workspace, store: createPostgresStore({ connectionString: server?.url as string, schema }) };
+}
+
+/** `stepwise worker …` started in `directory`, with what it prints gathered. */
+function startWorker(args: readonly string[], directory: string) {
+  const child = startCli(['worker', ...args], { cwd: directory });
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output.stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
+  return { child, output };
+}
+
 /** Waits until `stepwise worker` printed its first line: it is claiming from then on. */
 async function workerReady(output: () => string, what: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -37,33 +68,20 @@ describe.skipIf(!server)('stepwise worker', () => {
   afterAll(() => server?.close());
 
   it('runs plans enqueued in Postgres with the configured engine and tools, and stops on SIGTERM', async () => {
-    const workspace = await createWorkspace();
-    const store = createPostgresStore({ connectionString: server?.url as string, schema: 'cli_worker' });
+    const { workspace, store } = await postgresWorkspace('cli_worker');
+    let child: ChildProcess | undefined;
     try {
-      await workspace.write('stepwise.config.json', {
-        engine: 'dag',
-        store: { kind: 'postgres', url: server?.url, schema: 'cli_worker' },
-        leaseTtlMs: 2_000,
-        approvals: { write: 'auto' },
-      });
-      const child = startCli(['worker', '--concurrency', '2', '--tool-limits', 'file_write=1'], {
-        cwd: workspace.directory,
-      });
-      let stdout = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
+      const worker = startWorker(['--concurrency', '2', '--tool-limits', 'file_write=1'], workspace.directory);
+      child = worker.child;
+      const { output } = worker;
       const plan = makePlan([
         { id: 'write', tool: 'file_write', args: { path: 'out.txt', contents: 'from a worker' } },
       ]);
       const { runId } = await enqueue(plan, { store });
       const deadline = Date.now() + 45_000;
       while ((await store.getRun(runId))?.status !== 'completed') {
-        if (Date.now() > deadline) throw new Error(`the run did not complete\nstdout: ${stdout}\nstderr: ${stderr}`);
+        if (Date.now() > deadline)
+          throw new Error(`the run did not complete\nstdout: ${output.stdout}\nstderr: ${output.stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await readFile(path.join(workspace.directory, 'out.txt'), 'utf8')).toBe('from a worker');
@@ -72,39 +90,32 @@ describe.skipIf(!server)('stepwise worker', () => {
       while ((await listeningSessions(store)) === 0) {
         if (Date.now() > listening) {
           const { rows } = await store.connection.pool.query('select state, query from pg_stat_activity');
-          throw new Error(`the idle worker never listened\nstderr: ${stderr}\n${JSON.stringify(rows)}`);
+          throw new Error(`the idle worker never listened\nstderr: ${output.stderr}\n${JSON.stringify(rows)}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       child.kill('SIGTERM');
-      const code = await new Promise((resolve) => child.once('close', resolve));
+      const code = await new Promise((resolve) => child?.once('close', resolve));
       expect(code).toBe(0);
-      expect(stdout).toContain(`{"runId":"${runId}","status":"completed"}`);
+      expect(output.stdout).toContain(`{"runId":"${runId}","status":"completed"}`);
       // `stepwise runs` reads the same shared journal.
       const runs = await runCli(['runs', '--json'], { cwd: workspace.directory });
       expect(JSON.parse(runs.stdout).map((run: { runId: string }) => run.runId)).toEqual([runId]);
     } finally {
+      stopIfRunning(child);
       await store.close();
       await workspace.dispose();
     }
   });
 
   it('polls without listening with --no-notify, and still runs what is enqueued', async () => {
-    const workspace = await createWorkspace();
-    const store = createPostgresStore({ connectionString: server?.url as string, schema: 'cli_worker_poll' });
+    const { workspace, store } = await postgresWorkspace('cli_worker_poll');
+    let child: ChildProcess | undefined;
     try {
-      await workspace.write('stepwise.config.json', {
-        engine: 'dag',
-        store: { kind: 'postgres', url: server?.url, schema: 'cli_worker_poll' },
-        leaseTtlMs: 2_000,
-        approvals: { write: 'auto' },
-      });
-      const child = startCli(['worker', '--no-notify'], { cwd: workspace.directory });
-      let stdout = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      await workerReady(() => stdout, '--no-notify');
+      const worker = startWorker(['--no-notify'], workspace.directory);
+      child = worker.child;
+      const { output } = worker;
+      await workerReady(() => output.stdout, '--no-notify');
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(await listeningSessions(store)).toBe(0);
       const { runId } = await enqueue(
@@ -113,13 +124,14 @@ describe.skipIf(!server)('stepwise worker', () => {
       );
       const deadline = Date.now() + 30_000;
       while ((await store.getRun(runId))?.status !== 'completed') {
-        if (Date.now() > deadline) throw new Error(`the run did not complete\nstdout: ${stdout}`);
+        if (Date.now() > deadline) throw new Error(`the run did not complete\nstdout: ${output.stdout}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await listeningSessions(store)).toBe(0);
       child.kill('SIGTERM');
-      expect(await new Promise((resolve) => child.once('close', resolve))).toBe(0);
+      expect(await new Promise((resolve) => child?.once('close', resolve))).toBe(0);
     } finally {
+      stopIfRunning(child);
       await store.close();
       await workspace.dispose();
     }

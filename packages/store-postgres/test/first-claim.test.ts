@@ -1,28 +1,14 @@
 import { defineTool, readAll, ToolRegistry } from '@stepwise/core';
 import { dagEngine } from '@stepwise/engine-dag';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
+import { countingPool } from './counting-pool.js';
 import { testPostgres } from './postgres-server.js';
 import { chainOf } from './worker-processes.js';
 
 const postgres = await testPostgres();
 let schemas = 0;
-
-/** A pool that counts the statements reading a run's summary (the store's `getRun`). */
-function countingPool(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { summaryReads: 0 };
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-      if (/^select "summary" from "[a-z_0-9]+"\."runs" where "id"/.test(text ?? '')) counts.summaryReads++;
-      return query(...args);
-    };
-  });
-  return { pool, counts };
-}
 
 function countingTools() {
   const calls = new Map<string, number>();
@@ -69,7 +55,9 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
   });
 
   function countingWorker(schema: string, registry: ToolRegistry) {
-    const { pool, counts } = countingPool(url);
+    const { pool, counts } = countingPool(url, {
+      summaryReads: /^select "summary" from "[a-z_0-9]+"\."runs" where "id"/,
+    });
     pools.push(pool);
     const store = createPostgresStore({ pool, schema });
     stores.push(store);

@@ -1,8 +1,9 @@
 import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
 import { makePlan } from '@stepwise/core/testing';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import { countingPool } from './counting-pool.js';
 import { testPostgres } from './postgres-server.js';
 
 const postgres = await testPostgres();
@@ -31,24 +32,6 @@ const stepStart = (runId: string, seq: number, stepId = 'a'): RunEvent =>
     executionId: `ex_${runId}_${seq}`,
   }) as RunEvent;
 
-/** A pool that counts the transactions its clients commit, and the statements that write journal rows. */
-function countingPool(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { commits: 0, writes: 0, locks: 0, begins: 0 };
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-      if (text?.trim().toLowerCase() === 'commit') counts.commits++;
-      if (text?.trim().toLowerCase() === 'begin') counts.begins++;
-      if (/insert into "[a-z_0-9]+"\."events"/.test(text ?? '')) counts.writes++;
-      if (/insert into "[a-z_0-9]+"\."runs" as r \(id\) select/.test(text ?? '')) counts.locks++;
-      return query(...args);
-    };
-  });
-  return { pool, counts };
-}
-
 async function outcome(promise: Promise<unknown>): Promise<string> {
   return promise.then(
     () => 'ok',
@@ -67,7 +50,12 @@ describe.skipIf(!postgres)('group commit of one process’s appends', () => {
   });
 
   async function open(schema: string) {
-    const { pool, counts } = countingPool(url);
+    const { pool, counts } = countingPool(url, {
+      commits: /^\s*commit\s*$/i,
+      begins: /^\s*begin\s*$/i,
+      writes: /insert into "[a-z_0-9]+"\."events"/,
+      locks: /insert into "[a-z_0-9]+"\."runs" as r \(id\) select/,
+    });
     pools.push(pool);
     const store = createPostgresStore({ pool, schema });
     stores.push(store);

@@ -1,8 +1,9 @@
 import { defineTool, ToolRegistry } from '@stepwise/core';
 import { dagEngine } from '@stepwise/engine-dag';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
+import { countingPool } from './counting-pool.js';
 import { testPostgres } from './postgres-server.js';
 import { chainOf, query } from './worker-processes.js';
 
@@ -23,21 +24,6 @@ const registry = new ToolRegistry([
   }),
 ]);
 
-/** A pool that counts the claim statements its worker sends. */
-function countingPool(url: string) {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const counts = { claims: 0 };
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-      if (/update "[a-z_0-9]+"\."work_queue" w\s+set state = 'claimed'/.test(text ?? '')) counts.claims++;
-      return query(...args);
-    };
-  });
-  return { pool, counts };
-}
-
 describe.skipIf(!postgres)('workers listening for news of their queue', () => {
   const url = postgres?.url as string;
   const stores: PostgresStore[] = [];
@@ -55,7 +41,9 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     const client = createPostgresStore({ connectionString: url, schema });
     stores.push(client);
     await client.ready;
-    const { pool, counts } = countingPool(url);
+    const { pool, counts } = countingPool(url, {
+      claims: /update "[a-z_0-9]+"\."work_queue" w\s+set state = 'claimed'/,
+    });
     pools.push(pool);
     const store = createPostgresStore({ pool, schema });
     stores.push(store);

@@ -1,4 +1,3 @@
-import { deeperOutsideArgs } from '../plan/nesting-depth.js';
 import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
 import { isPlainValidPlan } from '../plan/plan-shape-check.js';
@@ -64,8 +63,9 @@ export class ValidatedPlans {
  * never a wrong answer.
  */
 function unchanged(plan: object, passed: Passed): boolean {
-  // The same guards validation starts with: a plan made too deep, or no longer plain data, since it passed.
-  if (deeperOutsideArgs(plan) || !isPlainValidPlan(plan)) return false;
+  // The guard validation starts with: no longer plain data, or nested too deep outside its args
+  // (the shape check measures that too), since it passed.
+  if (!isPlainValidPlan(plan)) return false;
   try {
     return passed.json !== undefined
       ? JSON.stringify(plan) === passed.json
