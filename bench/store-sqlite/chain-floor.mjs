@@ -7,8 +7,10 @@
 // (WAL frames of one run with checkpoints off, divided by its commits) and CPU time per step
 // (user + system): the store's CPU beyond the floor's is its own JavaScript.
 //
-// Protocol (bench/README.md): gc() before every timed run, one warm-up run of each contender,
-// contenders interleaved round by round, medians of ROUNDS (default 3; FULL at 10,000 steps: one
+// Protocol (bench/README.md): gc() before every timed run, WARM_UP warm-up runs of each contender
+// (default 6: the engine's CPU per step kept falling over its first five or six 2,000-step runs, from
+// about 300 to 40 µs on MemoryStore, while the optimizing compiler caught up; one warm-up run left
+// most of that in the timed rounds; every contender gets the same), contenders interleaved round by round, medians of ROUNDS (default 3; FULL at 10,000 steps: one
 // round without warm-up, FULL_ROUNDS to change it). Each timed run includes
 // closing its database (which checkpoints what the run left in the WAL); opening a new database
 // (for the store: its migrations, about 30 ms) happens before the clock, for every contender
@@ -31,7 +33,7 @@ const { checkouts, rest } = await checkoutsFromArguments();
 const SIZES = (rest[0] ?? '2000,10000').split(',').map(Number);
 const LEVELS = ['NORMAL', 'FULL'];
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const WARM_UP = Number(process.env.WARM_UP ?? 1);
+const WARM_UP = Number(process.env.WARM_UP ?? 6);
 const FAN_OUT_STEPS = 2000;
 const CONCURRENCY = 16;
 const TARGET_RATIO = 1.3;
