@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { defineTool, type RunEvent, readAll, ToolRegistry, verifyJournal } from '@stepwise/core';
-import { deriveExecutionId } from '@stepwise/core/engine';
-import { dagEngine } from '@stepwise/engine-dag';
+import { createPolicyEngine, deriveExecutionId, permissivePolicy } from '@stepwise/core/engine';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { chunkBytesOf } from '../src/event-chunks.js';
@@ -165,7 +164,11 @@ describe('outputs written in pieces (schema version 10)', () => {
       })),
     };
     const store = createSqliteStore({ path });
-    const result = await dagEngine({ tools, store }).run(plan, { runId: 'run_engine' }).result;
+    const engine = createPolicyEngine({
+      policy: permissivePolicy({ tools }, { name: 'dag', validation: 'dag' }),
+      options: { tools, store },
+    });
+    const result = await engine.run(plan, { runId: 'run_engine' }).result;
     expect(result.status).toBe('completed');
     const events = await readAll(store, 'run_engine');
     expect(verifyJournal('run_engine', events)).toMatchObject({ ok: true });

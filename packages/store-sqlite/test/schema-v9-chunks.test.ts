@@ -1,7 +1,7 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineTool, type RunEvent, readAll, ToolRegistry, verifyJournal } from '@stepwise/core';
-import { dagEngine } from '@stepwise/engine-dag';
+import { createPolicyEngine, permissivePolicy } from '@stepwise/core/engine';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore, SCHEMA_VERSION } from '../src/index.js';
@@ -68,7 +68,12 @@ describe('a database written at schema version 9', () => {
         { id: 'one', tool: 'sized', args: { size: 1100 }, dependsOn: ['two'] },
       ],
     };
-    const result = await dagEngine({ tools: new ToolRegistry([sized]), store }).run(plan, { runId: 'run_new' }).result;
+    const tools = new ToolRegistry([sized]);
+    const engine = createPolicyEngine({
+      policy: permissivePolicy({ tools }, { name: 'dag', validation: 'dag' }),
+      options: { tools, store },
+    });
+    const result = await engine.run(plan, { runId: 'run_new' }).result;
     expect(result.status).toBe('completed');
     await store.close();
     const reopened = createSqliteStore({ path });
