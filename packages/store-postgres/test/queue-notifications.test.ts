@@ -36,7 +36,7 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     postgres?.server?.close();
   });
 
-  async function setUp(notify: boolean, concurrency = 4) {
+  async function setUp(notify: boolean, concurrency = 4, pollIntervalMs = 20) {
     const schema = `notify_${process.pid}_${schemas++}`;
     const client = createPostgresStore({ connectionString: url, schema });
     stores.push(client);
@@ -49,14 +49,15 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     stores.push(store);
     // A long lease: the look for what no one announces comes 5 s apart (a quarter of it).
     const engine = dagEngine({ tools: registry, store, leaseTtlMs: 20_000 });
-    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs: 20, notify, concurrency }));
+    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs, notify, concurrency }));
     return { client, counts };
   }
 
   /** The last statement of the worker's listening session (LISTEN or UNLISTEN), once `expected` matches it. */
   async function listenerState(expected: RegExp): Promise<string> {
     let last = '';
-    for (let tries = 0; tries < 200; tries++) {
+    // By the clock, not by tries: a loaded machine answers each look slower.
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
       const rows = await query<{ query: string }>(
         url,
         `select query from pg_stat_activity where query ~ '^(un)?listen "stepwise_' and state = 'idle'`,
@@ -136,21 +137,22 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
   });
 
   it('polls instead while news comes faster than the poll interval, and listens again once the queue is quiet', async () => {
-    const { client } = await setUp(true);
+    // A poll interval that three enqueues at once fit in even on a loaded machine (with 20 ms they
+    // sometimes did not, and the worker rightly kept listening).
+    const { client } = await setUp(true, 4, 500);
     await listenerState(/^listen/);
-    const runIds: string[] = [];
-    for (let index = 0; index < 3; index++)
-      runIds.push(
-        (
-          await enqueue(
-            chainOf(1, () => 'work'),
-            { store: client },
-          )
-        ).runId,
-      );
-    // Three notifications within 20 ms: each would cost the session a transaction; polls cost less.
+    const enqueued = await Promise.all(
+      [0, 1, 2].map(() =>
+        enqueue(
+          chainOf(1, () => 'work'),
+          { store: client },
+        ),
+      ),
+    );
+    const runIds = enqueued.map((run) => run.runId);
+    // Three notifications within the poll interval: each would cost the session a transaction; polls cost less.
     await listenerState(/^unlisten/);
-    for (const runId of runIds) await doneWithin(client, runId, 2_000);
+    for (const runId of runIds) await doneWithin(client, runId, 5_000);
     await listenerState(/^listen/);
     await workers.pop()?.stop();
   });
