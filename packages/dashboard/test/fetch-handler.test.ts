@@ -219,7 +219,11 @@ describe('an action', () => {
       await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: token, origin: 'https://evil.example' }),
       await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: token, 'sec-fetch-site': 'cross-site' }),
       await post(handler, waitingRunId, action, { cookie, origin: ORIGIN }),
-      await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: `${token.slice(0, -1)}A`, origin: ORIGIN }),
+      await post(handler, waitingRunId, action, {
+        cookie,
+        [TOKEN_HEADER]: `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`,
+        origin: ORIGIN,
+      }),
       await post(dashboard({ readOnly: true }), waitingRunId, action, {
         cookie,
         [TOKEN_HEADER]: token,
