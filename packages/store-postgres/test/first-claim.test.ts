@@ -1,10 +1,9 @@
 import { defineTool, readAll, ToolRegistry } from '@stepwise/core';
 import { dagEngine } from '@stepwise/engine-dag';
-import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
-import { countingPool } from './counting-pool.js';
+import { describe, expect, it } from 'vitest';
+import { enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
+import { workerHarness } from './worker-harness.js';
 import { chainOf } from './worker-processes.js';
 
 const postgres = await testPostgres();
@@ -43,33 +42,19 @@ async function queueRow(store: PostgresStore, runId: string, timeoutMs = 20_000)
 }
 
 describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
-  const url = postgres?.url as string;
-  const stores: PostgresStore[] = [];
-  const workers: Worker[] = [];
-  const pools: pg.Pool[] = [];
-  afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.stop()));
-    await Promise.all(stores.map((store) => store.close()));
-    await Promise.all(pools.map((pool) => pool.end()));
-    postgres?.server?.close();
-  });
+  const harness = workerHarness(postgres);
 
-  function countingWorker(schema: string, registry: ToolRegistry) {
-    const { pool, counts } = countingPool(url, {
-      summaryReads: /^select "summary" from "[a-z_0-9]+"\."runs" where "id"/,
-    });
-    pools.push(pool);
-    const store = createPostgresStore({ pool, schema });
-    stores.push(store);
-    const engine = dagEngine({ tools: registry, store, leaseTtlMs: 2_000 });
-    workers.push(createWorker({ store, engine, concurrency: 3, leaseTtlMs: 2_000, pollIntervalMs: 20 }));
-    return { store, counts };
+  function countingWorker(schema: string, tools: ToolRegistry) {
+    return harness.countingWorker(
+      schema,
+      { summaryReads: /^select "summary" from "[a-z_0-9]+"\."runs" where "id"/ },
+      { tools, concurrency: 3, leaseTtlMs: 2_000, pollIntervalMs: 20 },
+    );
   }
 
   it('starts the run without reading its summary first', async () => {
     const schema = `first_claim_${process.pid}_${schemas++}`;
-    const client = createPostgresStore({ connectionString: url, schema });
-    stores.push(client);
+    const client = await harness.store(schema);
     const { registry, calls } = countingTools();
     const runIds: string[] = [];
     for (let index = 0; index < 5; index++)
@@ -81,7 +66,7 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
           )
         ).runId,
       );
-    const { counts } = countingWorker(schema, registry);
+    const { counts } = await countingWorker(schema, registry);
     for (const runId of runIds) expect(await queueRow(client, runId)).toMatchObject({ result_status: 'completed' });
     expect(calls.size).toBe(15);
     expect(counts.summaryReads).toBe(0);
@@ -89,8 +74,7 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
 
   it('replays a run whose id already has a journal (started outside the queue), running nothing again', async () => {
     const schema = `first_claim_${process.pid}_${schemas++}`;
-    const client = createPostgresStore({ connectionString: url, schema });
-    stores.push(client);
+    const client = await harness.store(schema);
     const { registry, calls } = countingTools();
     const plan = chainOf(2, () => 'work');
     // The same id run by an engine directly: its journal is complete before the queue hears of it.
@@ -99,7 +83,7 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
     const journal = await readAll(client, 'run_outside');
     const queued = await enqueue(plan, { store: client, runId: 'run_outside' });
     expect(queued.created).toBe(true);
-    const { counts } = countingWorker(schema, registry);
+    const { counts } = await countingWorker(schema, registry);
     expect(await queueRow(client, 'run_outside')).toMatchObject({ result_status: 'completed', claims: 1 });
     // The engine's first append expected an empty journal and was refused; it looked again and replayed.
     expect(counts.summaryReads).toBe(1);

@@ -1,10 +1,8 @@
 import { ErrorCodes, type RunEvent, readAll, StepwiseError } from '@stepwise/core';
 import { makePlan } from '@stepwise/core/testing';
-import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { countingPool } from './counting-pool.js';
+import { describe, expect, it } from 'vitest';
 import { testPostgres } from './postgres-server.js';
+import { workerHarness } from './worker-harness.js';
 
 const postgres = await testPostgres();
 const plan = makePlan([{ id: 'a', tool: 'echo', args: {} }], { id: 'plan_group' });
@@ -40,27 +38,15 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
 }
 
 describe.skipIf(!postgres)('group commit of one process’s appends', () => {
-  const url = postgres?.url as string;
-  const stores: PostgresStore[] = [];
-  const pools: pg.Pool[] = [];
-  afterAll(async () => {
-    await Promise.all(stores.map((store) => store.close()));
-    await Promise.all(pools.map((pool) => pool.end()));
-    postgres?.server?.close();
-  });
+  const harness = workerHarness(postgres);
 
-  async function open(schema: string) {
-    const { pool, counts } = countingPool(url, {
+  function open(schema: string) {
+    return harness.countingStore(schema, {
       commits: /^\s*commit\s*$/i,
       begins: /^\s*begin\s*$/i,
       writes: /insert into "[a-z_0-9]+"\."events"/,
       locks: /insert into "[a-z_0-9]+"\."runs" as r \(id\) select/,
     });
-    pools.push(pool);
-    const store = createPostgresStore({ pool, schema });
-    stores.push(store);
-    await store.ready;
-    return { store, counts };
   }
 
   it('commits appends of many runs that come while one is in flight together, each still ordered and checked', async () => {

@@ -1,10 +1,8 @@
 import { defineTool, ToolRegistry } from '@stepwise/core';
-import { dagEngine } from '@stepwise/engine-dag';
-import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, createWorker, enqueue, type PostgresStore, type Worker } from '../src/index.js';
-import { countingPool } from './counting-pool.js';
+import { describe, expect, it } from 'vitest';
+import { enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
+import { workerHarness } from './worker-harness.js';
 import { chainOf, query } from './worker-processes.js';
 
 const postgres = await testPostgres();
@@ -25,32 +23,19 @@ const registry = new ToolRegistry([
 ]);
 
 describe.skipIf(!postgres)('workers listening for news of their queue', () => {
-  const url = postgres?.url as string;
-  const stores: PostgresStore[] = [];
-  const workers: Worker[] = [];
-  const pools: pg.Pool[] = [];
-  afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.stop()));
-    await Promise.all(stores.map((store) => store.close()));
-    await Promise.all(pools.map((pool) => pool.end()));
-    postgres?.server?.close();
-  });
+  const harness = workerHarness(postgres);
+  const url = harness.url;
 
   async function setUp(notify: boolean, concurrency = 4, pollIntervalMs = 20) {
     const schema = `notify_${process.pid}_${schemas++}`;
-    const client = createPostgresStore({ connectionString: url, schema });
-    stores.push(client);
-    await client.ready;
-    const { pool, counts } = countingPool(url, {
-      claims: /update "[a-z_0-9]+"\."work_queue" w\s+set state = 'claimed'/,
-    });
-    pools.push(pool);
-    const store = createPostgresStore({ pool, schema });
-    stores.push(store);
+    const client = await harness.store(schema);
     // A long lease: the look for what no one announces comes 5 s apart (a quarter of it).
-    const engine = dagEngine({ tools: registry, store, leaseTtlMs: 20_000 });
-    workers.push(createWorker({ store, engine, leaseTtlMs: 20_000, pollIntervalMs, notify, concurrency }));
-    return { client, counts };
+    const { counts, worker } = await harness.countingWorker(
+      schema,
+      { claims: /update "[a-z_0-9]+"\."work_queue" w\s+set state = 'claimed'/ },
+      { tools: registry, leaseTtlMs: 20_000, pollIntervalMs, notify, concurrency },
+    );
+    return { client, counts, worker };
   }
 
   /** The last statement of the worker's listening session (LISTEN or UNLISTEN), once `expected` matches it. */
@@ -98,7 +83,7 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
 
   it('sleeps while the queue is empty and claims an enqueued run at once', async () => {
     const polling = await setUp(false);
-    const { client, counts } = await setUp(true);
+    const { client, counts, worker } = await setUp(true);
     await listeningBackend();
     await sleep(200);
     const before = { listening: counts.claims, polling: polling.counts.claims };
@@ -112,12 +97,12 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     );
     expect(await doneWithin(client, runId, 2_000)).toBeLessThan(2_000);
     expect(counts.claims - before.listening).toBeLessThanOrEqual(3);
-    await workers.pop()?.stop();
-    await workers.pop()?.stop();
+    await harness.stop(worker);
+    await harness.stop(polling.worker);
   });
 
   it('stops listening while full, and listens again once it has room and nothing to claim', async () => {
-    const { client } = await setUp(true, 1);
+    const { client, worker } = await setUp(true, 1);
     await listenerState(/^listen/);
     const slow = await enqueue(
       chainOf(1, () => 'work', 800),
@@ -133,13 +118,13 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     // Not announced to it, but claimed the moment the slow run ended.
     await doneWithin(client, next.runId, 1_000);
     await listenerState(/^listen/);
-    await workers.pop()?.stop();
+    await harness.stop(worker);
   });
 
   it('polls instead while news comes faster than the poll interval, and listens again once the queue is quiet', async () => {
     // A poll interval that three enqueues at once fit in even on a loaded machine (with 20 ms they
     // sometimes did not, and the worker rightly kept listening).
-    const { client } = await setUp(true, 4, 500);
+    const { client, worker } = await setUp(true, 4, 500);
     await listenerState(/^listen/);
     const enqueued = await Promise.all(
       [0, 1, 2].map(() =>
@@ -154,7 +139,7 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
     await listenerState(/^unlisten/);
     for (const runId of runIds) await doneWithin(client, runId, 5_000);
     await listenerState(/^listen/);
-    await workers.pop()?.stop();
+    await harness.stop(worker);
   });
 
   it('claims what was enqueued while its listening connection was cut, once it listens again', async () => {
