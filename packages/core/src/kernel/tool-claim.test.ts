@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import type { RunEvent } from '../journal/events.js';
-import { type Lease, type RunStore, readAll } from '../journal/run-store.js';
+import { type RunStore, readAll } from '../journal/run-store.js';
 import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan, until } from '../testing/fixtures.js';
+import { FreezableStore } from '../testing/freezable-store.js';
 import { defineTool, type ToolClaimContext } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 
@@ -53,17 +53,6 @@ function engineOver(store: RunStore, tools: ToolRegistry) {
 }
 
 const types = async (store: RunStore, runId: string) => (await readAll(store, runId)).map((event) => event.type);
-
-/** A store a dead process leaves behind: from `freeze()` on, nothing it sends arrives. */
-class FreezableStore extends MemoryStore {
-  frozen = false;
-  override append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
-    return this.frozen ? new Promise(() => undefined) : super.append(runId, events, lease);
-  }
-  override renewLease(lease: Lease): Promise<Lease> {
-    return this.frozen ? new Promise(() => undefined) : super.renewLease(lease);
-  }
-}
 
 describe('a tool’s claim (acquire) comes before its call is journaled', () => {
   it('journals the call only once the claim is held, and releases it after the tool settled', async () => {
@@ -120,7 +109,7 @@ describe('a tool’s claim (acquire) comes before its call is journaled', () => 
   it('leaves no tool-call when the process dies while waiting, so resume runs the step instead of failing it E309', async () => {
     const slot = gatedSlot();
     const effects: string[] = [];
-    const store = new FreezableStore();
+    const store = new FreezableStore(new MemoryStore());
     const first = engineOver(store, slottedTools(slot, effects)).run(
       makePlan([{ id: 'one', tool: 'send', args: {} }]),
       { runId: 'run_died' },
@@ -128,11 +117,11 @@ describe('a tool’s claim (acquire) comes before its call is journaled', () => 
     first.result.catch(() => undefined);
     await until(() => slot.log.length === 1, 'the first claim to be asked for');
     // The process "dies" while it waits: nothing it sends arrives any more, its lease runs out.
-    store.frozen = true;
+    store.freeze();
     await pause(TTL_MS + 50);
-    store.frozen = false;
     slot.open();
-    const resumed = await engineOver(store, slottedTools(slot, effects)).resume('run_died').result;
+    // Another process carries on from the store the dead one can no longer reach.
+    const resumed = await engineOver(store.inner, slottedTools(slot, effects)).resume('run_died').result;
     expect(resumed.status).toBe('completed');
     expect(resumed.steps[0]).toMatchObject({ stepId: 'one', status: 'succeeded' });
     expect(effects).toEqual(['one']);
