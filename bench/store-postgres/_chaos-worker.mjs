@@ -1,11 +1,14 @@
 // One worker process for chaos.mjs: a DAG engine over the Postgres store, and tools whose effects go
 // to side tables in the same Postgres (what the chaos run counts afterwards).
-import { defineTool, ToolRegistry } from '@stepwise/core';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineTool, ToolError, ToolRegistry } from '@stepwise/core';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createPostgresStore, createWorker } from '@stepwise/store-postgres';
 import pg from 'pg';
 
-const { CHAOS_URL: url, CHAOS_SCHEMA: schema, CHAOS_SIDE: side } = process.env;
+const { CHAOS_URL: url, CHAOS_SCHEMA: schema, CHAOS_SIDE: side, CHAOS_STARTED: startedDirectory } = process.env;
+const startedFile = join(startedDirectory, `${process.pid}.txt`);
 const leaseTtlMs = Number(process.env.CHAOS_TTL_MS ?? 1500);
 const side_ = (table) => `${side}.${table}`;
 const pool = new pg.Pool({ connectionString: url, max: 4 });
@@ -14,14 +17,26 @@ pool.on('connect', (client) => client.on('error', () => undefined));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const input = { type: 'object', properties: { sleepMs: { type: 'number' } }, additionalProperties: true };
 
-/** Every call that entered a tool body: what "the tool body started" means in the report. */
-async function started(context) {
-  await pool.query(`insert into ${side_('invocations')} (run_id, step_id, execution_id, pid) values ($1, $2, $3, $4)`, [
-    context.runId,
-    context.stepId,
-    context.executionId,
-    process.pid,
-  ]);
+/**
+ * Every call that entered a tool body: what "the tool body started" means in the report. Written
+ * synchronously, before the body awaits anything, to a file of this process: a SIGKILL right after
+ * keeps the line (the kernel's page cache has it), where an insert in Postgres could still be in
+ * flight and count a body that had started as one that never did.
+ */
+function started(context) {
+  appendFileSync(startedFile, `${context.executionId}\n`);
+}
+
+/**
+ * A statement of a tool whose retry is safe (idempotent, or under the call's idempotency key): not
+ * reaching Postgres (its restart) is a retryable failure, which the plan's retry policy runs again.
+ */
+async function retryableQuery(text, values) {
+  try {
+    return await pool.query(text, values);
+  } catch (error) {
+    throw new ToolError({ message: `Postgres: ${error.message}`, retryable: true });
+  }
 }
 
 const tools = new ToolRegistry([
@@ -32,9 +47,9 @@ const tools = new ToolRegistry([
     effect: 'write',
     idempotent: true,
     async execute(args, context) {
-      await started(context);
+      started(context);
       await sleep(args.sleepMs ?? 0);
-      await pool.query(
+      await retryableQuery(
         `insert into ${side_('ledger')} (run_id, step_id) values ($1, $2) on conflict (run_id, step_id) do nothing`,
         [context.runId, context.stepId],
       );
@@ -47,7 +62,7 @@ const tools = new ToolRegistry([
     input,
     effect: 'write',
     async execute(args, context) {
-      await started(context);
+      started(context);
       await sleep(args.sleepMs ?? 0);
       await pool.query(`insert into ${side_('notifications')} (run_id, step_id) values ($1, $2)`, [
         context.runId,
@@ -62,16 +77,16 @@ const tools = new ToolRegistry([
     input,
     effect: 'write',
     async execute(args, context) {
-      await started(context);
+      started(context);
       await sleep(args.sleepMs ?? 0);
-      const { rows } = await pool.query(
+      const { rows } = await retryableQuery(
         `insert into ${side_('payments')} (idempotency_key, run_id, step_id) values ($1, $2, $3)
          on conflict (idempotency_key) do nothing returning idempotency_key`,
         [context.idempotencyKey, context.runId, context.stepId],
       );
       // The payment was made already: the effect was asked for again (the key kept it single). Counted.
       if (rows.length === 0) {
-        await pool.query(`insert into ${side_('doubled')} (run_id, step_id, pid) values ($1, $2, $3)`, [
+        await retryableQuery(`insert into ${side_('doubled')} (run_id, step_id, pid) values ($1, $2, $3)`, [
           context.runId,
           context.stepId,
           process.pid,
@@ -81,10 +96,18 @@ const tools = new ToolRegistry([
       return { key: context.idempotencyKey };
     },
     async reconcile(context) {
-      const { rows } = await pool.query(`select 1 from ${side_('payments')} where idempotency_key = $1`, [
-        context.idempotencyKey,
-      ]);
-      return rows.length > 0 ? { status: 'done', output: { key: context.idempotencyKey } } : { status: 'not-done' };
+      // Asked on resume, maybe while Postgres restarts: a few tries before answering "unknown" (E309).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const { rows } = await pool.query(`select 1 from ${side_('payments')} where idempotency_key = $1`, [
+            context.idempotencyKey,
+          ]);
+          return rows.length > 0 ? { status: 'done', output: { key: context.idempotencyKey } } : { status: 'not-done' };
+        } catch (error) {
+          if (attempt === 10) throw error;
+          await sleep(300);
+        }
+      }
     },
   }),
 ]);

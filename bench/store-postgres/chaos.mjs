@@ -12,8 +12,13 @@
 // "plain" (a non-idempotent tool that cannot reconcile: a kill mid-call fails its run with E309).
 //
 //   node bench/store-postgres/chaos.mjs [runs] [steps]     (default 60 × 10; build the packages first)
+//   CHAOS_DEBUG=1 also prints the step-end of every step counted as never started, and keeps the
+//   directory of started tool bodies.
 
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, readAll } from '@stepwise/core';
@@ -27,6 +32,7 @@ const STEPS = Number(process.argv[3] ?? 10);
 const WORKERS = 3;
 const TTL = 1_500;
 const LIMIT_MS = 600_000;
+const RETRY = { maxAttempts: 6, initialDelayMs: 200, factor: 2 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const random = (min, max) => min + Math.floor(Math.random() * (max - min));
 
@@ -42,7 +48,6 @@ const side = 'chaos_side';
 const admin = new pg.Client(server.url);
 await admin.connect();
 await admin.query(`create schema ${side}`);
-await admin.query(`create table ${side}.invocations (run_id text, step_id text, execution_id text, pid int)`);
 await admin.query(`create table ${side}.ledger (run_id text, step_id text, primary key (run_id, step_id))`);
 await admin.query(`create table ${side}.notifications (run_id text, step_id text)`);
 await admin.query(`create table ${side}.payments (idempotency_key text primary key, run_id text, step_id text)`);
@@ -60,6 +65,8 @@ for (let index = 0; index < RUNS; index++) {
       id: `s${step}`,
       tool: step % 2 === 0 ? 'ledger_write' : effectful,
       args: { sleepMs: random(20, 150) },
+      // Tools whose retry is safe retry what a Postgres restart fails; the notification cannot.
+      ...(step % 2 === 0 || kind === 'reconciling' ? { retry: RETRY } : {}),
       ...(step > 0 ? { dependsOn: [`s${step - 1}`] } : {}),
     })),
     { id: `plan_${kind}` },
@@ -68,7 +75,15 @@ for (let index = 0; index < RUNS; index++) {
 }
 
 const script = fileURLToPath(new URL('./_chaos-worker.mjs', import.meta.url));
-const env = { CHAOS_URL: server.url, CHAOS_SCHEMA: schema, CHAOS_SIDE: side, CHAOS_TTL_MS: String(TTL) };
+// Each worker process appends the execution id of every tool body it enters to a file of its own here.
+const startedDirectory = mkdtempSync(join(tmpdir(), 'stepwise-chaos-'));
+const env = {
+  CHAOS_URL: server.url,
+  CHAOS_SCHEMA: schema,
+  CHAOS_SIDE: side,
+  CHAOS_TTL_MS: String(TTL),
+  CHAOS_STARTED: startedDirectory,
+};
 function startWorker() {
   const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
@@ -111,6 +126,7 @@ for (;;) {
     victim.child.kill('SIGKILL');
     await victim.exited;
     events.killed++;
+    if (process.env.CHAOS_DEBUG) console.log(`SIGKILL pid ${victim.child.pid} at ${new Date().toISOString()}`);
     workers = workers.map((worker, at) => (at === index ? startWorker() : worker));
     nextKill = now + random(3_000, 6_000);
   }
@@ -142,10 +158,13 @@ const side_ = (table) => `${side}.${table}`;
 const { rows: queue } = await store.connection.pool.query(
   `select run_id, state, claim_expires_at < clock_timestamp() as expired from ${schema}.work_queue`,
 );
-const { rows: started_ } = await store.connection.pool.query(
-  `select distinct execution_id from ${side_('invocations')}`,
+const bodies = new Set(
+  readdirSync(startedDirectory).flatMap((file) =>
+    readFileSync(join(startedDirectory, file), 'utf8').split('\n').filter(Boolean),
+  ),
 );
-const bodies = new Set(started_.map((row) => row.execution_id));
+if (!process.env.CHAOS_DEBUG) rmSync(startedDirectory, { recursive: true, force: true });
+else console.log(`started tool bodies: ${startedDirectory}`);
 const { rows: notified } = await store.connection.pool.query(
   `select run_id, step_id from ${side_('notifications')} group by run_id, step_id having count(*) > 1`,
 );
@@ -155,6 +174,7 @@ let lost = 0;
 let stuck = 0;
 let interrupted = 0;
 let neverStarted = 0;
+const otherFailures = [];
 for (const row of queue) {
   const kind = kinds.get(row.run_id);
   const summary = await store.getRun(row.run_id);
@@ -165,9 +185,28 @@ for (const row of queue) {
     else lost++;
   } else if (status === 'running' || status === 'none') stuck++;
   for (const event of await readAll(store, row.run_id)) {
-    if (event.type !== 'step-end' || event.result.error?.code !== ErrorCodes.STEP_INTERRUPTED) continue;
+    if (event.type !== 'step-end' || event.result.status !== 'failed') continue;
+    const error = event.result.error;
+    if (error?.code !== ErrorCodes.STEP_INTERRUPTED) {
+      // Any other failure is printed: the report's counts do not explain it.
+      otherFailures.push(`${kind} ${row.run_id} ${event.stepId}: ${error?.code} ${error?.message}`);
+      continue;
+    }
     interrupted++;
-    if (!bodies.has(event.result.executionId)) neverStarted++;
+    if (!bodies.has(event.result.executionId)) {
+      neverStarted++;
+      if (process.env.CHAOS_DEBUG) {
+        console.log(
+          `never started: ${kind} ${row.run_id} ${event.stepId} ${event.result.executionId}; the run's journal:`,
+        );
+        for (const each of await readAll(store, row.run_id)) {
+          const { seq, type, at, stepId, executionId, attempt, status } = each;
+          console.log(
+            `  ${JSON.stringify({ seq, type, at, stepId, executionId, attempt, status, error: each.result?.error?.message ?? each.error?.message, owner: each.owner, reason: each.reason })}`,
+          );
+        }
+      }
+    }
   }
 }
 console.log(
@@ -178,6 +217,7 @@ console.log(`runs by kind and status: ${JSON.stringify(tally)}`);
 console.log(
   `lost ${lost}   stuck ${stuck}   doubled ${notified.length}   re-asked ${doubledPayments.length}   E309 ${interrupted} (never started ${neverStarted})`,
 );
+for (const failure of otherFailures) console.log(`failed otherwise: ${failure}`);
 const byPaused = doubledPayments.filter((row) => row.pid === events.pausedPid).length;
 if (doubledPayments.length > 0) console.log(`re-asked by the paused worker: ${byPaused} of ${doubledPayments.length}`);
 await store.close();
