@@ -44,6 +44,12 @@ export class BlobWriter {
   // Within a batch the same output usually appears several times (tool-result, step-end, steps,
   // executions): hash it once.
   readonly #known = new Map<string, string>();
+  /**
+   * The JSON text of the batch's objects by identity: a plan is the run-start's payload, its blob
+   * and the run's row; an output its tool-result's, its step-end's and its execution's. An event
+   * is not changed while it is appended, so its values' text is computed once per batch.
+   */
+  readonly #texts = new Map<object, string | undefined>();
 
   /** `chunkBytes`: the size of an output's pieces (see `chunkBytesOf`); none without it. */
   constructor(sqlite: Database.Database, threshold: number, outputThreshold = threshold, chunkBytes?: number) {
@@ -60,8 +66,17 @@ export class BlobWriter {
 
   json(value: unknown, threshold = this.threshold): Encoded {
     if (value === undefined) return NOTHING;
-    const text = JSON.stringify(value) as string | undefined;
+    const text = this.textOf(value);
     return text === undefined ? NOTHING : this.text(text, threshold);
+  }
+
+  /** `JSON.stringify(value)`, once per batch for an object. */
+  textOf(value: unknown): string | undefined {
+    if (typeof value !== 'object' || value === null) return JSON.stringify(value) as string | undefined;
+    if (this.#texts.has(value)) return this.#texts.get(value);
+    const text = JSON.stringify(value) as string | undefined;
+    this.#texts.set(value, text);
+    return text;
   }
 
   /** A tool's output as the journal and the execution's row hold it (see `outputThreshold`). */
@@ -74,7 +89,7 @@ export class BlobWriter {
    * `outputThreshold`), or its whole pieces in `event_chunks` when it fills one (see `ChunkWriter`).
    */
   eventOutput(value: unknown, runKey: number, seq: number): Encoded | StoredChunks {
-    const text = JSON.stringify(value) as string | undefined;
+    const text = this.textOf(value);
     if (text === undefined) return NOTHING;
     const chunks = this.#chunks;
     if (chunks === undefined || text.length * 3 < chunks.chunkBytes || this.isLarge(text, this.outputThreshold))
@@ -96,6 +111,7 @@ export class BlobWriter {
   /** Forgets the batch's hashes (a rolled-back batch must not leave believed-stored blobs). */
   reset(): void {
     this.#known.clear();
+    this.#texts.clear();
   }
 }
 

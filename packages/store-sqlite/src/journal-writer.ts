@@ -9,7 +9,6 @@ import {
   type ToolResultEvent,
 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
-import { json } from './bind-values.js';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
 import { typeCodeOf } from './event-types.js';
 import { MAX_OUTPUT_DISTANCE } from './payload-packing.js';
@@ -21,6 +20,8 @@ import { lastSeqOf, RUN_KEY_SHIFT } from './view-sql.js';
 
 /** Rows per insert statement: a batch of more events takes several. */
 const EVENTS_PER_INSERT = 16;
+/** The values an event's row binds (see `#insertEventsOf`). */
+const COLUMNS_PER_EVENT = 8;
 
 interface RunRow extends LeaseColumns {
   readonly key: number;
@@ -48,8 +49,8 @@ export class JournalWriter {
   readonly #toolResults = new Map<string, ToolResultEvent>();
   /** The attempts of the batch's tool-calls, by execution id (see `#attemptOf`). */
   readonly #callAttempts = new Map<string, unknown>();
-  /** The bound values of one insert, reused batch after batch. */
-  readonly #eventValues: (string | number | bigint | Buffer | null)[] = [];
+  /** `#eventValues[n]`: the bound values of an insert of n events, reused batch after batch. */
+  readonly #eventValues: (string | number | bigint | Buffer | null)[][] = [];
   /** Filled by each batch's events, cleared before the next. */
   readonly #changes = new FoldChanges();
 
@@ -98,29 +99,37 @@ export class JournalWriter {
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
-    const values = this.#eventValues;
     this.#toolResults.clear();
     this.#callAttempts.clear();
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
-      values.length = 0;
+      // Filled by index: an array emptied and pushed again would grow a new backing store each batch.
+      const values = this.#valuesOf(count);
+      let at = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
         const attempt = this.#attemptOf(event, fold);
         const encoded = encodeEvent(runId, event, this.#blobs, runKey, this.#outputDistance(event), attempt);
-        values.push(
-          runKey,
-          event.seq,
-          typeCodeOf(event.type),
-          encodeTime(event.at),
-          encoded.payload,
-          encoded.blobRefs,
-          encoded.packing,
-          encoded.chain,
-        );
+        values[at++] = runKey;
+        values[at++] = event.seq;
+        values[at++] = typeCodeOf(event.type);
+        values[at++] = encodeTime(event.at);
+        values[at++] = encoded.payload;
+        values[at++] = encoded.blobRefs;
+        values[at++] = encoded.packing;
+        values[at++] = encoded.chain;
       }
       this.#insertEventsOf(count).run(values);
     }
+  }
+
+  #valuesOf(count: number): (string | number | bigint | Buffer | null)[] {
+    let values = this.#eventValues[count];
+    if (!values) {
+      values = new Array(count * COLUMNS_PER_EVENT).fill(null);
+      this.#eventValues[count] = values;
+    }
+    return values;
   }
 
   /**
@@ -137,7 +146,8 @@ export class JournalWriter {
     if (typeof result?.executionId !== 'string') return 0;
     const toolResult = this.#toolResults.get(result.executionId);
     if (toolResult === undefined || event.seq - toolResult.seq > MAX_OUTPUT_DISTANCE) return 0;
-    const same = toolResult.output === result.output || json(toolResult.output) === json(result.output);
+    const blobs = this.#blobs;
+    const same = toolResult.output === result.output || blobs.textOf(toolResult.output) === blobs.textOf(result.output);
     return same ? event.seq - toolResult.seq : 0;
   }
 

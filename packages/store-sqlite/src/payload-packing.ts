@@ -8,16 +8,20 @@ import { decodeTime, exactMilliseconds } from './time-codec.js';
  * decode the same way whatever core derives later (a different rule only stops the packing).
  */
 export function derivedExecutionId(runId: string, stepId: string, attempt: number): string {
-  const source = `${runId}\u0000${stepId}\u0000${attempt}`;
-  // A step's start, call and end derive the same id, one after the other: hash it once.
-  if (source !== lastSource) {
-    lastSource = source;
-    lastId = `ex_${sha256(source).slice(0, 24)}`;
+  // A step's start, call, result and end derive the same id, one after the other: hash it once,
+  // and compare the parts rather than building the hashed text again for each.
+  if (stepId !== lastStepId || attempt !== lastAttempt || runId !== lastRunId) {
+    lastId = `ex_${sha256(`${runId}\u0000${stepId}\u0000${attempt}`).slice(0, 24)}`;
+    lastRunId = runId;
+    lastStepId = stepId;
+    lastAttempt = attempt;
   }
   return lastId;
 }
 
-let lastSource = '';
+let lastRunId = '';
+let lastStepId = '';
+let lastAttempt = Number.NaN;
 let lastId = '';
 
 type Json = Record<string, unknown>;
@@ -59,39 +63,40 @@ function defineKey(object: Json, key: string, value: unknown): void {
 const isColumn = (key: string): boolean => key === 'type' || key === 'runId' || key === 'seq' || key === 'at';
 
 /**
- * `object`'s keys but `skip` (and, when `columns`, the event columns, and `chain` when it is the
- * last key and has the form `chainBytes` stores), in order, copied once: the position `skip` had
- * among the copied keys is `skippedAt` afterwards (-1: absent), the chain's bytes `movedChain`.
- * Runs for every event, so it is one key loop, not entries arrays or rest copies.
+ * The keys of `object` named `names` (its own, in order) but `skip`, `also` and `last` (each a key
+ * or `undefined`; a key named '' is a key like any other), and, when `columns`, the event columns and `chain` when it is the last key and has the
+ * form `chainBytes` stores (its bytes are `movedChain` afterwards), copied once. Runs for every
+ * event: one key loop over keys read once, not entries arrays or rest copies.
  */
-function copyWithout(object: Json, skip: string, columns: boolean): Json {
+function copyWithout(
+  object: Json,
+  names: readonly string[],
+  columns: boolean,
+  skip?: string,
+  also?: string,
+  last?: string,
+): Json {
   const rest: Json = {};
-  const names = Object.keys(object);
-  const last = names.length - 1;
-  let position = 0;
-  skippedAt = -1;
+  const end = names.length - 1;
   movedChain = null;
-  for (let index = 0; index <= last; index++) {
+  for (let index = 0; index <= end; index++) {
     const name = names[index] as string;
-    if (columns && isColumn(name)) continue;
-    if (name === skip) skippedAt = position;
-    else if (columns && index === last && name === 'chain') {
+    if ((columns && isColumn(name)) || name === skip || name === also || name === last) continue;
+    if (columns && index === end && name === 'chain') {
       movedChain = chainBytes(object.chain) ?? null;
       if (movedChain !== null) continue;
-      defineKey(rest, name, object[name]);
-    } else defineKey(rest, name, object[name]);
-    position++;
+    }
+    defineKey(rest, name, object[name]);
   }
   return rest;
 }
 
-let skippedAt = -1;
 let movedChain: Buffer | null = null;
 
-/** Where `key` is among `object`'s keys (the event columns left out when `columns`); -1 when absent. */
-function keyIndex(object: Json, key: string, columns: boolean): number {
+/** Where `key` is among `names` (the event columns left out when `columns`); -1 when absent. */
+function keyIndex(names: readonly string[], key: string, columns: boolean): number {
   let position = 0;
-  for (const name of Object.keys(object)) {
+  for (const name of names) {
     if (columns && isColumn(name)) continue;
     if (name === key) return position;
     position++;
@@ -111,14 +116,14 @@ function withKeyAt(object: Json, key: string, value: unknown, index: number): Js
   return copy;
 }
 
-/** The execution id could be left out of `object`: it is the one derived from its step and attempt. */
-function derivable(runId: string, object: Json, stepId: unknown, attempt: unknown, columns: boolean): boolean {
+/**
+ * The execution id could be left out of `object`, where it is at `index` (see `keyIndex`): it is
+ * the one derived from its step and attempt.
+ */
+function derivable(runId: string, object: Json, index: number, stepId: unknown, attempt: unknown): boolean {
   const executionId = object.executionId;
   if (typeof executionId !== 'string' || typeof stepId !== 'string' || !Number.isSafeInteger(attempt)) return false;
-  return (
-    keyIndex(object, 'executionId', columns) <= MAX_INDEX &&
-    executionId === derivedExecutionId(runId, stepId, attempt as number)
-  );
+  return index <= MAX_INDEX && executionId === derivedExecutionId(runId, stepId, attempt as number);
 }
 
 /**
@@ -131,10 +136,15 @@ function startedAtDelta(startedAt: unknown, atMs: number | undefined): number | 
   return started === undefined ? undefined : atMs - started;
 }
 
+/** Where a left-out key was among the keys left when it was taken out, as `packing` holds it (index + 1). */
+const slotBits = (index: number, shift: number): number => (index + 1) << shift;
+
 /**
  * A step-end's result without its derivable execution id, its step id when it is the event's, its
  * output when it is the output of the tool-result `outputDistance` seqs before (0: not), and its
- * start time as a delta from the event's (see `startedAtDelta`).
+ * start time as a delta from the event's (see `startedAtDelta`). The keys are taken out in that
+ * order, each at its place among the keys the one before left (what `unpackResult` reverses), in
+ * one copy.
  */
 function packResult(
   runId: string,
@@ -143,23 +153,35 @@ function packResult(
   outputDistance: number,
   atMs: number | undefined,
 ): { result: Json; packing: number } {
+  const names = Object.keys(result);
   let packing = 0;
-  let packed = result;
-  if (derivable(runId, packed, stepId, packed.attempt, false)) {
-    packed = copyWithout(packed, 'executionId', false);
-    packing |= (skippedAt + 1) << RESULT_EXECUTION_ID_SHIFT;
-  }
-  if (packed.stepId === stepId && keyIndex(packed, 'stepId', false) <= MAX_INDEX) {
-    packed = copyWithout(packed, 'stepId', false);
-    packing |= (skippedAt + 1) << RESULT_STEP_ID_SHIFT;
-  }
-  if (outputDistance > 0 && outputDistance <= MAX_OUTPUT_DISTANCE && keyIndex(packed, 'output', false) <= MAX_INDEX) {
-    packed = copyWithout(packed, 'output', false);
-    packing |= ((skippedAt + 1) << RESULT_OUTPUT_SHIFT) | (outputDistance << OUTPUT_DISTANCE_SHIFT);
-  }
-  const delta = startedAtDelta(packed.startedAt, atMs);
+  const executionAt = names.indexOf('executionId');
+  const withoutExecution = derivable(runId, result, executionAt, stepId, result.attempt);
+  if (withoutExecution) packing |= slotBits(executionAt, RESULT_EXECUTION_ID_SHIFT);
+  const before = (at: number, taken: boolean, index: number): number => (taken && at < index ? 1 : 0);
+  const stepAt = names.indexOf('stepId');
+  const stepPosition = stepAt - before(executionAt, withoutExecution, stepAt);
+  const withoutStep = result.stepId === stepId && stepPosition <= MAX_INDEX;
+  if (withoutStep) packing |= slotBits(stepPosition, RESULT_STEP_ID_SHIFT);
+  const outputAt = names.indexOf('output');
+  const outputPosition =
+    outputAt < 0
+      ? -1
+      : outputAt - before(executionAt, withoutExecution, outputAt) - before(stepAt, withoutStep, outputAt);
+  const withoutOutput = outputDistance > 0 && outputDistance <= MAX_OUTPUT_DISTANCE && outputPosition <= MAX_INDEX;
+  if (withoutOutput)
+    packing |= slotBits(outputPosition, RESULT_OUTPUT_SHIFT) | (outputDistance << OUTPUT_DISTANCE_SHIFT);
+  const delta = startedAtDelta(result.startedAt, atMs);
+  if (packing === 0 && delta === undefined) return { result, packing };
+  const packed = copyWithout(
+    result,
+    names,
+    false,
+    withoutExecution ? 'executionId' : undefined,
+    withoutStep ? 'stepId' : undefined,
+    withoutOutput ? 'output' : undefined,
+  );
   if (delta !== undefined) {
-    if (packed === result) packed = copyWithout(packed, '', false);
     packed.startedAt = delta;
     packing |= RESULT_STARTED_AT_DELTA;
   }
@@ -176,15 +198,21 @@ export interface PackedPayload {
 /**
  * Which key `packPayload` leaves out of the top level: a step-start's or tool-call's execution id
  * derived from its own attempt, a tool-result's derived from `attempt` (the writer knows it from
- * the call). `attemptBits` is what `packing` must then say about the attempt.
+ * the call). The execution id is at `index` among the payload's keys. What `packing` must then say
+ * about the attempt; `undefined` when the id stays.
  */
-function leftOutExecutionId(runId: string, event: Json, attempt: number | undefined): number | undefined {
+function leftOutExecutionId(
+  runId: string,
+  event: Json,
+  index: number,
+  attempt: number | undefined,
+): number | undefined {
   const type = event.type;
   if (type === 'step-start' || type === 'tool-call') {
-    return derivable(runId, event, event.stepId, event.attempt, true) ? 0 : undefined;
+    return derivable(runId, event, index, event.stepId, event.attempt) ? 0 : undefined;
   }
   if (type !== 'tool-result' || attempt === undefined || attempt < 1 || attempt > MAX_ATTEMPT) return undefined;
-  return derivable(runId, event, event.stepId, attempt, true) ? attempt << ATTEMPT_SHIFT : undefined;
+  return derivable(runId, event, index, event.stepId, attempt) ? attempt << ATTEMPT_SHIFT : undefined;
 }
 
 /**
@@ -196,20 +224,27 @@ function leftOutExecutionId(runId: string, event: Json, attempt: number | undefi
  * their place, so reads return the event byte for byte. The event is copied once. A step-end's
  * output is left out too when the caller found it equal to its tool-result's, `outputDistance`
  * seqs before: an output is then journaled once. `attempt` is the attempt of a tool-result's call.
+ * `atMs`: the event's `at` as exact milliseconds (see `exactMilliseconds`), when the caller has it.
  */
-export function packPayload(runId: string, event: Json, outputDistance = 0, attempt?: number): PackedPayload {
-  const attemptBits = leftOutExecutionId(runId, event, attempt);
-  const payload = copyWithout(event, attemptBits === undefined ? '' : 'executionId', true);
+export function packPayload(
+  runId: string,
+  event: Json,
+  outputDistance = 0,
+  attempt?: number,
+  atMs = typeof event.at === 'string' ? exactMilliseconds(event.at) : undefined,
+): PackedPayload {
+  const names = Object.keys(event);
+  const executionAt = keyIndex(names, 'executionId', true);
+  const attemptBits = leftOutExecutionId(runId, event, executionAt, attempt);
+  const payload = copyWithout(event, names, true, attemptBits === undefined ? undefined : 'executionId');
   const chain = movedChain;
-  let packing = attemptBits === undefined ? 0 : ((skippedAt + 1) << EXECUTION_ID_SHIFT) | attemptBits;
-  const type = event.type;
-  const atMs = typeof event.at === 'string' ? exactMilliseconds(event.at) : undefined;
+  let packing = attemptBits === undefined ? 0 : slotBits(executionAt, EXECUTION_ID_SHIFT) | attemptBits;
   const delta = startedAtDelta(payload.startedAt, atMs);
   if (delta !== undefined) {
     payload.startedAt = delta;
     packing |= STARTED_AT_DELTA;
   }
-  if (type === 'step-end' && isObject(payload.result) && typeof payload.stepId === 'string') {
+  if (event.type === 'step-end' && isObject(payload.result) && typeof payload.stepId === 'string') {
     const packed = packResult(runId, payload.stepId, payload.result, outputDistance, atMs);
     if (packed.packing !== 0) payload.result = packed.result;
     packing |= packed.packing;

@@ -63,12 +63,12 @@ const STEP_COLUMNS = [...STATE_COLUMNS, 'description', 'usage'] as const;
  * The step's output is its current execution's (the tool-result's): the row then keeps no copy.
  * Compared as JSON, which is what both rows would hold.
  */
-function outputIsExecutions(run: FoldedRun, step: StepState): boolean {
+function outputIsExecutions(run: FoldedRun, step: StepState, blobs: BlobWriter): boolean {
   const output = step.result?.output;
   if (output === undefined || step.executionId === undefined) return false;
   const execution = run.executions.get(step.executionId);
   if (execution?.resultSeq === undefined || execution.output === undefined) return false;
-  return execution.output === output || json(execution.output) === json(output);
+  return execution.output === output || blobs.textOf(execution.output) === blobs.textOf(output);
 }
 
 type ProjectionStatements = ReturnType<typeof prepareStatements>;
@@ -227,7 +227,7 @@ export class ProjectionWriter {
     const step = run.steps.get(stepId);
     if (!step) return;
     const result = step.result;
-    const fromExecution = outputIsExecutions(run, step);
+    const fromExecution = outputIsExecutions(run, step, this.#blobs);
     const output = fromExecution ? NOTHING : this.#blobs.json(result?.output);
     const tool = scalar(step.tool);
     const executionId = scalar(step.executionId);

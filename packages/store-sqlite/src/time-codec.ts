@@ -9,9 +9,15 @@ const ISO_TIME_LENGTH = 24;
  * type affinity, so SQLite keeps each value as it was bound.
  */
 export function encodeTime(value: string): string | bigint {
-  const milliseconds = exactMilliseconds(value);
+  const slot = exactSlot(value);
+  if (times[slot] === undefined) return value;
   // A bigint binds as an INTEGER (6 bytes); better-sqlite3 binds every number as an 8-byte REAL.
-  return milliseconds === undefined ? value : BigInt(milliseconds);
+  let integer = integers[slot];
+  if (integer === undefined) {
+    integer = BigInt(times[slot] as number);
+    integers[slot] = integer;
+  }
+  return integer;
 }
 
 /**
@@ -19,20 +25,35 @@ export function encodeTime(value: string): string | bigint {
  * else `undefined`: what a time may be stored as without losing a character.
  */
 export function exactMilliseconds(value: string): number | undefined {
-  // The events of a batch and the rows they change mostly share one time: parse it once.
-  if (value === lastText) return lastExact;
+  return times[exactSlot(value)];
+}
+
+/**
+ * The last few texts `exactMilliseconds` parsed, with their milliseconds and (once asked for) their
+ * bigint: an append meets each time several times (an event's `at`, the next one's, a start time,
+ * the rows the batch changes), alternating between a few of them.
+ */
+const CACHED_TIMES = 4;
+const texts: string[] = new Array(CACHED_TIMES).fill('');
+const times: (number | undefined)[] = new Array(CACHED_TIMES).fill(undefined);
+const integers: (bigint | undefined)[] = new Array(CACHED_TIMES).fill(undefined);
+let nextSlot = 0;
+
+/** The cache slot holding `value`, parsed into it when it was not there. */
+function exactSlot(value: string): number {
+  for (let slot = 0; slot < CACHED_TIMES; slot++) if (texts[slot] === value) return slot;
   let exact: number | undefined;
   if (value.length === ISO_TIME_LENGTH) {
     const milliseconds = Date.parse(value);
     if (Number.isFinite(milliseconds) && new Date(milliseconds).toISOString() === value) exact = milliseconds;
   }
-  lastText = value;
-  lastExact = exact;
-  return exact;
+  const slot = nextSlot;
+  nextSlot = (slot + 1) % CACHED_TIMES;
+  texts[slot] = value;
+  times[slot] = exact;
+  integers[slot] = undefined;
+  return slot;
 }
-
-let lastText = '';
-let lastExact: number | undefined;
 
 /** The time text as it was appended. */
 export function decodeTime(value: string | number): string {

@@ -76,6 +76,10 @@ function journal(): RunEvent[] {
       stepId: 'a',
       result: { ['__proto__']: 1, 7: 'x', stepId: 'a', executionId: ex('a', 1), attempt: 1, status: 'failed' },
     },
+    // A key named '' is a key like any other, at the top level and in a result, packed or not.
+    { type: 'progress-report', stepId: 'a', '': 'kept' },
+    { type: 'step-start', stepId: 'a', tool: 'echo', attempt: 1, executionId: ex('a', 1), '': 'kept' },
+    { type: 'step-end', stepId: 'a', result: { '': 'kept', stepId: 'b', attempt: 1, status: 'failed', startedAt: at } },
   ];
   const times = [at, '2026-05-01T10:00:00Z', '+010000-01-01T00:00:00.000Z', 'yesterday', '1970-01-01T00:00:00.000Z'];
   return inputs.map(
@@ -113,6 +117,9 @@ describe('compact rows', () => {
         true,
         false,
         false,
+        true,
+        false,
+        true,
         true,
       ]);
       // Epoch milliseconds as 6-byte integers where the ISO text round-trips, else the text.
