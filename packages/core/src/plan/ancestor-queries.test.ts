@@ -11,12 +11,21 @@ import {
 import { seededRandom } from '../testing/fixtures.js';
 import { type AncestryWork, answerAncestorQueries, type SearchLimits } from './ancestor-queries.js';
 
-/** Default limits (stage 2 settles nearly all), none (stage 3 only), and tiny (both, budget runs out). */
+/**
+ * Default limits (the near bitsets and the searches settle nearly all), searches without the near
+ * bitsets, near bitsets then the last stage's bitsets (a wide and a narrow window), the last stage
+ * only, and tiny (searches whose budget runs out).
+ */
 const limitSettings: Record<string, SearchLimits | undefined> = {
   default: undefined,
-  'bitsets only': { edgesPerSearch: 0, edgesPerItem: 0 },
-  tiny: { edgesPerSearch: 3, edgesPerItem: 1 },
+  'searches only': { edgesPerSearch: 1024, edgesPerItem: 64, nearSpan: 0 },
+  'near bitsets only': { edgesPerSearch: 0, edgesPerItem: 0, nearSpan: 2048 },
+  'near bitsets in a narrow window': { edgesPerSearch: 0, edgesPerItem: 0, nearSpan: 6 },
+  'bitsets only': { edgesPerSearch: 0, edgesPerItem: 0, nearSpan: 0 },
+  tiny: { edgesPerSearch: 3, edgesPerItem: 1, nearSpan: 0 },
 };
+
+const noWork = (): AncestryWork => ({ near: 0, searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false });
 
 function randomQueries(size: number, count: number, seed: number): { sources: number[]; targets: number[] } {
   const random = seededRandom(seed);
@@ -30,7 +39,7 @@ function randomQueries(size: number, count: number, seed: number): { sources: nu
 }
 
 function expectOracle(dependencies: Dependencies, sources: number[], targets: number[], limits?: SearchLimits) {
-  const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false };
+  const work = noWork();
   const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, limits, work);
   let positives = 0;
   sources.forEach((source, query) => {
@@ -58,6 +67,18 @@ function ancestorQueries(dependencies: Dependencies, hops: number, seed: number)
     }
   });
   return { sources, targets };
+}
+
+/** 1–3 dependencies per step among the `window` steps before it, slots in plan order (as plans are written). */
+function windowDependencies(size: number, seed: number, window: number): Dependencies {
+  const random = seededRandom(seed);
+  return Array.from({ length: size }, (_, step) => {
+    const own = new Set<number>();
+    for (let k = step === 0 ? 3 : Math.floor(random() * 3); k < 3; k++) {
+      own.add(step - 1 - Math.floor(random() * Math.min(window, step)));
+    }
+    return [...own];
+  });
 }
 
 describe('answerAncestorQueries', () => {
@@ -102,10 +123,42 @@ describe('answerAncestorQueries', () => {
     expect(positives).toBeLessThan(sources.length - 100);
   }, 180_000);
 
+  it('answers references many links back within a window by the near bitsets, without a search', () => {
+    // Each step depends on 1–3 of the 50 before it in plan order and references an ancestor 40 links back.
+    const dependencies = windowDependencies(20_000, 17, 50);
+    const { sources, targets } = ancestorQueries(dependencies, 40, 3);
+    const work = noWork();
+    const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, undefined, work);
+    expect(answers.indexOf(0)).toBe(-1);
+    expect(work.near).toBeGreaterThan(0.9 * sources.length);
+    expect(work.searched + work.leftToBitsets).toBeLessThan(0.01 * sources.length);
+    // Pairs at random in the same graph: near ones answered by the bitsets agree with a search.
+    const random = seededRandom(23);
+    const pairs = { sources: [] as number[], targets: [] as number[] };
+    for (let k = 0; k < 20_000; k++) {
+      const source = Math.floor(random() * dependencies.length);
+      pairs.sources.push(source);
+      pairs.targets.push(Math.floor(random() * dependencies.length));
+    }
+    const graph = ancestryGraph(dependencies);
+    const order = Array.from(graph.position.keys()).sort(
+      (a, b) => (graph.position[a] as number) - (graph.position[b] as number),
+    );
+    // A target 1–600 places before its source in the topological order.
+    pairs.targets = pairs.sources.map((source) => {
+      const at = Math.max(0, (graph.position[source] as number) - 1 - Math.floor(random() * 600));
+      return order[at] as number;
+    });
+    const near = expectOracle(dependencies, pairs.sources, pairs.targets);
+    expect(near.work.near).toBeGreaterThan(10_000);
+    expect(near.positives).toBeGreaterThan(1000);
+    expect(near.positives).toBeLessThan(pairs.sources.length - 1000);
+  }, 120_000);
+
   it('stops searching when the budget is spent and leaves the rest to the bitsets', () => {
     const dependencies = gridDependencies(60, 60);
     const { sources, targets } = randomQueries(dependencies.length, 3000, 8);
-    const { work } = expectOracle(dependencies, sources, targets, { edgesPerSearch: 50, edgesPerItem: 1 });
+    const { work } = expectOracle(dependencies, sources, targets, { edgesPerSearch: 50, edgesPerItem: 1, nearSpan: 0 });
     expect(work.leftToBitsets).toBeGreaterThan(0);
     // The budget: one edge per step, edge and query, plus the one search that overran it.
     expect(work.searchedEdges).toBeLessThanOrEqual(3600 + 7080 + 3000 + 50);
@@ -129,7 +182,7 @@ describe('answerAncestorQueries', () => {
         const dependencies = build(size);
         // Ancestors by construction: every answer must be 1.
         const { sources, targets } = ancestorQueries(dependencies, hops(size), size);
-        const work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false };
+        const work = noWork();
         const answers = answerAncestorQueries(ancestryGraph(dependencies), sources, targets, undefined, work);
         expect(answers.indexOf(0)).toBe(-1);
         expect(work.leftToBitsets).toBe(0);

@@ -1,78 +1,99 @@
 import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
 import type { AncestryGraph } from './dependency-index.js';
 import { IntList } from './int-list.js';
+import { answerNearQueries } from './near-bitsets.js';
 import { propagateBitsets } from './propagate-bitsets.js';
 import { SpareInts } from './spare-ints.js';
 
-/** How much the searches of stages 2 and 3 may look at (tests lower it to reach stage 4). */
+/** How much stages 2–4 may take (tests lower it to reach stage 5). */
 export interface SearchLimits {
   /** Dependency edges one search may look at before its query is left to a later stage. */
   readonly edgesPerSearch: number;
   /** Edges all searches together may look at, per step, edge and query of the graph. */
   readonly edgesPerItem: number;
+  /** Queries whose source is at most this many places after the target may go to the near bitsets (0: none). */
+  readonly nearSpan: number;
 }
 
 /** What the stages did (tests and the benchmark read it). */
 export interface AncestryWork {
-  /** Queries settled by a search, with or without labels (stages 2 and 3). */
+  /** Queries settled by the near bitsets (stage 2). */
+  near: number;
+  /** Queries settled by a search, with or without labels (stages 3 and 4). */
   searched: number;
   /** Dependency edges the searches looked at. */
   searchedEdges: number;
-  /** Queries left to the bitsets (stage 4). */
+  /** Queries left to the bitsets (stage 5). */
   leftToBitsets: number;
-  /** Whether stage 3 built labels. */
+  /** Whether stage 4 built labels. */
   labelled: boolean;
 }
 
-// 64 per item: stage 2 averages up to 128 edges a query and may take half.
-const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 64 };
+// 64 per item: stage 3 averages up to 128 edges a query and may take half.
+// 2,048 places: the near bitsets' scratch is 64 KB.
+const DEFAULT_LIMITS: SearchLimits = { edgesPerSearch: 1024, edgesPerItem: 64, nearSpan: 2048 };
 
 /**
- * Stage 2 goes on while its searches look at no more than this many edges per query on average
- * (plus STAGE_TWO_SLACK): a search without labels reads two numbers per step it enters, one with
+ * Stage 3 goes on while its searches look at no more than this many edges per query on average
+ * (plus PLAIN_SEARCH_SLACK): a search without labels reads two numbers per step it enters, one with
  * labels a record of eight, and the labels cost four walks over the graph to build. On references
  * 2–8 random links back in a random plan, searches without labels average 55 edges and took half
  * the time of labels and searches with them (18 edges).
  */
-const STAGE_TWO_AVERAGE = 128;
-const STAGE_TWO_SLACK = 8192;
+const PLAIN_SEARCH_AVERAGE = 128;
+const PLAIN_SEARCH_SLACK = 8192;
+/**
+ * The near bitsets run when at least one undecided query in NEAR_SHARE is near: each costs a pass
+ * over the undecided queries and one number per step, which a few near queries do not repay.
+ */
+const NEAR_SHARE = 4;
 /** Queries left over that the bitsets answer in one pass of one word per step, rather than labels. */
 const FEW_QUERIES = 32;
 
 /**
  * For each query q, is `targets[q]` a (transitive) dependency of `sources[q]`? Answers 1 or 0.
  *
- * In four stages, each taking only what the one before left, for N steps, E edges, R queries:
+ * In five stages, each taking only what the one before left, for N steps, E edges, R queries:
  * 1. the direct dependencies and the topological-position test: O(N + E + R) (chains,
  *    fan-out/fan-in, references to a dependency);
- * 2. a breadth-first search back from the source, without labels, entering only steps after the
+ * 2. when a quarter or more of the queries left are near (the source at most `nearSpan` places
+ *    after the target in the topological order), bitsets pushed along the order over short
+ *    windows answer those dense enough to pay (see `answerNearQueries`): O(N + R) and at most
+ *    32 words a query (random plans with dependencies and references within a window);
+ * 3. a breadth-first search back from the source, without labels, entering only steps after the
  *    target in the topological order: references a few links back, even in random plans, settle
- *    here with no memory but two numbers per step. Stage 2 hands the rest to stage 3 once its
- *    searches average more than STAGE_TWO_AVERAGE (128) edges per query (references far back
+ *    here with no memory but two numbers per step. Stage 3 hands the rest to stage 4 once its
+ *    searches average more than PLAIN_SEARCH_AVERAGE (128) edges per query (references far back
  *    along chains) or use half the budget: at most 128 R + 8,192 + `edgesPerSearch` edges;
- * 3. labels built in O(N + E) (see `reachabilityLabels`: three depth-first forests and a path
+ * 4. labels built in O(N + E) (see `reachabilityLabels`: three depth-first forests and a path
  *    cover) that settle a query at once when they can, and otherwise the same search, entering
  *    only steps the labels leave possible and stopping at the first one they say the target surely
  *    reaches, at most `edgesPerSearch` (1,024) edges each. Skipped when FEW_QUERIES or fewer are left;
- * 4. what is left is answered by propagating bitsets along the topological order
+ * 5. what is left is answered by propagating bitsets along the topological order
  *    (`propagateBitsets`): O((N + E) · ⌈T / 32⌉) for T distinct targets left.
- * Stages 2 and 3 together look at no more than `edgesPerItem` (64) × (N + E + R) edges: linear.
+ * Stages 3 and 4 together look at no more than `edgesPerItem` (64) × (N + E + R) edges: linear.
  *
- * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 4 stays for
+ * Exact reachability between arbitrary pairs has no known linear algorithm, so stage 5 stays for
  * graphs the labels do not capture (a wide grid with references across it is one); on the shapes
  * plans have — chains, trees, fan-out, random graphs, interleaved chains, references many hops
- * back — stages 2 and 3 settle every query within a few dozen edges and stage 4 gets little or nothing.
+ * back — stages 2 to 4 settle every query within a few dozen edges and stage 5 gets little or nothing.
  */
 export function answerAncestorQueries(
   graph: AncestryGraph,
   sources: ArrayLike<number>,
   targets: ArrayLike<number>,
   limits: SearchLimits = DEFAULT_LIMITS,
-  work: AncestryWork = { searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false },
+  work: AncestryWork = { near: 0, searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false },
   spare = new SpareInts(),
 ): Uint8Array {
   const answers = new Uint8Array(sources.length);
-  const undecided = answerDirectly(graph, sources, targets, answers, spare);
+  const direct = answerDirectly(graph, sources, targets, limits.nearSpan, answers, spare);
+  let undecided = direct.undecided;
+  if (direct.near > 0 && direct.near * NEAR_SHARE >= undecided.length) {
+    const near = answerNearQueries(graph, sources, targets, undecided, limits.nearSpan, answers, spare);
+    undecided = near.left;
+    work.near = near.answered;
+  }
   if (undecided.length === 0) return answers;
   const searches = new Searches(graph, sources, targets, answers, limits, work, spare);
   let left = searchWithoutLabels(searches, undecided);
@@ -86,7 +107,7 @@ export function answerAncestorQueries(
   return answers;
 }
 
-/** The searches of stages 2 and 3, answering into `answers`, within one edge budget. */
+/** The searches of stages 3 and 4, answering into `answers`, within one edge budget. */
 class Searches {
   readonly search: AncestorSearch;
   private budget: number;
@@ -142,7 +163,7 @@ class Searches {
   }
 }
 
-/** Stage 2 (see `answerAncestorQueries`): returns the queries it leaves to the labels. */
+/** Stage 3 (see `answerAncestorQueries`): returns the queries it leaves to the labels. */
 function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Array {
   const left = new IntList(1024);
   const spentBefore = searches.spent;
@@ -150,7 +171,7 @@ function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Ar
     const query = undecided[index] as number;
     if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
     const spent = searches.spent - spentBefore;
-    if (spent > STAGE_TWO_AVERAGE * (index + 1) + STAGE_TWO_SLACK || searches.halfSpent) {
+    if (spent > PLAIN_SEARCH_AVERAGE * (index + 1) + PLAIN_SEARCH_SLACK || searches.halfSpent) {
       // The labels pay for themselves here.
       for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
       break;
@@ -168,9 +189,10 @@ function answerDirectly(
   graph: AncestryGraph,
   sources: ArrayLike<number>,
   targets: ArrayLike<number>,
+  nearSpan: number,
   answers: Uint8Array,
   spare: SpareInts,
-): Int32Array {
+): { undecided: Int32Array; near: number } {
   const { position, dependencies } = graph;
   const { start, list } = dependencies;
   // Sized for every query at once: growing would copy.
@@ -178,6 +200,7 @@ function answerDirectly(
   // marked[slot] === source + 1 ⇔ slot is a direct dependency of `source` (long lists only).
   let marked: Int32Array | undefined;
   let markedFor = -1;
+  let near = 0;
   for (let query = 0; query < sources.length; query++) {
     const source = sources[query] as number;
     const target = targets[query] as number;
@@ -194,10 +217,14 @@ function answerDirectly(
       }
       direct = marked[target] === source + 1;
     }
+    const span = (position[source] as number) - (position[target] as number);
     if (direct) answers[query] = 1;
-    else if ((position[target] as number) < (position[source] as number)) undecided.push(query);
+    else if (span > 0) {
+      undecided.push(query);
+      if (span <= nearSpan) near++;
+    }
   }
-  return undecided.view();
+  return { undecided: undecided.view(), near };
 }
 
 /** Dependency lists longer than this are marked in an array rather than scanned per query. */
