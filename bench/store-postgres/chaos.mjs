@@ -184,12 +184,17 @@ for (const row of queue) {
     if (row.state === 'claimed' && row.expired) stuck++;
     else lost++;
   } else if (status === 'running' || status === 'none') stuck++;
-  for (const event of await readAll(store, row.run_id)) {
-    if (event.type !== 'step-end' || event.result.status !== 'failed') continue;
+  // Each step's last end: a failed attempt that was retried is not a failure of the run.
+  const ends = new Map();
+  for (const event of await readAll(store, row.run_id)) if (event.type === 'step-end') ends.set(event.stepId, event);
+  for (const event of ends.values()) {
+    if (event.result.status !== 'failed') continue;
     const error = event.result.error;
     if (error?.code !== ErrorCodes.STEP_INTERRUPTED) {
-      // Any other failure is printed: the report's counts do not explain it.
-      otherFailures.push(`${kind} ${row.run_id} ${event.stepId}: ${error?.code} ${error?.message}`);
+      // Any other failure is printed, but not the steps a failure skipped: the counts do not explain it.
+      if (error?.code !== ErrorCodes.DEPENDENCY_FAILED) {
+        otherFailures.push(`${kind} ${row.run_id} ${event.stepId}: ${error?.code} ${error?.message}`);
+      }
       continue;
     }
     interrupted++;
