@@ -38,8 +38,16 @@ if (session) {
   await session.post('Profiler.start');
 }
 
-const cpuAtStart = process.cpuUsage();
-const wallAtStart = performance.now();
+let cpuAtStart = process.cpuUsage();
+let wallAtStart = performance.now();
+
+/** Starts counting again (after a warm-up). */
+export function resetProfile() {
+  stats.clear();
+  maxInFlight = inFlight;
+  cpuAtStart = process.cpuUsage();
+  wallAtStart = performance.now();
+}
 
 /** Writes the counts to stderr. */
 export async function reportProfile(extra = '') {

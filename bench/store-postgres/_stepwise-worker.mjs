@@ -1,10 +1,13 @@
 // One Stepwise worker process for workers.mjs: a DAG engine over the Postgres store, a no-op tool.
+// With BENCH_WARM_URL, it first drives BENCH_WARM_RUNS runs of BENCH_WARM_PLAN_STEPS steps there (its own
+// queue, the same worker options), then closes that store and opens the round's: `ready` comes after.
 import { defineTool, ToolRegistry } from '@stepwise/core';
+import { chainPlan } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
-import { createPostgresStore, createWorker } from '@stepwise/store-postgres';
+import { createPostgresStore, createWorker, enqueue } from '@stepwise/store-postgres';
 
 const profile = process.env.BENCH_PROFILE ? await import('./_profile-statements.mjs') : undefined;
-// CPU spent starting (before `ready`): workers.mjs leaves it out of the round's CPU per step.
+// CPU spent starting and warming up (before `ready`): workers.mjs leaves it out of the round's CPU per step.
 const cpuMs = () => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
@@ -29,14 +32,43 @@ const tools = new ToolRegistry([
     },
   }),
 ]);
-const store = createPostgresStore({
-  connectionString: url,
-  schema,
-  maxConnections: Number(process.env.BENCH_POOL ?? concurrency + 2),
-});
-const engine = dagEngine({ tools, store, leaseTtlMs });
 const notify = process.env.BENCH_NOTIFY !== '0';
-const worker = createWorker({ store, engine, concurrency, leaseTtlMs, pollIntervalMs: 200, notify });
+
+/** A store and a worker with the bench's options (`queue` for the warm-up's own). */
+function open(connectionString, storeSchema, options = {}) {
+  const store = createPostgresStore({
+    connectionString,
+    schema: storeSchema,
+    maxConnections: Number(process.env.BENCH_POOL ?? concurrency + 2),
+  });
+  const engine = dagEngine({ tools, store, leaseTtlMs });
+  const worker = createWorker({ store, engine, concurrency, leaseTtlMs, pollIntervalMs: 200, notify, ...options });
+  return { store, worker };
+}
+
+async function warmUp() {
+  const runs = Number(process.env.BENCH_WARM_RUNS ?? 0);
+  if (!process.env.BENCH_WARM_URL || runs === 0) return;
+  const queue = `warm_${process.pid}`;
+  let ended = 0;
+  let allEnded;
+  const done = new Promise((resolve) => {
+    allEnded = resolve;
+  });
+  const onRunEnd = () => {
+    if (++ended === runs) allEnded();
+  };
+  const { store, worker } = open(process.env.BENCH_WARM_URL, 'bench', { queue, onRunEnd });
+  const plan = chainPlan(Number(process.env.BENCH_WARM_PLAN_STEPS), 'noop');
+  for (let index = 0; index < runs; index++) await enqueue(plan, { store, queue });
+  await done;
+  await worker.stop();
+  await store.close();
+  profile?.resetProfile();
+}
+
+await warmUp();
+const { store, worker } = open(url, schema);
 await store.ready;
 process.stdout.write(`${JSON.stringify({ ready: worker.owner, cpuMs: cpuMs() })}\n`);
 process.on('SIGTERM', async () => {

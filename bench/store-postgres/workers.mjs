@@ -17,12 +17,23 @@
 // events per step plus the audit projections (steps, executions), so it writes more per step.
 // Stepwise's group commit shares one transaction among the appends of a worker's runs in flight
 // (8 here): with fewer runs at once per worker it commits more per step. Both peers get fresh
-// processes every round (cold JIT, which weighs more on short rounds and many workers), the same
-// concurrency and a pool of concurrency + 2; DBOS keeps its defaults otherwise (queue polling
-// included). The no-op tool is declared idempotent; with step durability (the default) the engine
-// still starts a step only once the step before it ended durably, as DBOS does.
+// processes every round, warmed up the same way before it (below), the same concurrency and a pool
+// of concurrency + 2; DBOS keeps its defaults otherwise (queue polling included). The no-op tool is
+// declared idempotent; with step durability (the default) the engine still starts a step only once
+// the step before it ended durably, as DBOS does.
+//
+// Warm-up (bench/README.md, Protocol): a production worker is a long-lived process, so every worker
+// process of a round, Stepwise's and DBOS's alike, first drives max(8, ceil(500 / steps)) runs of the
+// round's shape (50 runs of 10 steps, 10 runs of 50 steps) on a queue of its own in a separate
+// database of the round, with the round's worker options, then opens the round's database and
+// reports ready. The round's clock and CPU start once every worker reported ready; its commits are
+// counted in the round's database, which the warm-up never touches (the workers' connecting to it is
+// counted, for both, as before). Both peers' databases are migrated by the bench before their workers
+// start, so all of a round's workers start and warm up together. BENCH_WARM_UP=<steps> changes the
+// 500; 0 leaves the warm-up out (cold processes, as this bench measured before).
 //
 //   node bench/store-postgres/workers.mjs [runs] [steps]     (default 200 × 10; build the packages first)
+//   BENCH_WARM_UP=<steps> (default 500) for each worker process's warm-up, 0 for none;
 //   BENCH_WORKERS=1,4 to measure other worker counts; BENCH_SKIP_TAKEOVER=1 to leave the takeover out;
 //   BENCH_STEPWISE_ONLY=1 to leave DBOS out; BENCH_PROFILE=1 to have each Stepwise worker print the
 //   statements it sent (count, mean time) and its CPU time, BENCH_PROFILE=<directory> to also write
@@ -48,6 +59,14 @@ const SHAPES = [
   { runs: Math.max(1, Math.round(RUNS / 5)), steps: STEPS * 5 },
 ];
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2,4,8').split(',').map(Number);
+const CONCURRENCY = 8;
+const WARM_UP_STEPS = Number(process.env.BENCH_WARM_UP ?? 500);
+/** Each worker process's warm-up, in the round's shape (see the header). */
+const warmUpEnv = (url, steps) => ({
+  BENCH_WARM_URL: url,
+  BENCH_WARM_RUNS: String(WARM_UP_STEPS > 0 ? Math.max(CONCURRENCY, Math.ceil(WARM_UP_STEPS / steps)) : 0),
+  BENCH_WARM_PLAN_STEPS: String(steps),
+});
 const here = (name) => fileURLToPath(new URL(name, import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -182,11 +201,14 @@ async function commitsOf(database) {
 async function stepwiseRound({ runs, steps }, workerCount) {
   const { database, url } = await freshDatabase('stepwise');
   const schema = 'bench';
+  const warm = await freshDatabase('stepwise_warm');
+  const warmStore = createPostgresStore({ connectionString: warm.url, schema, maxConnections: 1 });
+  await warmStore.ready;
+  await warmStore.close();
   const store = createPostgresStore({ connectionString: url, schema, maxConnections: 2 });
   await store.ready;
-  const workers = Array.from({ length: workerCount }, () =>
-    spawnWorker('_stepwise-worker.mjs', { BENCH_URL: url, BENCH_SCHEMA: schema }),
-  );
+  const env = { BENCH_URL: url, BENCH_SCHEMA: schema, ...warmUpEnv(warm.url, steps) };
+  const workers = Array.from({ length: workerCount }, () => spawnWorker('_stepwise-worker.mjs', env));
   const startCpu = (await Promise.all(workers.map((worker) => worker.ready))).reduce(
     (sum, ready) => sum + ready.cpuMs,
     0,
@@ -220,17 +242,30 @@ function cpuSince(start, startCpu) {
   return { workerCpuMs: childrenCpuMs() - start.workers - startCpu, postgresCpuMs: postgresCpuMs() - start.postgres };
 }
 
+/** Runs `body` with this process's stdout held back (DBOS's migrations announce themselves there). */
+async function quietly(body) {
+  const write = process.stdout.write;
+  process.stdout.write = () => true;
+  try {
+    return await body();
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
 async function dbosRound({ runs, steps }, workerCount) {
   const { database, url } = await freshDatabase('dbos');
-  // One at a time: DBOS processes launched together on a fresh database deadlock in their schema
-  // migrations (40P01). Stepwise's migrations take an advisory lock; its workers start together.
-  const workers = [];
-  let startCpu = 0;
-  for (let index = 0; index < workerCount; index++) {
-    const worker = spawnWorker('_dbos-worker.mjs', { BENCH_URL: url });
-    workers.push(worker);
-    startCpu += (await worker.ready).cpuMs;
-  }
+  const warm = await freshDatabase('dbos_warm');
+  // Migrated here: DBOS processes launched together on a fresh database deadlock in their schema
+  // migrations (40P01), so they launch with runMigrations: false and start (and warm up) together.
+  await quietly(() => dbos.DBOS.migrate(url));
+  await quietly(() => dbos.DBOS.migrate(warm.url));
+  const env = { BENCH_URL: url, ...warmUpEnv(warm.url, steps) };
+  const workers = Array.from({ length: workerCount }, () => spawnWorker('_dbos-worker.mjs', env));
+  const startCpu = (await Promise.all(workers.map((worker) => worker.ready))).reduce(
+    (sum, ready) => sum + ready.cpuMs,
+    0,
+  );
   const cpuAtStart = { workers: childrenCpuMs(), postgres: postgresCpuMs() };
   const client = await dbos.DBOSClient.create({ systemDatabaseUrl: url, applicationName: 'stepwise-bench' });
   const counter = new pg.Client(url);
@@ -264,9 +299,14 @@ const load = () =>
     .join(', ')}`;
 console.log(`start: ${load()}`);
 console.log(
-  `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × 8 runs at once`,
+  `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × ${CONCURRENCY} runs at once`,
 );
-// Warm-up: one small round each (process start, JIT, first migrations), not counted.
+console.log(
+  WARM_UP_STEPS > 0
+    ? `warm-up: each worker process (both peers) first drives max(${CONCURRENCY}, ceil(${WARM_UP_STEPS} / steps)) runs of the round's shape in a separate database`
+    : 'warm-up: none (cold worker processes)',
+);
+// A small round each first (the bench process, the server's first databases), not counted.
 await stepwiseRound({ runs: 10, steps: 5 }, 1);
 if (dbos) await dbosRound({ runs: 10, steps: 5 }, 1);
 for (const shape of SHAPES) {
