@@ -21,14 +21,14 @@ import {
   type FoldedRun,
   type Lease,
   type LiveOutputTail,
-  searchWords,
 } from '@stepwise/core/store';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
 import { FoldCache } from './fold-cache.js';
-import { takeNoJournalHint } from './fresh-runs.js';
+import { leaseFromClaim, takeClaimedLease, takeNoJournalHint } from './fresh-runs.js';
 import { type FencedPart, GroupAborted, GroupCommit } from './group-commit.js';
 import { readEventPage } from './journal-pages.js';
+import { listRunSummaries } from './list-run-summaries.js';
 import { clearLiveTails, readLiveTails, writeLiveTail } from './live-output-rows.js';
 import {
   migrate,
@@ -252,30 +252,7 @@ class PostgresRunStore implements PostgresStore {
   }
 
   listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
-    const statuses = filter.status === undefined ? undefined : [filter.status].flat();
-    if (statuses?.length === 0) return this.#open().then(() => []);
-    return this.#guard('listing runs', 'runs', async () => {
-      let query = this.connection.db.selectFrom('runs').select('summary').where('last_seq', '>', 0);
-      if (statuses) query = query.where('status', 'in', statuses);
-      if (filter.planId) query = query.where('plan_id', '=', filter.planId);
-      if (filter.since) query = query.where('created_at', '>=', filter.since);
-      if (filter.until) query = query.where('created_at', '<', filter.until);
-      // strpos, not LIKE: a word with % or _ means itself.
-      for (const word of searchWords(filter.search)) {
-        query = query.where(
-          sql<number>`strpos(lower(coalesce(goal, '') || chr(10) || plan_id || chr(10) || id), ${word})`,
-          '>',
-          0,
-        );
-      }
-      const rows = await query
-        .orderBy('created_at', 'desc')
-        .orderBy('position')
-        .limit(filter.limit ?? 100)
-        .offset(filter.offset ?? 0)
-        .execute();
-      return rows.map((row) => row.summary as RunSummary);
-    });
+    return this.#guard('listing runs', 'runs', () => listRunSummaries(this.connection.db, filter));
   }
 
   getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
@@ -298,13 +275,18 @@ class PostgresRunStore implements PostgresStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     checkLeaseRequest(runId, owner, ttlMs);
+    // A run a worker here just claimed for the first time holds its lease already (fresh-runs.ts);
+    // asked too late or with another TTL, it is taken again under the claim's owner.
+    const claimed = takeClaimedLease(this.connection, runId);
+    const fromClaim = claimed && leaseFromClaim(runId, owner, ttlMs, claimed);
+    if (fromClaim) return this.#open().then(() => fromClaim);
     return this.#guard(`leasing run ${runId}`, runId, async () => {
       // In the next group commit: a worker starting several runs takes their leases in one commit.
       let lease: Lease | undefined;
       await this.#inGroup(async (client) => {
-        lease = await acquireLease(client, this.schema, runId, owner, ttlMs);
+        lease = await acquireLease(client, this.schema, runId, claimed?.owner ?? owner, ttlMs);
       });
-      return lease;
+      return lease && { ...lease, owner };
     });
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Engine, ErrorCodes, type RunHandle, StepwiseError, type ToolRegistry } from '@stepwise/core';
 import type { PostgresStore } from './create-postgres-store.js';
-import { expectNoJournal, takeNoJournalHint } from './fresh-runs.js';
+import { expectFreshRun, forgetFreshRun } from './fresh-runs.js';
 import { storeError } from './postgres-connection.js';
 import { QueueListener } from './queue-notifications.js';
 import { onRunEndCommitted } from './run-end-listeners.js';
@@ -343,8 +343,9 @@ class PostgresWorker implements Worker {
     const { store } = this.#options;
     const summary = run.claims === 1 ? undefined : await store.getRun(run.runId);
     if (summary && summary.status !== 'running') return summary.status;
-    // `engine.run` looks at the run first (given ids may name an existing run): answered from memory.
-    if (!summary) expectNoJournal(store.connection, run.runId);
+    // `engine.run` looks at the run first (given ids may name an existing run), then takes its lease:
+    // both answered from memory (the lease, when the claim took it).
+    if (!summary) expectFreshRun(store.connection, run.runId, run.lease);
     try {
       const handle = summary
         ? this.#engine.resume(run.runId)
@@ -353,8 +354,9 @@ class PostgresWorker implements Worker {
       const result = await handle.result;
       return result.status;
     } finally {
-      // Spent by then, unless the engine failed before it looked.
-      takeNoJournalHint(store.connection, run.runId);
+      // Spent by then, unless the engine failed before it looked: then the claimed lease is given back.
+      const unused = forgetFreshRun(store.connection, run.runId);
+      if (unused) await store.releaseLease(unused).catch((error) => this.#report(error, 'releasing'));
     }
   }
 

@@ -4,12 +4,28 @@ import { type RawBuilder, sql } from 'kysely';
 import type { PostgresConnection } from './postgres-connection.js';
 import { perSchema, type Queryable, runStatement, statement } from './statements.js';
 
-interface LeaseRow {
+interface LeaseRow extends CancelColumns {
   readonly lease_token: number;
   readonly lease_expires_at: Date;
+}
+
+/** The columns `cancelColumns` reads. */
+export interface CancelColumns {
   readonly cancel_by: string | null;
   readonly cancel_reason: string | null;
   readonly cancel_at: Date | null;
+}
+
+/** The run's pending cancel request, if `cancelColumns` found one. */
+export function cancelRequestOf(row: CancelColumns): { cancelRequest?: CancelRequest } {
+  if (row.cancel_by === null || row.cancel_at === null) return {};
+  return {
+    cancelRequest: {
+      by: row.cancel_by,
+      ...(row.cancel_reason === null ? {} : { reason: row.cancel_reason }),
+      at: row.cancel_at.toISOString(),
+    },
+  };
 }
 
 const toLease = (runId: string, owner: string, ttlMs: number, row: LeaseRow): Lease => ({
@@ -18,21 +34,17 @@ const toLease = (runId: string, owner: string, ttlMs: number, row: LeaseRow): Le
   token: row.lease_token,
   ttlMs,
   expiresAt: row.lease_expires_at.toISOString(),
-  ...(row.cancel_by === null || row.cancel_at === null
-    ? {}
-    : {
-        cancelRequest: {
-          by: row.cancel_by,
-          ...(row.cancel_reason === null ? {} : { reason: row.cancel_reason }),
-          at: row.cancel_at.toISOString(),
-        },
-      }),
+  ...cancelRequestOf(row),
 });
 
-/** The run's pending cancel request, read in the statement that grants or renews its lease (`r` is the run's row). */
-function cancelColumns(connection: PostgresConnection): RawBuilder<unknown> {
+/**
+ * The run's pending cancel request, read in the statement that grants or renews its lease (`run` is
+ * the alias of the run's row, whose `id` names it).
+ */
+export function cancelColumns(connection: PostgresConnection, run = 'r'): RawBuilder<unknown> {
   const requests = connection.table('cancel_requests');
-  const column = (name: string) => sql`(select c.${sql.id(name)} from ${requests} c where c.run_id = r.id)`;
+  const column = (name: string) =>
+    sql`(select c.${sql.id(name)} from ${requests} c where c.run_id = ${sql.ref(`${run}.id`)})`;
   return sql`${column('requested_by')} as cancel_by, ${column('reason')} as cancel_reason,
     ${column('requested_at')} as cancel_at`;
 }

@@ -1,8 +1,10 @@
 import type { Plan, RunOptions } from '@stepwise/core';
 import { type Kysely, sql } from 'kysely';
 import type { PostgresStoreDatabase } from './database-schema.js';
+import type { ClaimedLease } from './fresh-runs.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import { queueChannel } from './queue-notifications.js';
+import { type CancelColumns, cancelColumns, cancelRequestOf } from './run-leases.js';
 
 /** What `enqueue` keeps for the worker that starts the run. */
 export interface QueuedRunOptions {
@@ -16,6 +18,8 @@ export interface ClaimedRun {
   readonly options: QueuedRunOptions;
   /** 1 the first time a worker claims the run; more after takeovers and retries. */
   readonly claims: number;
+  /** The run's lease, taken by the claim (a first claim of a run with no row in `runs`). */
+  readonly lease?: ClaimedLease;
 }
 
 export interface ClaimRequest {
@@ -33,53 +37,94 @@ export interface ClaimRequest {
   readonly takeoverOnly?: boolean;
 }
 
+interface ClaimRow extends CancelColumns {
+  readonly run_id: string;
+  readonly plan: Plan;
+  readonly run_options: QueuedRunOptions | null;
+  readonly claims: number;
+  readonly lease_token: number | null;
+  readonly lease_expires_at: Date | null;
+}
+
 /**
  * Claims waiting runs, and runs whose claim expired (their worker died), with `FOR UPDATE SKIP LOCKED`
  * so concurrent workers never wait for each other nor take the same run. Runs started before (an
  * expired claim, a run given back after a claim) come first, before fresh ones of any priority: they
  * already began, and a busy cluster must not leave them behind new work. With a queue limit, claims of
  * the queue are serialised by a transaction-scoped advisory lock, so the count they check is exact.
+ *
+ * The same statement takes the lease of each run claimed for the first time, by creating its row in
+ * `runs` holding it (token 1), as `acquireLease` would: the engine's `acquireLease` then answers from
+ * memory (see fresh-runs.ts). Only where no row exists (`do nothing` takes no lock on one that does):
+ * a run taken over is leased by its engine as before, so a claim never waits for the row of a run whose
+ * old worker is still appending (an append locks the run's row, then its queue row).
  */
 export async function claimRuns(connection: PostgresConnection, request: ClaimRequest): Promise<ClaimedRun[]> {
   const queueTable = connection.table('work_queue');
+  const ttl = sql`clock_timestamp() + ${request.ttlMs} * interval '1 millisecond'`;
   // Without a queue limit the claim is one statement: no transaction round trips.
   const run = <T>(body: (db: Kysely<PostgresStoreDatabase>) => Promise<T>) =>
     request.queueLimit === undefined ? body(connection.db) : connection.db.transaction().execute(body);
+  const sentAt = Date.now();
   return run(async (trx) => {
-    let room = request.count;
-    if (request.queueLimit !== undefined) {
-      await sql`select pg_advisory_xact_lock(hashtext(${`stepwise:${connection.schema}:queue:${request.queue}`}))`.execute(
-        trx,
-      );
-      const live = await sql<{ held: number }>`
-        select count(*)::int as held from ${queueTable}
-        where queue = ${request.queue} and state = 'claimed' and claim_expires_at > clock_timestamp()`.execute(trx);
-      room = Math.min(room, Math.max(0, request.queueLimit - (live.rows[0]?.held ?? 0)));
-    }
+    const room = await roomInQueue(connection, trx, request);
     if (room <= 0) return [];
     const fresh = request.takeoverOnly ? sql`false` : sql`state = 'queued'`;
-    const claimed = await sql<{ run_id: string; plan: Plan; run_options: QueuedRunOptions | null; claims: number }>`
-      update ${queueTable} w
-      set state = 'claimed', claimed_by = ${request.owner}, claims = w.claims + 1,
-        claim_expires_at = clock_timestamp() + ${request.ttlMs} * interval '1 millisecond'
-      from (
-        select run_id from ${queueTable}
-        where queue = ${request.queue} and available_at <= clock_timestamp()
-          and (${fresh} or (state = 'queued' and claims > 0)
-            or (state = 'claimed' and claim_expires_at <= clock_timestamp()))
-        order by claims > 0 desc, priority desc, enqueued_at, run_id
-        limit ${room}
-        for update skip locked
-      ) candidate
-      where w.run_id = candidate.run_id
-      returning w.run_id, w.plan, w.run_options, w.claims`.execute(trx);
-    return claimed.rows.map((row) => ({
-      runId: row.run_id,
-      plan: row.plan,
-      options: row.run_options ?? {},
-      claims: row.claims,
-    }));
+    const claimed = await sql<ClaimRow>`
+      with claimed as (
+        update ${queueTable} w
+        set state = 'claimed', claimed_by = ${request.owner}, claims = w.claims + 1, claim_expires_at = ${ttl}
+        from (
+          select run_id from ${queueTable}
+          where queue = ${request.queue} and available_at <= clock_timestamp()
+            and (${fresh} or (state = 'queued' and claims > 0)
+              or (state = 'claimed' and claim_expires_at <= clock_timestamp()))
+          order by claims > 0 desc, priority desc, enqueued_at, run_id
+          limit ${room}
+          for update skip locked
+        ) candidate
+        where w.run_id = candidate.run_id
+        returning w.run_id, w.plan, w.run_options, w.claims),
+      leased as (
+        insert into ${connection.table('runs')} as r (id, lease_owner, lease_token, lease_ttl_ms, lease_expires_at)
+        select run_id, ${request.owner}::text, 1, ${request.ttlMs}::integer, ${ttl} from claimed where claims = 1
+        on conflict (id) do nothing
+        returning r.id, r.lease_token, r.lease_expires_at)
+      select c.run_id, c.plan, c.run_options, c.claims, l.lease_token, l.lease_expires_at, ${cancelColumns(connection, 'l')}
+      from claimed c left join leased l on l.id = c.run_id`.execute(trx);
+    return claimed.rows.map((row) => claimedRun(row, request, sentAt));
   });
+}
+
+/** How many runs the claim may take: `count`, or less under a queue limit (in the claim's transaction). */
+async function roomInQueue(
+  connection: PostgresConnection,
+  trx: Kysely<PostgresStoreDatabase>,
+  request: ClaimRequest,
+): Promise<number> {
+  if (request.queueLimit === undefined) return request.count;
+  await sql`select pg_advisory_xact_lock(hashtext(${`stepwise:${connection.schema}:queue:${request.queue}`}))`.execute(
+    trx,
+  );
+  const live = await sql<{ held: number }>`
+    select count(*)::int as held from ${connection.table('work_queue')}
+    where queue = ${request.queue} and state = 'claimed' and claim_expires_at > clock_timestamp()`.execute(trx);
+  return Math.min(request.count, Math.max(0, request.queueLimit - (live.rows[0]?.held ?? 0)));
+}
+
+function claimedRun(row: ClaimRow, request: ClaimRequest, sentAt: number): ClaimedRun {
+  const { lease_token: token, lease_expires_at: expiresAt } = row;
+  const lease: ClaimedLease | undefined =
+    token === null || expiresAt === null
+      ? undefined
+      : { owner: request.owner, token, ttlMs: request.ttlMs, expiresAt, sentAt, ...cancelRequestOf(row) };
+  return {
+    runId: row.run_id,
+    plan: row.plan,
+    options: row.run_options ?? {},
+    claims: row.claims,
+    ...(lease ? { lease } : {}),
+  };
 }
 
 /** Extends the claims `owner` still holds; returns the run ids it lost (another worker took them over). */

@@ -47,7 +47,11 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
   function countingWorker(schema: string, tools: ToolRegistry) {
     return harness.countingWorker(
       schema,
-      { summaryReads: /^select "summary" from "[a-z_0-9]+"\."runs" where "id"/ },
+      {
+        summaryReads: /^select "summary" from "[a-z_0-9]+"\."runs" where "id"/,
+        // The engine taking a run's lease by a statement of its own (the claim's is a `with`).
+        leaseStatements: /^insert into "[a-z_0-9]+"\."runs" as r \(id, lease_owner/,
+      },
       { tools, concurrency: 3, leaseTtlMs: 2_000, pollIntervalMs: 20 },
     );
   }
@@ -70,6 +74,12 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
     for (const runId of runIds) expect(await queueRow(client, runId)).toMatchObject({ result_status: 'completed' });
     expect(calls.size).toBe(15);
     expect(counts.summaryReads).toBe(0);
+    // Each claim took its runs' leases: the engines asked for them and were answered from memory.
+    expect(counts.leaseStatements).toBe(0);
+    const leases = await client.db.selectFrom('runs').select(['lease_owner', 'lease_token']).execute();
+    expect(leases).toHaveLength(5);
+    // Released at the end, never taken again (token 1: the claim's).
+    for (const lease of leases) expect(lease).toEqual({ lease_owner: null, lease_token: 1 });
   });
 
   it('replays a run whose id already has a journal (started outside the queue), running nothing again', async () => {
@@ -87,6 +97,8 @@ describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
     expect(await queueRow(client, 'run_outside')).toMatchObject({ result_status: 'completed', claims: 1 });
     // The engine's first append expected an empty journal and was refused; it looked again and replayed.
     expect(counts.summaryReads).toBe(1);
+    // The run had a row: the claim left its lease alone, and the engine took it by its statement.
+    expect(counts.leaseStatements).toBeGreaterThanOrEqual(1);
     expect([...calls.values()]).toEqual([1, 1]);
     expect(await readAll(client, 'run_outside')).toEqual(journal);
   });
