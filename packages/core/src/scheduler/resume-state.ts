@@ -185,12 +185,14 @@ function ended(stepId: string, result: StepResult, base: Base, decisions: Decisi
   // The scheduler asks the adjust hook after a success and after a failure that stands (unless the
   // run was stopping, which the resume carries on): a crash may have come before the decision.
   const asked = result.status === 'succeeded' || result.status === 'failed';
+  // `step-end` is durable before `step-retry` and the recovery hook: a failure of the session a crash
+  // cut off that nothing decided on may still have attempts left, so it goes through the failure
+  // policy from the start (its retry, its hook, then its conclusion), with or without an adjust hook.
+  const undecided = result.status === 'failed' && !decided && decisions.unadjusted.has(stepId);
   if (adjusts && asked && !aborted && decisions.unadjusted.has(stepId)) {
-    // `step-end` is durable before `step-retry` and the recovery hook: a failure no hook decided
-    // on may still have attempts left, so it goes through the failure policy from the start.
-    const undecided = result.status === 'failed' && !decided;
     return { ...base, action: undecided ? 'recover' : 'adjust', ended: result };
   }
+  if (undecided) return { ...base, action: 'recover', ended: result };
   const stop = decisions.stops.get(stepId);
   return {
     ...base,
