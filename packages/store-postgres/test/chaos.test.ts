@@ -39,7 +39,10 @@ describe.skipIf(!server)('chaos: workers killed at random, Postgres restarted', 
       const side = 'chaos_side';
       await createSideTables(url, side);
       store = createPostgresStore({ connectionString: url, schema });
-      const plan = chainOf(STEPS, () => 'ledger_write');
+      // The tool's own statements meet the Postgres restart too: it retries them, as a host's tool would.
+      const chain = chainOf(STEPS, () => 'ledger_write');
+      const retry = { maxAttempts: 8, initialDelayMs: 200, factor: 2, maxDelayMs: 2_000 };
+      const plan = { ...chain, steps: chain.steps.map((step) => ({ ...step, retry })) };
       const runIds: string[] = [];
       for (let index = 0; index < RUNS; index++) runIds.push((await enqueue(plan, { store })).runId);
       const env = { STEPWISE_PG_URL: url, STEPWISE_PG_SCHEMA: schema, SIDE_SCHEMA: side, LEASE_TTL_MS: String(TTL) };
