@@ -15,6 +15,9 @@ export interface Encoded {
 
 export const NOTHING: Encoded = { text: null, sha256: null };
 
+/** The shortest JSON text `BlobWriter.textOf` keeps for the rest of the batch. */
+const REMEMBERED_TEXT = 64;
+
 /**
  * Where a value of an event was moved: to `blobs` ([path in the payload, sha256, how to read it]),
  * or, since schema version 10, its leading pieces to `event_chunks` ([path, first rowid,
@@ -49,7 +52,7 @@ export class BlobWriter {
    * and the run's row; an output its tool-result's, its step-end's and its execution's. An event
    * is not changed while it is appended, so its values' text is computed once per batch.
    */
-  readonly #texts = new Map<object, string | undefined>();
+  readonly #texts = new Map<object, string>();
 
   /** `chunkBytes`: the size of an output's pieces (see `chunkBytesOf`); none without it. */
   constructor(sqlite: Database.Database, threshold: number, outputThreshold = threshold, chunkBytes?: number) {
@@ -70,12 +73,16 @@ export class BlobWriter {
     return text === undefined ? NOTHING : this.text(text, threshold);
   }
 
-  /** `JSON.stringify(value)`, once per batch for an object. */
+  /**
+   * `JSON.stringify(value)`, once per batch for an object whose text is long: a short one (a no-op
+   * step's `{}`) is written again faster than it is looked up.
+   */
   textOf(value: unknown): string | undefined {
     if (typeof value !== 'object' || value === null) return JSON.stringify(value) as string | undefined;
-    if (this.#texts.has(value)) return this.#texts.get(value);
+    const known = this.#texts.get(value);
+    if (known !== undefined) return known;
     const text = JSON.stringify(value) as string | undefined;
-    this.#texts.set(value, text);
+    if (text !== undefined && text.length >= REMEMBERED_TEXT) this.#texts.set(value, text);
     return text;
   }
 
