@@ -6,7 +6,7 @@ import { LiveOutput } from './live-output.js';
 import { livePublisherFor } from './live-output-publisher.js';
 import { createRedactor, type Redactor } from './redact.js';
 import type { CancelRequest, Lease, RunStore } from './run-store.js';
-import { settleFailedAppend } from './settle-append.js';
+import { appendOrSettle } from './settle-append.js';
 
 let lastMillis = -1;
 let lastIso = '';
@@ -390,14 +390,7 @@ export class RunJournal {
       if (this.#failure) throw this.#failure;
       // Linked as late as possible: the digest is of the event as the store is about to take it.
       for (const event of batch) this.#links.stamp(event);
-      try {
-        await this.#store.append(this.runId, batch, this.#leaseKeeper?.lease);
-      } catch (error) {
-        await settleFailedAppend(error, this.#store, this.runId, batch, {
-          lease: () => this.#leaseKeeper?.lease,
-          stopped: () => this.#failure ?? this.#leaseKeeper?.check(),
-        });
-      }
+      await appendOrSettle(this.#store, this.runId, batch, this.#leaseKeeper, () => this.#failure);
       this.#durableSeq = batch.at(-1)?.seq ?? this.#durableSeq;
     } catch (error) {
       this.#fail(error);

@@ -1,6 +1,7 @@
 import { ErrorCodes, StepwiseError } from '../errors.js';
 import { canonicalJson } from '../plan/plan-digest.js';
 import type { RunEvent } from './events.js';
+import type { LeaseKeeper } from './lease-keeper.js';
 import type { Lease, RunStore } from './run-store.js';
 
 /** The longest a batch waits for a store that went away (ms), unless its lease runs out first. */
@@ -15,6 +16,25 @@ export interface SettleAppendOptions {
   readonly stopped: () => unknown;
   /** Gives up after this long (ms). Default `SETTLE_APPEND_MAX_MS`. */
   readonly maxWaitMs?: number;
+}
+
+/**
+ * `store.append` under the keeper's lease, settled as `settleFailedAppend` says when it fails.
+ * `failure` is why the journal stopped writing, if it did.
+ */
+export function appendOrSettle(
+  store: RunStore,
+  runId: string,
+  batch: readonly RunEvent[],
+  keeper: LeaseKeeper | undefined,
+  failure: () => unknown,
+): Promise<void> {
+  return store.append(runId, batch, keeper?.lease).catch((error: unknown) =>
+    settleFailedAppend(error, store, runId, batch, {
+      lease: () => keeper?.lease,
+      stopped: () => failure() ?? keeper?.check(),
+    }),
+  );
 }
 
 /** A store that is away for a moment (the database restarting, a connection dropped): E503, retryable. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../errors.js';
 import type { RunEvent } from '../journal/events.js';
-import { type Lease, readAll } from '../journal/run-store.js';
+import { type Lease, type RunStore, readAll } from '../journal/run-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan, until } from '../testing/fixtures.js';
 import { FreezableStore } from '../testing/freezable-store.js';
@@ -37,7 +37,7 @@ function flaky(calls: number[]) {
   ]);
 }
 
-function engineOver(store: MemoryStore | FreezableStore, calls: number[]) {
+function engineOver(store: RunStore, calls: number[]) {
   const options = { tools: flaky(calls), store, leaseTtlMs: TTL_MS };
   return createPolicyEngine({ policy: permissivePolicy(options), options });
 }
