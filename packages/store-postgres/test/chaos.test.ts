@@ -92,13 +92,20 @@ describe.skipIf(!server)('chaos: workers killed at random, Postgres restarted', 
       const ledger = await query<{ rows: number }>(url, `select count(*)::int as rows from ${side}.ledger`);
       expect(ledger[0]?.rows).toBe(RUNS * STEPS);
 
-      // No step ended twice, and no tool ran again once its step had succeeded.
+      // No attempt ended twice, no step succeeded twice (a step ends once per attempt: its tool
+      // retries what the restart fails), and no tool ran again once its step had succeeded.
       const doubleEnds = await query(
         url,
-        `select run_id, payload->>'stepId' as step_id from ${schema}.events where type = 'step-end'
-         group by 1, 2 having count(*) > 1`,
+        `select run_id, payload->>'stepId' as step_id, payload->'result'->>'attempt' as attempt from ${schema}.events
+         where type = 'step-end' group by 1, 2, 3 having count(*) > 1`,
       );
       expect(doubleEnds).toEqual([]);
+      const doubleSuccesses = await query(
+        url,
+        `select run_id, payload->>'stepId' as step_id from ${schema}.events
+         where type = 'step-end' and payload->'result'->>'status' = 'succeeded' group by 1, 2 having count(*) > 1`,
+      );
+      expect(doubleSuccesses).toEqual([]);
       const afterSuccess = await query(
         url,
         `select i.run_id, i.step_id from ${side}.invocations i join ${schema}.events e
@@ -127,7 +134,7 @@ describe.skipIf(!server)('chaos: workers killed at random, Postgres restarted', 
       console.log(
         `chaos: ${RUNS} runs × ${STEPS} steps in ${(elapsedMs / 1000).toFixed(1)} s; ${killed.length} workers SIGKILLed, Postgres restarted once; ` +
           `${takeovers[0]?.resumes} resumes; ${(invocations[0]?.calls ?? 0) - RUNS * STEPS} in-flight idempotent calls re-run; ` +
-          `0 steps ended twice; 0 runs lost`,
+          `0 attempts ended twice; 0 runs lost`,
       );
     },
     LIMIT_MS + 60_000,
