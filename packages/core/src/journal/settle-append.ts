@@ -5,7 +5,7 @@ import type { LeaseKeeper } from './lease-keeper.js';
 import type { Lease, RunStore } from './run-store.js';
 
 /** The longest a batch waits for a store that went away (ms), unless its lease runs out first. */
-export const SETTLE_APPEND_MAX_MS = 30_000;
+const SETTLE_APPEND_MAX_MS = 30_000;
 const FIRST_DELAY_MS = 50;
 const LONGEST_DELAY_MS = 1_000;
 
@@ -14,8 +14,6 @@ export interface SettleAppendOptions {
   readonly lease: () => Lease | undefined;
   /** Why the journal can no longer write (its lease lost, or another failure); `undefined` while it can. */
   readonly stopped: () => unknown;
-  /** Gives up after this long (ms). Default `SETTLE_APPEND_MAX_MS`. */
-  readonly maxWaitMs?: number;
 }
 
 /**
@@ -69,7 +67,7 @@ async function landed(store: RunStore, runId: string, batch: readonly RunEvent[]
  * does not go on meanwhile, so a step whose `tool-call` was in the batch has not started its tool:
  * without this, the run failed over, and a resume found the call in flight and failed a
  * non-idempotent step (E309) whose tool never ran. Gives up once `stopped()` says why (the
- * lease's time ran out), or after `maxWaitMs`, with the store's error.
+ * lease's time ran out), or after `SETTLE_APPEND_MAX_MS`, with the store's error.
  */
 export async function settleFailedAppend(
   failure: unknown,
@@ -79,7 +77,7 @@ export async function settleFailedAppend(
   options: SettleAppendOptions,
 ): Promise<void> {
   if (!isTransient(failure)) throw failure;
-  const giveUpAt = Date.now() + (options.maxWaitMs ?? SETTLE_APPEND_MAX_MS);
+  const giveUpAt = Date.now() + SETTLE_APPEND_MAX_MS;
   let delay = FIRST_DELAY_MS;
   for (;;) {
     await sleep(delay);
