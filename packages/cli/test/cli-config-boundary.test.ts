@@ -107,6 +107,8 @@ describe('the configuration of the boundary', () => {
         id,
         tool: 'fs_write_file',
         args: { path: target, content: 'written by the MCP server' },
+        // Each write runs to its own end: a refused one must not cancel the others in flight.
+        critical: false,
       });
       await workspace.write('writes.json', {
         id: 'writes',

@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, skipMessage, withChromiumPage } from '../../../scripts/headless-chromium.js';
 import { eventually, type Harness, startHarness } from './dashboard-harness.js';
-import { openRunPage, runElsewhere, shapeOf, stepStatuses } from './page-helpers.js';
+import { openRunPage, runElsewhere, shapeByStep, stepStatuses } from './page-helpers.js';
 
 const VIEWPORT = { width: 1400, height: 1000 };
 
@@ -59,7 +59,7 @@ describe.skipIf(!chromiumAvailable)('actions from the page change the run as the
       });
       await respond(harness.store, viaCli, { stepId: 'write', decision, by: 'alice' });
       await harness.engine.resume(viaCli).result;
-      expect(await shapeOf(harness.store, viaPage)).toEqual(await shapeOf(harness.store, viaCli));
+      expect(await shapeByStep(harness.store, viaPage)).toEqual(await shapeByStep(harness.store, viaCli));
       expect(await stepStatuses(harness.store, viaPage)).toEqual({
         read: 'succeeded',
         write: decision === 'approve' ? 'succeeded' : 'denied',
@@ -84,7 +84,7 @@ describe.skipIf(!chromiumAvailable)('actions from the page change the run as the
     });
     await respond(harness.store, viaCli, { stepId: 'pick', answer: 'use main', by: 'alice' });
     await harness.engines.agentic?.resume(viaCli).result;
-    expect(await shapeOf(harness.store, viaPage)).toEqual(await shapeOf(harness.store, viaCli));
+    expect(await shapeByStep(harness.store, viaPage)).toEqual(await shapeByStep(harness.store, viaCli));
     const run = foldRun(await readAll(harness.store, viaPage));
     expect(run.steps.get('pick')?.result?.output).toMatchObject({ summary: expect.stringContaining('use main') });
   });
@@ -123,7 +123,7 @@ describe.skipIf(!chromiumAvailable)('actions from the page change the run as the
     });
     await harness.engine.resume(second.runId, { retry: ['a'], skip: ['b'], by: 'alice' }).result;
     await eventually(async () => (await harness.store.getRun(first.runId))?.status !== 'running');
-    expect(await shapeOf(harness.store, first.runId)).toEqual(await shapeOf(harness.store, second.runId));
+    expect(await shapeByStep(harness.store, first.runId)).toEqual(await shapeByStep(harness.store, second.runId));
     expect(await stepStatuses(harness.store, first.runId)).toEqual({
       a: 'succeeded',
       b: 'skipped',
@@ -223,7 +223,7 @@ describe.skipIf(!chromiumAvailable)('actions from the page change the run as the
     // `stepwise approve <runId>` approves the journaled plan; `stepwise resume --authorization` resumes with it.
     const revisedPlan = foldRun(await readAll(harness.store, viaCli.runId)).plan as Plan;
     await strict.resume(viaCli.runId, { authorization: approvePlan(revisedPlan, { by: 'alice' }) }).result;
-    expect(await shapeOf(harness.store, viaPage.runId)).toEqual(await shapeOf(harness.store, viaCli.runId));
+    expect(await shapeByStep(harness.store, viaPage.runId)).toEqual(await shapeByStep(harness.store, viaCli.runId));
     const resumed = (await readAll(harness.store, viaPage.runId)).filter(
       (event): event is RunResumeEvent => event.type === 'run-resume',
     );

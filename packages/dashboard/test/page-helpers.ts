@@ -39,6 +39,26 @@ export async function shapeOf(store: RunStore, runId: string): Promise<string[]>
   return journalShape(await readAll(store, runId));
 }
 
+/**
+ * The journal's shape with concurrent steps taken apart: the run's own events in order, and each
+ * step's events in order. Steps that run side by side may interleave either way in the journal.
+ */
+export async function shapeByStep(
+  store: RunStore,
+  runId: string,
+): Promise<{ run: string[]; steps: Record<string, string[]> }> {
+  const events = await readAll(store, runId);
+  const lines = journalShape(events);
+  const run: string[] = [];
+  const steps: Record<string, string[]> = {};
+  events.forEach((event, index) => {
+    const stepId = (event as { stepId?: string }).stepId;
+    if (stepId === undefined) run.push(lines[index] as string);
+    else (steps[stepId] ??= []).push(lines[index] as string);
+  });
+  return { run, steps };
+}
+
 /** Each step's status, as core's fold of the journal says. */
 export async function stepStatuses(store: RunStore, runId: string): Promise<Record<string, string>> {
   const run = foldRun(await readAll(store, runId));
