@@ -53,8 +53,9 @@ export async function shapeByStep(
   const steps: Record<string, string[]> = {};
   events.forEach((event, index) => {
     const stepId = (event as { stepId?: string }).stepId;
-    if (stepId === undefined) run.push(lines[index] as string);
-    else (steps[stepId] ??= []).push(lines[index] as string);
+    const line = lines[index] as string;
+    if (stepId === undefined) run.push(line);
+    else steps[stepId] = [...(steps[stepId] ?? []), line];
   });
   return { run, steps };
 }
