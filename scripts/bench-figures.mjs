@@ -4,6 +4,8 @@
 // (see bench/_protocol.mjs). A block whose results are missing is left as it is, and named.
 //
 //   node scripts/bench-figures.mjs            rewrite every block it has results for
+//   node scripts/bench-figures.mjs <name>...  rewrite only the blocks of those benches (the others'
+//                                             results on this machine may be from other runs)
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -26,6 +28,183 @@ function provenance(record) {
 }
 
 const renderers = {
+  append: (record) =>
+    [
+      table(
+        ['store', 'batching', 'steps', 'µs per step-equivalent', 'appends/s', '× MemoryStore', '× bare SQLite'],
+        record.rows.map((row) => [
+          row.store,
+          row.batching,
+          thousands(row.steps),
+          row['µs/step'],
+          row['appends/s'],
+          row['× MemoryStore'] || '—',
+          row['× bare SQLite'] || '—',
+        ]),
+      ),
+      '',
+      `Database for a ${thousands(record.steps)}-step run (plan, ${thousands(record.size.events)} events, projections): ${record.size.bytes} bytes = ${record.size.perStep} bytes/step (${record.size.tables.map((entry) => `\`${entry.name}\` ${entry.perStep}`).join(', ')}).`,
+      '',
+      `One batch at \`NORMAL\`: ${record.measured.microsecondsPerStep} µs per step-equivalent (target ≤ ${record.targets.microsecondsPerStep}: ${record.measured.met ? 'met' : 'not met'}; ${record.measured.versusBare}× the bare SQLite journal); ${record.size.perStep} bytes per no-output step (target ≤ ${thousands(record.targets.bytesPerStep)}: ${record.measured.bytesMet ? 'met' : 'not met'}).`,
+    ].join('\n'),
+  overhead: (record) =>
+    [
+      `${thousands(record.steps)} no-op steps of a \`read\` tool, µs per step outside the tool, median of ${record.rounds} rounds after a full-size warm-up:`,
+      '',
+      table(
+        [
+          'store',
+          'engine',
+          'core kernel loop',
+          'engine − kernel',
+          'replay',
+          'target',
+          'verdict',
+          'engine, every round',
+        ],
+        record.rows.map((row) => [
+          row.store,
+          row['engine µs/step'],
+          row['core kernel loop µs/step'],
+          row['engine − kernel'],
+          row['replay µs/step'],
+          `≤ ${row.target}`,
+          row.verdict,
+          row.rounds.join(', '),
+        ]),
+      ),
+      '',
+      `Floor, bare better-sqlite3 (\`NORMAL\`): the one transaction a read tool's step needs ${record.floor.oneTransaction} µs/step (${record.floor.oneVersusTarget} the ${record.floor.sqliteTarget} µs SQLite target before any engine work), the same rows as two transactions (a non-idempotent tool's step) ${record.floor.twoTransactions}; the engine on SQLite is ${record.floor.engineOverFloor}× the one-transaction floor. Diagnostic, memory with redaction off: ${record.redactionOff.memory} µs/step${record.redactionOff.share ? ` (${record.redactionOff.share} of the memory cost is core's redaction)` : ' (redaction cost below the noise)'}.`,
+    ].join('\n'),
+  'turn-overhead': (record) =>
+    [
+      `${record.steps} goal steps × ${record.turnsPerStep + 1} turns = ${thousands(record.turns)} model turns (scripted model, no-op tool):`,
+      '',
+      table(
+        ['contender', 'ms per turn', 'over the bare loop, ms per turn', '× Stepwise (MemoryStore)', 'events'],
+        record.rows.map((row) => [row.label, row.perTurn, row.overhead, row.versusStepwise, row.events ?? '—']),
+      ),
+      '',
+      `Target < 1 ms engine overhead per turn (MemoryStore): ${record.target.met ? 'met' : 'not met'} (${record.target.overhead}). Memory: ${record.memory.retainedKiB} KiB of heap retained per goal step of ${record.turnsPerStep + 1} turns (the MemoryStore's journal included; ${record.memory.journalKiB} KiB of journal JSON per step).`,
+    ].join('\n'),
+  large: (record) =>
+    [
+      `${thousands(record.runs)} runs of one step and one run of ${thousands(record.steps)} steps in a SQLite store, median of ${record.rounds} after one warm-up:`,
+      '',
+      table(
+        ['measurement', 'ms', 'KB'],
+        record.rows.map((row) => [row.label, row.ms, row.kb ?? '—']),
+      ),
+    ].join('\n'),
+  'call-overhead': (record) =>
+    [
+      `${record.calls} calls of \`@modelcontextprotocol/server-memory\`'s \`read_graph\` (stdio), median of ${record.rounds} interleaved rounds after a warm-up:`,
+      '',
+      table(
+        ['contender', 'ms per call', 'ratio'],
+        record.rows.map((row) => [
+          row.contender,
+          row.msPerCall,
+          row.versus ? `×${row.versus} vs ${row.reference}` : '—',
+        ]),
+      ),
+    ].join('\n'),
+  'dag-engine': (record) =>
+    [
+      ...record.makespans.flatMap((entry) => [
+        `Makespan on ${entry.label} with skewed sleeps: critical path ${entry.critical} ms over ${entry.levels} levels, total work ${entry.total} ms, lower bound with 8 slots ${entry.lowerBound8} ms; median of ${record.rounds} interleaved rounds:`,
+        '',
+        table(
+          ['run', 'makespan ms', 'ratio to bound', 'incl. validation ms', 'CPU ms (whole run)', 'bound'],
+          entry.rows.map((row) => [
+            row.run,
+            row['makespan ms'],
+            row['ratio to bound'],
+            row['incl. validation ms'] || '—',
+            row['CPU ms (whole run)'] || '—',
+            row.bound,
+          ]),
+        ),
+        '',
+        `Target makespan / critical path ≤ ${record.targetRatio} unbounded: ${entry.unboundedRatio}, ${entry.met ? 'met' : 'not met'}. Ours / LangGraph makespan: unbounded ${entry.versusLangGraph.memory} (memory), ${entry.versusLangGraph.sqlite} (SQLite, both \`NORMAL\`), concurrency 8 ${entry.versusLangGraph.bounded}.`,
+        '',
+      ]),
+      `Engine overhead on ${thousands(record.overheadSteps)} no-op steps (random DAG, unbounded), median of ${record.rounds} runs:`,
+      '',
+      table(
+        ['store', 'engine µs/step', 'incl. validation µs/step', 'core kernel loop µs/step', 'engine / kernel'],
+        record.overhead.map((row) => [
+          row.store,
+          row['engine µs/step'],
+          row['incl. validation µs/step'],
+          row['core kernel loop µs/step'],
+          row['engine / kernel'],
+        ]),
+      ),
+      '',
+      `LangGraph on the same no-op DAG shape at ${thousands(record.langgraphSteps)} steps (compile not counted), median of ${record.rounds} interleaved rounds:`,
+      '',
+      table(
+        ['store', 'stepwise µs/step', 'langgraph µs/step', 'langgraph compile ms', 'ours / theirs'],
+        record.comparison.map((row) => [
+          row.store,
+          row['stepwise µs/step'],
+          row['langgraph µs/step'],
+          row['langgraph compile ms'],
+          row['ours / theirs'],
+        ]),
+      ),
+    ].join('\n'),
+  'cpu-per-step': (record) => {
+    const header = [...new Set(record.rows.flatMap((row) => Object.keys(row)))];
+    return table(
+      header,
+      record.rows.map((row) =>
+        header.map((key) => (row[key] === undefined ? '—' : key === 'steps' ? thousands(row[key]) : row[key])),
+      ),
+    );
+  },
+  'own-javascript': (record) =>
+    [
+      `${thousands(record.steps)} steps appended with the statements stubbed, median of ${record.rounds} interleaved rounds after ${record.warmUp} warm-up rounds:`,
+      '',
+      table(
+        ['checkout', 'shape', 'commits', "store's CPU µs/step", 'bytes allocated per step'],
+        record.rows.map((row) => [row.checkout, row.shape, thousands(row.commits), row.cpu, thousands(row.allocated)]),
+      ),
+      ...record.pairs.map(
+        (pair) => `\n${pair.shape}: ${pair.after} / ${pair.before}, CPU per round, median ${pair.ratio}.`,
+      ),
+    ].join('\n'),
+  'step-cost': (record) =>
+    [
+      `${thousands(record.steps)} no-op steps through \`dagEngine\` (concurrency ${record.concurrency} for the fan-out), µs per step, median of ${record.rounds} interleaved rounds:`,
+      '',
+      table(
+        [
+          'shape',
+          'tool',
+          'memory',
+          '`NORMAL`',
+          '`FULL`',
+          '`NORMAL` batched',
+          '`FULL` batched',
+          '`NORMAL` / memory',
+          'target at `NORMAL`',
+        ],
+        record.rows.map((row) => [
+          row.shape,
+          row.tool,
+          row['memory µs/step'],
+          row['NORMAL µs/step'],
+          row['FULL µs/step'],
+          row['NORMAL batched'],
+          row['FULL batched'],
+          row['NORMAL / memory'],
+          row.target || '—',
+        ]),
+      ),
+    ].join('\n'),
   'chain-floor': (record) => {
     const rows = record.chain.map((row) => [
       thousands(row.steps),
@@ -142,12 +321,15 @@ const readmes = [
 ].filter((path) => existsSync(path));
 
 const block = /<!-- bench:([\w-]+) -->\n[\s\S]*?<!-- \/bench:\1 -->/g;
+const only = new Set(process.argv.slice(2));
 let missing = 0;
 for (const path of readmes) {
   const before = readFileSync(path, 'utf8');
   const after = before.replace(block, (whole, name) => {
+    if (only.size > 0 && !only.has(name)) return whole;
     const file = join(results, `${name}.json`);
-    const render = renderers[name];
+    // A `--before` run's results (`<bench>-before-after`) render as the bench's own do.
+    const render = renderers[name] ?? renderers[name.replace(/-before-after$/, '')];
     if (!render || !existsSync(file)) {
       console.warn(`${path}: no ${render ? `results (${file})` : 'renderer'} for bench:${name}; left as it is`);
       missing++;

@@ -9,6 +9,9 @@
 // dependents need not wait for its end's commit; a crash can run such steps again). A write tool's
 // steps commit alike in both.
 //
+// Protocol (bench/README.md): gc() before every timed run, a warm-up, contenders interleaved round
+// by round, the median; the rows are written to bench/results/step-cost.json for the README.
+//
 // Targets: ≤ 100 µs/step for the chain at NORMAL; ≤ 50 µs/step amortised for the fan-out at NORMAL.
 //
 //   node bench/store-sqlite/step-cost.mjs [steps=2000]
@@ -19,7 +22,9 @@ import { defineTool, MemoryStore, ToolRegistry } from '@stepwise/core';
 import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
+import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
 
+requireGc();
 const STEPS = Number(process.argv[2] ?? 2000);
 const ROUNDS = 3;
 const CONCURRENCY = 16;
@@ -71,6 +76,7 @@ async function measure(plan, storeName) {
   const store = contender.store();
   await store.ready;
   const engine = dagEngine({ tools, store, concurrency: CONCURRENCY, durability: contender.durability });
+  globalThis.gc();
   const started = performance.now();
   const result = await engine.run(plan).result;
   await store.close();
@@ -85,8 +91,8 @@ const cases = [
   { shape: 'chain', tool: 'noop_write', plan: chain(STEPS, 'noop_write') },
   { shape: `fan-out, concurrency ${CONCURRENCY}`, tool: 'noop_write', plan: fanOut(STEPS, 'noop_write') },
 ];
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+console.log(`${machineLine()} at the start`);
 // Warm-up: every case on every store once, at a fifth of the size.
 for (const entry of cases) {
   const small = entry.shape === 'chain' ? chain(STEPS / 5, entry.tool) : fanOut(STEPS / 5, entry.tool);
@@ -131,3 +137,4 @@ for (const entry of cases) {
 }
 console.table(rows);
 console.log(`load average at the end: ${loadavg()[0].toFixed(1)}`);
+writeResults('step-cost', { steps: STEPS, rounds: ROUNDS, concurrency: CONCURRENCY, rows });
