@@ -6,6 +6,8 @@
 // (step-start, tool-call, tool-result, step-end), appended as one batch (what the kernel commits for a
 // quick idempotent tool) or as two (a non-idempotent tool: before the tool runs; when the step ends).
 // step-cost.mjs measures whole steps through the engine, group commit across concurrent steps included.
+// Protocol (bench/README.md): gc() before each timed run, a warm-up run first, the load average
+// printed; what it prints is written to bench/results/append.json for the README.
 //
 //   node bench/store-sqlite/append.mjs [steps]      (default 10000; build the packages first)
 
@@ -17,7 +19,9 @@ import { MemoryStore } from '@stepwise/core';
 import { deriveExecutionId, newRunId } from '@stepwise/core/engine';
 import { chainPlan } from '@stepwise/core/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';
+import { machineLine, requireGc, writeResults } from '../_protocol.mjs';
 
+requireGc();
 const STEPS = Number(process.argv[2] ?? 10_000);
 // FULL pays an fsync per append: fewer steps keep the run short on slow disks.
 const FULL_STEPS = Math.min(STEPS, 2_000);
@@ -96,6 +100,7 @@ async function timeAppends(store, steps, batching) {
   const { runId, start, batches } = workload(steps);
   await store.append(runId, [start]);
   let appends = 0;
+  globalThis.gc();
   const started = process.hrtime.bigint();
   for (const events of batches) {
     if (batching === 'one batch') {
@@ -128,6 +133,7 @@ function bareSqlite(steps, batching) {
   const measure = (count) => {
     const { batches } = workload(count);
     let appends = 0;
+    globalThis.gc();
     const started = process.hrtime.bigint();
     for (const events of batches) {
       if (batching === 'one batch') {
@@ -190,6 +196,7 @@ async function bytesPerStep(steps) {
 
 const format = (value, digits = 1) => value.toLocaleString('en-US', { maximumFractionDigits: digits });
 
+console.log(`${machineLine()} at the start`);
 const rows = [];
 for (const batching of ['one batch', 'two batches']) {
   const memory = await memoryStore(batching, STEPS);
@@ -209,7 +216,7 @@ for (const batching of ['one batch', 'two batches']) {
 }
 const size = await bytesPerStep(STEPS);
 
-console.log(`@stepwise/store-sqlite append benchmark (Node ${process.version})`);
+console.log(`@stepwise/store-sqlite append benchmark (${machineLine()} at the end)`);
 console.log(
   `targets: ≤ ${TARGET_MICROSECONDS_PER_STEP} µs per step-equivalent at NORMAL; ≤ ${TARGET_BYTES_PER_STEP} bytes of database per no-output step`,
 );
@@ -243,3 +250,28 @@ console.log(
   `measured: ${format(size.perStep, 0)} bytes per no-output step (target ≤ ${TARGET_BYTES_PER_STEP}: ${size.perStep <= TARGET_BYTES_PER_STEP ? 'met' : 'not met'})`,
 );
 rmSync(directory, { recursive: true, force: true });
+writeResults('append', {
+  steps: STEPS,
+  targets: { microsecondsPerStep: TARGET_MICROSECONDS_PER_STEP, bytesPerStep: TARGET_BYTES_PER_STEP },
+  rows: rows.map((row) => ({
+    store: row.store,
+    batching: row.batching,
+    steps: row.steps,
+    'µs/step': format(row.microsecondsPerStep, 2),
+    'appends/s': format(row.appendsPerSecond, 0),
+    '× MemoryStore': row.versusMemory === undefined ? '' : format(row.versusMemory, 1),
+    '× bare SQLite': row.versusBare === undefined ? '' : format(row.versusBare, 1),
+  })),
+  size: {
+    bytes: format(size.bytes, 0),
+    perStep: format(size.perStep, 0),
+    events: size.events,
+    tables: size.tables.map((table) => ({ name: table.name, perStep: format(table.bytes / STEPS, 0) })),
+  },
+  measured: {
+    microsecondsPerStep: format(normal.microsecondsPerStep, 2),
+    met: normal.microsecondsPerStep <= TARGET_MICROSECONDS_PER_STEP,
+    versusBare: format(normal.versusBare, 1),
+    bytesMet: size.perStep <= TARGET_BYTES_PER_STEP,
+  },
+});
