@@ -208,36 +208,36 @@ describe('an action', () => {
   });
 
   it('changes nothing without the same origin, the session token, authorize or in read-only mode', async () => {
-    const handler = dashboard();
+    // One secret for every dashboard here: the read-only and `authorize` refusals must be theirs,
+    // not a token from another dashboard's secret.
+    const secret = 'one secret for the dashboards of this test';
+    const handler = dashboard({ secret });
     const { cookie, token } = await session(handler, waitingRunId);
     const before = await readAll(store, waitingRunId);
     const requestId = (before.find((event) => event.type === 'approval-request') as { executionId: string })
       .executionId;
     const action = { ...approve(), requestId };
-    const refusals = [
-      await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: token }),
-      await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: token, origin: 'https://evil.example' }),
-      await post(handler, waitingRunId, action, { cookie, [TOKEN_HEADER]: token, 'sec-fetch-site': 'cross-site' }),
-      await post(handler, waitingRunId, action, { cookie, origin: ORIGIN }),
-      await post(handler, waitingRunId, action, {
-        cookie,
-        [TOKEN_HEADER]: `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`,
-        origin: ORIGIN,
-      }),
-      await post(dashboard({ readOnly: true }), waitingRunId, action, {
-        cookie,
-        [TOKEN_HEADER]: token,
-        origin: ORIGIN,
-      }),
-      await post(dashboard({ authorize: (_request, asked) => asked.kind === 'view' }), waitingRunId, action, {
-        cookie,
-        [TOKEN_HEADER]: token,
-        origin: ORIGIN,
-      }),
+    const withToken = { cookie, [TOKEN_HEADER]: token, origin: ORIGIN };
+    const tampered = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    const refusals: [string, Dashboard, Record<string, string>, RegExp][] = [
+      ['no Origin', handler, { cookie, [TOKEN_HEADER]: token }, /cross-site/],
+      ['another Origin', handler, { ...withToken, origin: 'https://evil.example' }, /cross-site/],
+      ['cross-site fetch', handler, { cookie, [TOKEN_HEADER]: token, 'sec-fetch-site': 'cross-site' }, /cross-site/],
+      ['no token', handler, { cookie, origin: ORIGIN }, /session token/],
+      ['a tampered token', handler, { ...withToken, [TOKEN_HEADER]: tampered }, /session token/],
+      ['read-only', dashboard({ secret, readOnly: true }), withToken, /read-only/],
+      [
+        'authorize',
+        dashboard({ secret, authorize: (_request, asked) => asked.kind === 'view' }),
+        withToken,
+        /not allowed: respond/,
+      ],
     ];
-    for (const refusal of refusals) {
-      expect(refusal.status).toBe(403);
-      expect((await json(refusal)).error.code).toBe(ErrorCodes.NOT_AUTHORIZED);
+    for (const [what, refusing, headers, message] of refusals) {
+      const refusal = await post(refusing, waitingRunId, action, headers);
+      expect(refusal.status, what).toBe(403);
+      const { error } = await json(refusal);
+      expect([error.code, message.test(error.message)], what).toEqual([ErrorCodes.NOT_AUTHORIZED, true]);
     }
     expect(await readAll(store, waitingRunId)).toEqual(before);
     const invalid = await post(
