@@ -122,9 +122,11 @@ describe.skipIf(!postgres)('workers listening for news of their queue', () => {
   });
 
   it('polls instead while news comes faster than the poll interval, and listens again once the queue is quiet', async () => {
-    // A poll interval that three enqueues at once fit in even on a loaded machine (with 20 ms they
-    // sometimes did not, and the worker rightly kept listening).
-    const { client, worker } = await setUp(true, 4, 500);
+    // A poll interval that three enqueues at once fit in even on a loaded machine (with 20 ms, and
+    // once with 500, they did not, and the worker rightly kept listening). It is also how long the
+    // worker polls before it listens again (its polls back off to the interval): the looks at
+    // pg_stat_activity, each a new connection, must not miss that while the machine is loaded.
+    const { client, worker } = await setUp(true, 4, 2_000);
     await listenerState(/^listen/);
     const enqueued = await Promise.all(
       [0, 1, 2].map(() =>
