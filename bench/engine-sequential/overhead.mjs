@@ -13,6 +13,8 @@
 // 10,000 WAL pages; beside it the two transactions a non-idempotent tool's step
 // needs (before the tool runs, when the step ends). No engine, no kernel, no encoding: what this
 // disk and CPU charge for the transactions alone.
+// Protocol (bench/README.md): gc() before each timed run, a full-size warm-up, the median of the
+// rounds, the load average printed; what it prints is written to bench/results/overhead.json.
 //
 //   node bench/engine-sequential/overhead.mjs [steps]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +25,9 @@ import { approvePlan, defineTool, MemoryStore, ToolRegistry } from '@stepwise/co
 import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { sequentialEngine } from '@stepwise/engine-sequential';
 import { createSqliteStore } from '@stepwise/store-sqlite';
+import { median, requireGc, writeResults } from '../_protocol.mjs';
 
+requireGc();
 const STEPS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = 5;
 const TARGETS = { memory: 15, sqlite: 60 };
@@ -61,6 +65,7 @@ async function engineRound(kind, steps, redactor) {
   const plan = planOf(steps, `bench_${kind}_${steps}`);
   const authorization = approvePlan(plan, { by: 'bench' });
   toolNanoseconds = 0n;
+  globalThis.gc();
   const started = performance.now();
   const result = await engine.run(plan, { authorization }).result;
   const elapsed = performance.now() - started;
@@ -80,6 +85,7 @@ async function kernelRound(kind, steps) {
   const plan = planOf(steps, `kernel_${kind}_${steps}`);
   const runId = `run_kernel_${kind}_${steps}_${Math.random().toString(36).slice(2)}`;
   toolNanoseconds = 0n;
+  globalThis.gc();
   const started = performance.now();
   const journal = await startRun({ store, runId, plan, engine: 'kernel-loop' });
   const results = [];
@@ -152,6 +158,7 @@ function sqliteFloor(steps, transactionsPerStep = 2) {
     }
   };
   run(0, steps); // warm-up, as the engine rounds have
+  globalThis.gc();
   const started = performance.now();
   run(steps, steps);
   const perStep = ((performance.now() - started) * 1000) / steps;
@@ -160,7 +167,6 @@ function sqliteFloor(steps, transactionsPerStep = 2) {
 }
 
 const noRedaction = { redact: (value) => value, redactText: (text) => text, addSecret: () => undefined };
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const format = (value) => value.toFixed(1).padStart(8);
 
 console.log(`engine-sequential overhead: ${STEPS} no-op steps, median of ${ROUNDS} rounds (node ${process.version})`);
@@ -207,6 +213,7 @@ for (let round = 0; round < ROUNDS; round++) {
   twoFloor.push(sqliteFloor(STEPS, 2));
 }
 const sqliteFloorPerStep = median(floor);
+const twoFloorPerStep = median(twoFloor);
 const versus = (value) => (value <= TARGETS.sqlite ? 'within' : `${(value / TARGETS.sqlite).toFixed(1)}× over`);
 console.log('');
 console.log(
@@ -216,7 +223,7 @@ console.log(
 );
 console.log(
   `       the same rows as two transactions (a non-idempotent tool's step): ` +
-    `${median(twoFloor).toFixed(1)} µs/step (${versus(median(twoFloor))} the target)`,
+    `${twoFloorPerStep.toFixed(1)} µs/step (${versus(twoFloorPerStep)} the target)`,
 );
 console.log(
   `ratio engine/kernel: memory ${(memory.engine / memory.kernel).toFixed(2)}, sqlite ${(sqlite.engine / sqlite.kernel).toFixed(2)}`,
@@ -225,7 +232,8 @@ console.log(`ratio sqlite/memory (engine): ${(sqlite.engine / memory.engine).toF
 
 const bare = [];
 for (let round = 0; round < ROUNDS; round++) bare.push((await engineRound('memory', STEPS, noRedaction)).perStep);
-const share = 1 - median(bare) / memory.engine;
+const bareMedian = median(bare);
+const share = 1 - bareMedian / memory.engine;
 console.log(
   `diagnostic: memory with redaction off ${median(bare).toFixed(1)} µs/step (${
     share > 0
@@ -239,3 +247,27 @@ console.log(
     .join(' ')}`,
 );
 rmSync(directory, { recursive: true, force: true });
+writeResults('overhead', {
+  steps: STEPS,
+  rounds: ROUNDS,
+  rows: rows.map((row) => ({
+    store: row.kind,
+    'engine µs/step': row.engine.toFixed(1),
+    'core kernel loop µs/step': row.kernel.toFixed(1),
+    'engine − kernel': (row.engine - row.kernel).toFixed(1),
+    'replay µs/step': row.replay.toFixed(1),
+    target: TARGETS[row.kind],
+    verdict:
+      row.engine <= TARGETS[row.kind] ? 'meets target' : `${(row.engine / TARGETS[row.kind]).toFixed(1)}× over target`,
+    rounds: row.rounds.map((value) => value.toFixed(1)),
+  })),
+  floor: {
+    oneTransaction: sqliteFloorPerStep.toFixed(1),
+    oneVersusTarget: versus(sqliteFloorPerStep),
+    twoTransactions: twoFloorPerStep.toFixed(1),
+    twoVersusTarget: versus(twoFloorPerStep),
+    engineOverFloor: (sqlite.engine / sqliteFloorPerStep).toFixed(2),
+    sqliteTarget: TARGETS.sqlite,
+  },
+  redactionOff: { memory: bareMedian.toFixed(1), share: share > 0 ? `${(share * 100).toFixed(0)}%` : undefined },
+});
