@@ -6,6 +6,8 @@
 //    (the floor: what any agent loop costs);
 //  - LangGraph.js: a ReAct-style StateGraph (agent node → ToolNode → agent …) with MemorySaver.
 // Target: < 1 ms engine overhead per turn (MemoryStore).
+// Protocol (bench/README.md): gc() before each timed run, a warm-up run first, the load average
+// printed; what it prints is written to bench/results/turn-overhead.json for the README.
 //
 //   node --expose-gc bench/engine-agentic/turn-overhead.mjs [steps=200] [turnsPerStep=10]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +21,9 @@ import { defineTool, MemoryStore, readAll, ToolRegistry } from '@stepwise/core';
 import { agenticEngine, heuristicEstimator, loadTokenEstimator } from '@stepwise/engine-agentic';
 import { scriptedModel } from '@stepwise/engine-agentic/testing';
 import { z } from 'zod';
+import { machineLine, requireGc, writeResults } from '../_protocol.mjs';
+
+requireGc();
 
 const steps = Number(process.argv[2] ?? 200);
 const turnsPerStep = Number(process.argv[3] ?? 10);
@@ -67,6 +72,7 @@ async function stepwise(label, estimator, storeFactory = () => new MemoryStore()
     tokenEstimator: estimator,
     limits: { maxTurns: turnsPerStep + 5, maxConsecutiveToolCalls: turnsPerStep + 5 },
   });
+  gc();
   const started = performance.now();
   const result = await engine.run(plan(steps), { runId: `run_${label.replace(/\W+/g, '_')}` }).result;
   const elapsed = performance.now() - started;
@@ -78,6 +84,7 @@ async function stepwise(label, estimator, storeFactory = () => new MemoryStore()
 
 async function bareLoop() {
   const model = scriptedModel(script());
+  gc();
   const started = performance.now();
   for (let step = 0; step < steps; step++) {
     const messages = [
@@ -119,6 +126,7 @@ async function langGraph() {
     .addConditionalEdges('agent', (state) => (state.messages.at(-1).tool_calls?.length ? 'tools' : END))
     .addEdge('tools', 'agent')
     .compile({ checkpointer: new MemorySaver() });
+  gc();
   const started = performance.now();
   for (let step = 0; step < steps; step++) {
     await graph.invoke(
@@ -172,6 +180,7 @@ async function memoryPerStep(count) {
 
 const format = (ms) => `${ms.toFixed(3)} ms`;
 
+console.log(`${machineLine()} at the start`);
 // Warm up JIT and the tokenizer tables so the first measurement is not penalised.
 const tokenizer = await loadTokenEstimator();
 await stepwise('warm-up', heuristicEstimator);
@@ -210,3 +219,21 @@ console.log(
     ` (journal in MemoryStore included; ${(memory.journalBytesPerStep / 1024).toFixed(1)} KiB of journal JSON per step)` +
     (typeof globalThis.gc === 'function' ? '' : '  [run with --expose-gc for stable numbers]'),
 );
+console.log(`${machineLine()} at the end`);
+writeResults('turn-overhead', {
+  steps,
+  turnsPerStep,
+  turns,
+  rows: results.map((result) => ({
+    label: result.label,
+    perTurn: format(result.perTurnMs),
+    overhead: format(Math.max(0, result.perTurnMs - floor)),
+    versusStepwise: (result.perTurnMs / reference).toFixed(2),
+    events: result.events,
+  })),
+  target: { overhead: format(target), met: target < 1 },
+  memory: {
+    retainedKiB: (memory.retainedPerStep / 1024).toFixed(1),
+    journalKiB: (memory.journalBytesPerStep / 1024).toFixed(1),
+  },
+});
