@@ -176,6 +176,26 @@ const renderers = {
         (pair) => `\n${pair.shape}: ${pair.after} / ${pair.before}, CPU per round, median ${pair.ratio}.`,
       ),
     ].join('\n'),
+  search: (record) =>
+    [
+      `A generated tree of ${thousands(record.files)} files in ${record.directories} directories (${record.needles} contain the needle); \`file_search\` through the core kernel, interleaved with \`grep\` run by run, median of ${record.runs}:`,
+      '',
+      table(
+        ['search', '`grep` ms', '`file_search` ms', '× `grep`', 'target ≤ 3×'],
+        [
+          [
+            `literal, \`grep -rn\` (${record.literal.grepLines} lines; ${record.literal.searchMatches} matches)`,
+            record.literal.grep,
+            record.literal.search,
+            record.literal.ratio,
+            record.literal.met ? 'met' : 'not met',
+          ],
+          ['regex, `grep -rnE`', record.regex.grep, record.regex.search, record.regex.ratio, '—'],
+        ],
+      ),
+      '',
+      `\`file_edit\` of one line in the middle of a ${record.edit.megabytes} MB file (exactly-once check, atomic write and fsync, unified diff): ${record.edit.edit} ms, against ${record.edit.bare} ms for a bare read + replace + write (${record.edit.ratio}×), median of ${record.runs}.`,
+    ].join('\n'),
   'step-cost': (record) =>
     [
       `${thousands(record.steps)} no-op steps through \`dagEngine\` (concurrency ${record.concurrency} for the fan-out), µs per step, median of ${record.rounds} interleaved rounds:`,

@@ -1,6 +1,10 @@
 // file_search over a generated 20,000-file tree against `grep -rn` in the same run (target: within 3×),
 // and file_edit on a 5 MB file against a bare read + replace + write. Tools are called through the
 // core kernel (callTool), as an engine would call them.
+// Protocol (bench/README.md): gc() before each timed run, a warm-up run first, the contenders
+// interleaved run by run, the median; what it prints is written to bench/results/search.json.
+//
+//   node bench/tools-node/search.mjs
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -9,6 +13,9 @@ import { join } from 'node:path';
 import { MemoryStore, ToolRegistry } from '@stepwise/core';
 import { callTool, RunJournal } from '@stepwise/core/engine';
 import { nodeTools } from '@stepwise/tools-node';
+import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+
+requireGc();
 
 const FILES = 20_000;
 const DIRECTORIES = 200;
@@ -16,11 +23,6 @@ const RUNS = 5;
 
 const base = mkdtempSync(join(tmpdir(), 'stepwise-bench-tools-'));
 const tree = join(base, 'tree');
-
-function median(values) {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 function generateTree() {
   let needles = 0;
@@ -58,6 +60,7 @@ try {
   await registry.use(nodeTools({ workspace: base }));
   const journal = new RunJournal({ runId: 'bench', store: new MemoryStore() });
 
+  console.log(`${machineLine()} at the start`);
   console.log(`tree: ${FILES} files in ${DIRECTORIES} directories, ${needles} contain the needle`);
 
   // Warm the page cache for both contenders.
@@ -69,11 +72,13 @@ try {
   let grepLines = 0;
   let searchMatches = 0;
   for (let run = 0; run < RUNS; run++) {
+    globalThis.gc();
     let started = performance.now();
     const grep = spawnSync('grep', ['-rn', 'needle', tree], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     grepTimes.push(performance.now() - started);
     grepLines = grep.stdout.trim().split('\n').filter(Boolean).length;
 
+    globalThis.gc();
     started = performance.now();
     const output = await call(registry, journal, 'file_search', { query: 'needle', path: 'tree', maxResults: 10_000 });
     searchTimes.push(performance.now() - started);
@@ -90,8 +95,17 @@ try {
     console.log(`  WARNING: grep found ${grepLines} lines, file_search ${searchMatches}`);
 
   const regexTimes = [];
+  const grepRegexTimes = [];
   for (let run = 0; run < RUNS; run++) {
-    const started = performance.now();
+    globalThis.gc();
+    let started = performance.now();
+    spawnSync('grep', ['-rnE', 'TODO: [[:alnum:]_]+ the ne+dle', tree], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    grepRegexTimes.push(performance.now() - started);
+    globalThis.gc();
+    started = performance.now();
     await call(registry, journal, 'file_search', {
       query: 'TODO: \\w+ the ne+dle',
       regex: true,
@@ -99,15 +113,6 @@ try {
       maxResults: 10_000,
     });
     regexTimes.push(performance.now() - started);
-  }
-  const grepRegexTimes = [];
-  for (let run = 0; run < RUNS; run++) {
-    const started = performance.now();
-    spawnSync('grep', ['-rnE', 'TODO: [[:alnum:]_]+ the ne+dle', tree], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    grepRegexTimes.push(performance.now() - started);
   }
   console.log('\nfile_search regex vs grep -rnE (median of 5)');
   console.log(`  grep -rnE    ${median(grepRegexTimes).toFixed(1).padStart(8)} ms`);
@@ -125,6 +130,7 @@ try {
   for (let run = 0; run < RUNS; run++) {
     const [from, to] =
       run % 2 === 0 ? ['line 52500: ', 'line 52500 (edited): '] : ['line 52500 (edited): ', 'line 52500: '];
+    globalThis.gc();
     let started = performance.now();
     const output = await call(registry, journal, 'file_edit', {
       path: 'big.txt',
@@ -134,6 +140,7 @@ try {
     if (!output.diff.includes('@@ -52497,7 +52497,7 @@')) throw new Error('unexpected diff');
 
     // The bare peer: no sandbox, no uniqueness check, no diff, no atomic rename, no fsync.
+    globalThis.gc();
     started = performance.now();
     const text = await readFile(big, 'utf8');
     await writeFile(big, text.replace('line 1000: ', 'line 1000: '));
@@ -145,6 +152,32 @@ try {
     `  file_edit           ${median(editTimes).toFixed(1).padStart(8)} ms   (exact-once check, atomic write + fsync, unified diff)`,
   );
   console.log(`  ratio               ${(median(editTimes) / median(bareTimes)).toFixed(2)}×`);
+  console.log(`${machineLine()} at the end`);
+  writeResults('search', {
+    files: FILES,
+    directories: DIRECTORIES,
+    needles,
+    runs: RUNS,
+    literal: {
+      grep: grepMedian.toFixed(1),
+      search: searchMedian.toFixed(1),
+      grepLines,
+      searchMatches,
+      ratio: ratio.toFixed(2),
+      met: ratio <= 3,
+    },
+    regex: {
+      grep: median(grepRegexTimes).toFixed(1),
+      search: median(regexTimes).toFixed(1),
+      ratio: (median(regexTimes) / median(grepRegexTimes)).toFixed(2),
+    },
+    edit: {
+      megabytes: (size / 1024 / 1024).toFixed(1),
+      bare: median(bareTimes).toFixed(1),
+      edit: median(editTimes).toFixed(1),
+      ratio: (median(editTimes) / median(bareTimes)).toFixed(2),
+    },
+  });
 } finally {
   rmSync(base, { recursive: true, force: true });
 }
