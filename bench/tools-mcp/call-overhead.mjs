@@ -3,6 +3,10 @@
 // (schema validation + journal into a MemoryStore), and as an N-step plan on the dag engine.
 // Every contender is connected and warmed up first; then ROUNDS rounds run the four contenders
 // interleaved (the order rotates each round) and each line is the median of its rounds.
+// Protocol (bench/README.md): gc() before each timed run, the load average printed; what it prints
+// is written to bench/results/call-overhead.json for the README.
+//
+//   CALLS=300 node bench/tools-mcp/call-overhead.mjs
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,6 +18,9 @@ import { finishRun, invokeStep, startRun } from '@stepwise/core/engine';
 import { makePlan } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { mcpTools } from '@stepwise/tools-mcp';
+import { machineLine, median, requireGc, timed, writeResults } from '../_protocol.mjs';
+
+requireGc();
 
 const require = createRequire(import.meta.url);
 const calls = Number(process.env.CALLS ?? 300);
@@ -25,13 +32,6 @@ const server = {
   args: [require.resolve('@modelcontextprotocol/server-memory/dist/index.js')],
   env: { MEMORY_FILE_PATH: join(directory, 'memory.jsonl') },
 };
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-async function timed(work) {
-  const started = performance.now();
-  await work();
-  return performance.now() - started;
-}
 
 const plan = makePlan(Array.from({ length: calls }, (_, index) => ({ id: `s${index}`, tool: 'read_graph', args: {} })));
 
@@ -77,7 +77,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (let offset = 0; offset < names.length; offset++) {
       const name = names[(round + offset) % names.length];
-      samples.get(name).push(await timed(contenders[name]));
+      samples.get(name).push((await timed(contenders[name])).ms);
     }
   }
   await client.close();
@@ -87,15 +87,21 @@ try {
   console.log(
     `MCP call overhead, ${calls} calls of server-memory read_graph (stdio, one server process per client; load average ${loadavg()[0].toFixed(1)}; median of ${ROUNDS} interleaved rounds after a warm-up)`,
   );
+  const rows = [];
   for (const [name, reference] of [
     [names[0], names[0]],
     [names[1], names[0]],
     [names[2], names[2]],
     [names[3], names[2]],
   ]) {
-    const ratio = name === reference ? '' : `  ×${(perCall(name) / perCall(reference)).toFixed(2)} vs ${reference}`;
-    console.log(`  ${name.padEnd(40)} ${perCall(name).toFixed(3)} ms/call${ratio}`);
+    const versus = name === reference ? undefined : (perCall(name) / perCall(reference)).toFixed(2);
+    console.log(
+      `  ${name.padEnd(40)} ${perCall(name).toFixed(3)} ms/call${versus ? `  ×${versus} vs ${reference}` : ''}`,
+    );
+    rows.push({ contender: name, msPerCall: perCall(name).toFixed(3), versus, reference });
   }
+  console.log(`${machineLine()} at the end`);
+  writeResults('call-overhead', { calls, rounds: ROUNDS, concurrency, rows });
 } finally {
   rmSync(directory, { recursive: true, force: true });
 }
