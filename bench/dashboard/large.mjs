@@ -5,7 +5,8 @@
 // to load it, to select a step and to apply one live update.
 // A live page draws at most 1,000 of a larger run's steps (the dashboard README says which).
 // The protocol of bench/README.md: a collection before each timed run, one warm-up, the median of
-// ROUNDS. Not a comparison with a peer: no peer dashboard runs in-process.
+// ROUNDS. Not a comparison with a peer: no peer dashboard runs in-process. What it prints is
+// written to bench/results/large.json for the README.
 // Usage: node bench/dashboard/large.mjs [runs] [steps]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +16,14 @@ import { createDashboard } from '@stepwise/dashboard';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { z } from 'zod';
-import { machineLine, median, requireGc, timed } from '../_protocol.mjs';
+import { machineLine, median, requireGc, timed, writeResults } from '../_protocol.mjs';
 
 requireGc();
 
 const RUNS = Number(process.argv[2] ?? 10_000);
 const STEPS = Number(process.argv[3] ?? 10_000);
 const ROUNDS = 5;
+const rows = [];
 
 async function time(label, fn) {
   await fn();
@@ -35,6 +37,7 @@ async function time(label, fn) {
   console.log(
     `${label.padEnd(44)} ${median(samples).toFixed(1).padStart(8)} ms${size ? `  ${(size / 1024).toFixed(0)} KB` : ''}`,
   );
+  rows.push({ label, ms: median(samples).toFixed(1), kb: size ? (size / 1024).toFixed(0) : undefined });
   return median(samples);
 }
 
@@ -123,3 +126,4 @@ if (existsSync('/usr/bin/chromium')) {
 console.log(`at the end: ${machineLine()}`);
 await store.close();
 rmSync(directory, { recursive: true, force: true });
+writeResults('large', { runs: RUNS, steps: STEPS, rounds: ROUNDS, rows });
