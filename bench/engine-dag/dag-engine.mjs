@@ -7,6 +7,8 @@
 // Contenders in (a) run interleaved round by round. peers.mjs compares chains and fan-outs at equal durability.
 // LangGraph's graph compile grows quadratically with the node count (≈4 s for 2,000 nodes here),
 // so its overhead is measured on LANGGRAPH_STEPS no-op steps and compared with ours at that size.
+// Protocol (bench/README.md): gc() before each timed run, warm-up runs first, the median of ROUNDS;
+// what it prints is written to bench/results/dag-engine.json for the README.
 //
 //   node bench/engine-dag/dag-engine.mjs [overheadSteps=10000] [langgraphSteps=1000]
 import { setMaxListeners } from 'node:events';
@@ -17,9 +19,12 @@ import { defineTool, MemoryStore } from '@stepwise/core';
 import { createTestTools } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
+import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
 import { kernelLoop, timerFloor } from './_baselines.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
 import { criticalPath, depth, noopDag, skewedDag, uniformDag } from './_plans.mjs';
+
+requireGc();
 
 // LangGraph adds one abort listener per running node to a shared signal; that warning is noise here.
 setMaxListeners(0);
@@ -51,7 +56,6 @@ tools.register(
   }),
 );
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ROUNDS = 3;
 
 /** One run through the engine: wall time from `run()` and from the journaled `run-start` (after validation and lease). */
@@ -66,6 +70,7 @@ async function ourRun(plan, { store, concurrency } = {}) {
       if (event.type === 'run-start') executionStarted = performance.now();
     },
   });
+  globalThis.gc();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const result = await engine.run(plan).result;
@@ -94,6 +99,7 @@ async function theirRun(plan, work, saver, maxConcurrency) {
   const compileStarted = performance.now();
   const graph = buildGraph(plan, work, saver);
   const compileMs = performance.now() - compileStarted;
+  globalThis.gc();
   const cpu = process.cpuUsage();
   const started = performance.now();
   await invoke(graph, plan, maxConcurrency);
@@ -123,6 +129,7 @@ async function interleaved(contenders) {
   return medians;
 }
 
+const makespans = [];
 /** Makespan of one sleep DAG: timer floor, kernel loop, ours and LangGraph's, interleaved. */
 async function makespan(label, plan, durations) {
   console.log(`(a) makespan on ${label} with skewed sleeps`);
@@ -153,28 +160,27 @@ async function makespan(label, plan, durations) {
   });
   const line = (run, name, bound = critical) => ({ run, ...measured[name], bound });
   const ratio = (ms, bound = critical) => fixed(ms / bound, 3);
-  console.table(
-    [
-      line('timer floor: bare setTimeouts, eager (no kernel, no journal)', 'floor'),
-      line('core kernel in a minimal eager loop, memory', 'kernel'),
-      line('stepwise dag, unbounded, memory', 'unbounded'),
-      line('stepwise dag, unbounded, sqlite NORMAL', 'unboundedSqlite'),
-      line('stepwise dag, concurrency 8, memory', 'bounded', lowerBound8),
-      line('langgraph, MemorySaver', 'langgraph'),
-      line('langgraph, SqliteSaver NORMAL', 'langgraphSqlite'),
-      line('langgraph, maxConcurrency 8, MemorySaver', 'langgraphBounded', lowerBound8),
-    ].map((row) => {
-      const ms = row.execution ?? row.elapsed ?? row.ms;
-      return {
-        run: row.run,
-        'makespan ms': fixed(ms, 0),
-        'ratio to bound': ratio(ms, row.bound),
-        'incl. validation ms': row.total === undefined ? '' : fixed(row.total, 0),
-        'CPU ms (whole run)': row.cpu === undefined ? '' : fixed(row.cpu, 0),
-        bound: row.bound === critical ? 'critical path' : 'max(cp, work/8)',
-      };
-    }),
-  );
+  const rows = [
+    line('timer floor: bare setTimeouts, eager (no kernel, no journal)', 'floor'),
+    line('core kernel in a minimal eager loop, memory', 'kernel'),
+    line('stepwise dag, unbounded, memory', 'unbounded'),
+    line('stepwise dag, unbounded, sqlite NORMAL', 'unboundedSqlite'),
+    line('stepwise dag, concurrency 8, memory', 'bounded', lowerBound8),
+    line('langgraph, MemorySaver', 'langgraph'),
+    line('langgraph, SqliteSaver NORMAL', 'langgraphSqlite'),
+    line('langgraph, maxConcurrency 8, MemorySaver', 'langgraphBounded', lowerBound8),
+  ].map((row) => {
+    const ms = row.execution ?? row.elapsed ?? row.ms;
+    return {
+      run: row.run,
+      'makespan ms': fixed(ms, 0),
+      'ratio to bound': ratio(ms, row.bound),
+      'incl. validation ms': row.total === undefined ? '' : fixed(row.total, 0),
+      'CPU ms (whole run)': row.cpu === undefined ? '' : fixed(row.cpu, 0),
+      bound: row.bound === critical ? 'critical path' : 'max(cp, work/8)',
+    };
+  });
+  console.table(rows);
   const unboundedRatio = measured.unbounded.execution / critical;
   console.log(
     `    target makespan/critical path ≤ ${TARGET_RATIO} unbounded: ${fixed(unboundedRatio, 3)} ${unboundedRatio <= TARGET_RATIO ? 'MET' : 'MISSED'} (timer floor on this machine now: ${ratio(measured.floor.ms)}; including validation and lease: ${ratio(measured.unbounded.total)})`,
@@ -182,6 +188,21 @@ async function makespan(label, plan, durations) {
   console.log(
     `    ours / LangGraph makespan: unbounded ${fixed(measured.unbounded.execution / measured.langgraph.elapsed, 3)} (memory), ${fixed(measured.unboundedSqlite.execution / measured.langgraphSqlite.elapsed, 3)} (SQLite, both NORMAL), concurrency 8 ${fixed(measured.bounded.execution / measured.langgraphBounded.elapsed, 3)}\n`,
   );
+  makespans.push({
+    label,
+    critical,
+    levels: depth(plan),
+    total,
+    lowerBound8: fixed(lowerBound8, 0),
+    rows,
+    unboundedRatio: fixed(unboundedRatio, 3),
+    met: unboundedRatio <= TARGET_RATIO,
+    versusLangGraph: {
+      memory: fixed(measured.unbounded.execution / measured.langgraph.elapsed, 3),
+      sqlite: fixed(measured.unboundedSqlite.execution / measured.langgraphSqlite.elapsed, 3),
+      bounded: fixed(measured.bounded.execution / measured.langgraphBounded.elapsed, 3),
+    },
+  });
 }
 
 {
@@ -242,5 +263,15 @@ for (const kind of ['memory', 'sqlite']) {
   });
 }
 console.table(comparison);
+console.log(`${machineLine()} at the end`);
 
 rmSync(directory, { recursive: true, force: true });
+writeResults('dag-engine', {
+  rounds: ROUNDS,
+  targetRatio: TARGET_RATIO,
+  overheadSteps: OVERHEAD_STEPS,
+  langgraphSteps: LANGGRAPH_STEPS,
+  makespans,
+  overhead: overheadRows,
+  comparison,
+});
