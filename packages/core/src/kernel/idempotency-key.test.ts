@@ -6,7 +6,7 @@ import { permissivePolicy } from '../scheduler/policies/permissive-policy.js';
 import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan } from '../testing/fixtures.js';
-import { defineTool } from '../tools/define-tool.js';
+import { defineTool, type ToolContext } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { deriveIdempotencyKey } from './idempotency-key.js';
 
@@ -80,5 +80,41 @@ describe('ctx.idempotencyKey', () => {
     expect(deriveIdempotencyKey('run_b', 'pay', 0)).not.toBe(key);
     // The separator keeps ("run_a", "pay") and ("run_ap", "ay") apart.
     expect(deriveIdempotencyKey('run_ap', 'ay', 0)).not.toBe(key);
+  });
+
+  it('is an own, enumerable property whose getter every call shares, so a context holds no getter closure', async () => {
+    const contexts: ToolContext[] = [];
+    const tool = defineTool({
+      name: 'look',
+      description: 'Keeps its context.',
+      input: z.object({}),
+      effect: 'read',
+      execute: (_input, context) => {
+        contexts.push(context);
+        return {};
+      },
+    });
+    const engine = engineFor(new ToolRegistry([tool]));
+    const plan = makePlan([
+      { id: 'first', tool: 'look', args: {} },
+      { id: 'second', tool: 'look', args: {} },
+    ]);
+    await engine.run(plan, { runId: 'run_one' }).result;
+    await engine.run(plan, { runId: 'run_two' }).result;
+    expect(contexts).toHaveLength(4);
+    const getters = contexts.map((context) => Object.getOwnPropertyDescriptor(context, 'idempotencyKey'));
+    for (const descriptor of getters) expect(descriptor).toMatchObject({ enumerable: true, set: undefined });
+    // A `get` in an object literal makes a closure per call over the whole run; V8 keeps it in an
+    // accessor pair in the old generation, and scavenges kept finished runs alive through it.
+    expect(new Set(getters.map((descriptor) => descriptor?.get)).size).toBe(1);
+    expect(contexts.map((context) => context.idempotencyKey)).toEqual([
+      deriveIdempotencyKey('run_one', 'first', 0),
+      deriveIdempotencyKey('run_one', 'second', 0),
+      deriveIdempotencyKey('run_two', 'first', 0),
+      deriveIdempotencyKey('run_two', 'second', 0),
+    ]);
+    // A copy of a context carries the key as a value, as it did with a getter of its own.
+    expect({ ...contexts[1] }.idempotencyKey).toBe(deriveIdempotencyKey('run_one', 'second', 0));
+    expect(Object.keys(contexts[0] as object)).toContain('idempotencyKey');
   });
 });

@@ -26,9 +26,18 @@ export function signalWithTimeout(
     controller.abort(parent.reason);
     return { signal: controller.signal, timedOut: false, dispose: nothingToDispose };
   }
-  let timedOut = false;
+  // A data property the timer sets, not a `get` in the literal: a getter closure per call would sit
+  // in an accessor pair in the old generation and keep the call (and its run) alive through scavenges.
+  const guard: { signal: AbortSignal; timedOut: boolean; dispose(): void } = {
+    signal: controller.signal,
+    timedOut: false,
+    dispose() {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
   const timer = setTimeout(() => {
-    timedOut = true;
+    guard.timedOut = true;
     parent.removeEventListener('abort', onAbort);
     controller.abort(timeoutReason());
   }, timeoutMs);
@@ -37,14 +46,5 @@ export function signalWithTimeout(
     controller.abort(parent.reason);
   };
   parent.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    get timedOut() {
-      return timedOut;
-    },
-    dispose() {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
-    },
-  };
+  return guard;
 }
