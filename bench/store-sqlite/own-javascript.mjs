@@ -9,7 +9,8 @@
 //
 // Protocol (bench/README.md): gc() before each timed run, WARM_UP warm-up runs of each contender,
 // contenders interleaved round by round, medians of ROUNDS (default 15); each run appends to a new
-// run id, so the store's fold starts empty as in a new run.
+// run id, so the store's fold starts empty as in a new run. What it prints is written to
+// bench/results/own-javascript.json (own-javascript-before-after.json with --before).
 //
 //   node bench/store-sqlite/own-javascript.mjs [steps=2000] [--before <rev>]
 import { mkdtempSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutsFromArguments } from '../_packages.mjs';
-import { machineLine, median, requireGc } from '../_protocol.mjs';
+import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
 import { betterSqlite } from './_floor.mjs';
 
 requireGc();
@@ -132,6 +133,7 @@ async function allocatedPerStep(store, batches, runId) {
 
 console.log(`the store's own JavaScript per step, statements stubbed (${machineLine()}; median of ${ROUNDS})`);
 const rows = [];
+const pairs = [];
 for (const shape of ['chain', 'fan-out']) {
   const contenders = [];
   for (const { label, packages } of checkouts) {
@@ -165,6 +167,14 @@ for (const shape of ['chain', 'fan-out']) {
     const [before, after] = contenders;
     const paired = median(after.cpu.map((cpu, index) => cpu / before.cpu[index]));
     console.log(`  ${after.label} / ${before.label}: CPU per round, median ${paired.toFixed(2)}`);
+    pairs.push({ shape, after: after.label, before: before.label, ratio: paired.toFixed(2) });
   }
 }
 console.log(`at the end: ${machineLine()}`);
+writeResults(checkouts.length === 2 ? 'own-javascript-before-after' : 'own-javascript', {
+  steps: STEPS,
+  rounds: ROUNDS,
+  warmUp: WARM_UP,
+  rows: rows.map((row) => ({ ...row, cpu: row.cpu.toFixed(1), allocated: Math.round(row.allocated) })),
+  pairs,
+});
