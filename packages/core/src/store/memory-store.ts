@@ -14,11 +14,15 @@ import {
 
 interface StoredRun {
   readonly events: RunEvent[];
-  /** Folded lazily, on the first read after appends: appends stay cheap. */
-  readonly fold: FoldedRun;
+  /**
+   * Made and folded lazily, on the first read after appends: appends stay cheap, and a run nobody
+   * reads back (most, in a host that only runs plans) keeps no fold beside its events.
+   */
+  fold: FoldedRun | undefined;
 }
 
-function folded(run: StoredRun): FoldedRun {
+function folded(runId: string, run: StoredRun): FoldedRun {
+  run.fold ??= emptyRun(runId);
   for (let index = run.fold.lastSeq; index < run.events.length; index++) {
     applyEvent(run.fold, run.events[index] as RunEvent);
   }
@@ -136,7 +140,7 @@ export class MemoryStore implements RunStore {
   async append(runId: string, events: readonly RunEvent[], lease?: Lease): Promise<void> {
     this.#assertOpen();
     if (events.length === 0) return;
-    const run = this.#runs.get(runId) ?? { events: [], fold: emptyRun(runId) };
+    const run = this.#runs.get(runId) ?? { events: [], fold: undefined };
     // Lease first: a fenced-off writer learns it lost the run (E501), whatever its seq.
     checkLease(runId, this.#leases.get(runId), lease, Date.now());
     checkBatch(runId, run.events.length, events);
@@ -161,15 +165,15 @@ export class MemoryStore implements RunStore {
   async getRun(runId: string): Promise<RunSummary | undefined> {
     this.#assertOpen();
     const run = this.#runs.get(runId);
-    return run ? summarizeRun(folded(run)) : undefined;
+    return run ? summarizeRun(folded(runId, run)) : undefined;
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunSummary[]> {
     this.#assertOpen();
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     const words = searchWords(filter.search);
-    const matching = [...this.#runs.values()]
-      .map((run) => summarizeRun(folded(run)))
+    const matching = [...this.#runs]
+      .map(([runId, run]) => summarizeRun(folded(runId, run)))
       .filter(
         (run) =>
           (!statuses || statuses.includes(run.status)) &&
@@ -187,7 +191,7 @@ export class MemoryStore implements RunStore {
     this.#assertOpen();
     const runId = this.#executions.get(executionId);
     const run = runId === undefined ? undefined : this.#runs.get(runId);
-    return run ? executionRecord(folded(run), executionId) : undefined;
+    return run && runId !== undefined ? executionRecord(folded(runId, run), executionId) : undefined;
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
@@ -224,7 +228,7 @@ export class MemoryStore implements RunStore {
     this.#assertOpen();
     checkCancelRequest(runId, request);
     const run = this.#runs.get(runId);
-    if (!run || folded(run).status !== 'running') return false;
+    if (!run || folded(runId, run).status !== 'running') return false;
     this.#cancelRequests.set(runId, { ...request });
     return true;
   }
