@@ -49,12 +49,13 @@ const renderers = {
     ].join('\n'),
   overhead: (record) =>
     [
-      `${thousands(record.steps)} no-op steps of a \`read\` tool, µs per step outside the tool, median of ${record.rounds} rounds after a full-size warm-up:`,
+      `${thousands(record.steps)} no-op steps of a \`read\` tool, µs per step outside the tool (wall clock; CPU: user + system of the process), median of ${record.rounds} rounds after ${record.warmUp ?? 1} full-size warm-up runs:`,
       '',
       table(
         [
           'store',
           'engine',
+          'engine CPU',
           'core kernel loop',
           'engine − kernel',
           'replay',
@@ -65,6 +66,7 @@ const renderers = {
         record.rows.map((row) => [
           row.store,
           row['engine µs/step'],
+          row['engine CPU µs/step'] ?? '—',
           row['core kernel loop µs/step'],
           row['engine − kernel'],
           row['replay µs/step'],

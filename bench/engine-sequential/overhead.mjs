@@ -13,8 +13,9 @@
 // 10,000 WAL pages; beside it the two transactions a non-idempotent tool's step
 // needs (before the tool runs, when the step ends). No engine, no kernel, no encoding: what this
 // disk and CPU charge for the transactions alone.
-// Protocol (bench/README.md): gc() before each timed run, a full-size warm-up, the median of the
-// rounds, the load average printed; what it prints is written to bench/results/overhead.json.
+// Protocol (bench/README.md): gc() before each timed run, WARM_UP full-size warm-up runs, the median
+// of the rounds, wall and CPU time, the load average printed; what it prints is written to
+// bench/results/overhead.json.
 //
 //   node bench/engine-sequential/overhead.mjs [steps]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,9 @@ import { median, requireGc, writeResults } from '../_protocol.mjs';
 requireGc();
 const STEPS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = 5;
+// The engine's CPU per 10,000-step run kept falling over its first four runs (150 to 50 µs per step
+// on a loaded machine): one warm-up run measured the optimizing compiler as much as the engine.
+const WARM_UP = Number(process.env.WARM_UP ?? 4);
 const TARGETS = { memory: 15, sqlite: 60 };
 
 let toolNanoseconds = 0n;
@@ -66,9 +70,11 @@ async function engineRound(kind, steps, redactor) {
   const authorization = approvePlan(plan, { by: 'bench' });
   toolNanoseconds = 0n;
   globalThis.gc();
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const result = await engine.run(plan, { authorization }).result;
   const elapsed = performance.now() - started;
+  const used = process.cpuUsage(cpu);
   if (result.status !== 'completed' || result.steps.length !== steps) throw new Error(`bad run: ${result.status}`);
   const toolMs = Number(toolNanoseconds) / 1e6;
   const replayStarted = performance.now();
@@ -76,7 +82,11 @@ async function engineRound(kind, steps, redactor) {
   const replayMs = performance.now() - replayStarted;
   if (replay.steps.length !== steps) throw new Error('bad replay');
   await store.close();
-  return { perStep: ((elapsed - toolMs) * 1000) / steps, replayPerStep: (replayMs * 1000) / steps };
+  return {
+    perStep: ((elapsed - toolMs) * 1000) / steps,
+    cpuPerStep: (used.user + used.system) / steps,
+    replayPerStep: (replayMs * 1000) / steps,
+  };
 }
 
 /** The same work without the engine: the core kernel in a loop (no validation, no authorization). */
@@ -169,7 +179,9 @@ function sqliteFloor(steps, transactionsPerStep = 2) {
 const noRedaction = { redact: (value) => value, redactText: (text) => text, addSecret: () => undefined };
 const format = (value) => value.toFixed(1).padStart(8);
 
-console.log(`engine-sequential overhead: ${STEPS} no-op steps, median of ${ROUNDS} rounds (node ${process.version})`);
+console.log(
+  `engine-sequential overhead: ${STEPS} no-op steps, median of ${ROUNDS} rounds after ${WARM_UP} warm-up runs (node ${process.version})`,
+);
 console.log(
   `load average at start: ${loadavg()
     .map((load) => load.toFixed(2))
@@ -179,18 +191,29 @@ const rows = [];
 for (const kind of ['memory', 'sqlite']) {
   // Warm-up at full size: V8 reaches steady-state code (and the heap its steady size) only after
   // some 10,000 steps; a short warm-up measured the optimizing compiler, not the engine.
-  await engineRound(kind, STEPS);
-  await kernelRound(kind, STEPS);
+  for (let run = 0; run < WARM_UP; run++) {
+    await engineRound(kind, STEPS);
+    await kernelRound(kind, STEPS);
+  }
   const engine = [];
+  const engineCpu = [];
   const replay = [];
   const kernel = [];
   for (let round = 0; round < ROUNDS; round++) {
     const measured = await engineRound(kind, STEPS);
     engine.push(measured.perStep);
+    engineCpu.push(measured.cpuPerStep);
     replay.push(measured.replayPerStep);
     kernel.push(await kernelRound(kind, STEPS));
   }
-  rows.push({ kind, engine: median(engine), kernel: median(kernel), replay: median(replay), rounds: engine });
+  rows.push({
+    kind,
+    engine: median(engine),
+    engineCpu: median(engineCpu),
+    kernel: median(kernel),
+    replay: median(replay),
+    rounds: engine,
+  });
 }
 
 console.log('');
@@ -203,7 +226,9 @@ for (const row of rows) {
   );
 }
 for (const row of rows) {
-  console.log(`  ${row.kind} engine rounds, µs/step: ${row.rounds.map((value) => value.toFixed(1)).join(', ')}`);
+  console.log(
+    `  ${row.kind} engine rounds, µs/step: ${row.rounds.map((value) => value.toFixed(1)).join(', ')}; CPU (user + system, tool included) ${row.engineCpu.toFixed(1)} µs/step`,
+  );
 }
 const [memory, sqlite] = rows;
 const floor = [];
@@ -250,9 +275,11 @@ rmSync(directory, { recursive: true, force: true });
 writeResults('overhead', {
   steps: STEPS,
   rounds: ROUNDS,
+  warmUp: WARM_UP,
   rows: rows.map((row) => ({
     store: row.kind,
     'engine µs/step': row.engine.toFixed(1),
+    'engine CPU µs/step': row.engineCpu.toFixed(1),
     'core kernel loop µs/step': row.kernel.toFixed(1),
     'engine − kernel': (row.engine - row.kernel).toFixed(1),
     'replay µs/step': row.replay.toFixed(1),
