@@ -6,7 +6,7 @@
 //    (the floor: what any agent loop costs);
 //  - LangGraph.js: a ReAct-style StateGraph (agent node → ToolNode → agent …) with MemorySaver.
 // Target: < 1 ms engine overhead per turn (MemoryStore).
-// Protocol (bench/README.md): gc() before each timed run, a warm-up run first, the load average
+// Protocol (bench/README.md): gc() before each timed run, a warm-up run of each contender, the load average
 // printed; what it prints is written to bench/results/turn-overhead.json for the README.
 //
 //   node --expose-gc bench/engine-agentic/turn-overhead.mjs [steps=200] [turnsPerStep=10]
@@ -181,9 +181,12 @@ async function memoryPerStep(count) {
 const format = (ms) => `${ms.toFixed(3)} ms`;
 
 console.log(`${machineLine()} at the start`);
-// Warm up JIT and the tokenizer tables so the first measurement is not penalised.
+// Warm up JIT and the tokenizer tables so the first measurement is not penalised: every contender
+// runs once untimed, the peers too (bench/README.md, "Warm-up first").
 const tokenizer = await loadTokenEstimator();
 await stepwise('warm-up', heuristicEstimator);
+await bareLoop();
+await langGraph();
 
 const results = [];
 results.push(await bareLoop());
