@@ -155,6 +155,25 @@ describe('answerAncestorQueries', () => {
     expect(near.positives).toBeLessThan(pairs.sources.length - 1000);
   }, 120_000);
 
+  it('answers short and long paths back, and non-ancestors at any distance, through the records', () => {
+    // Dependencies on any earlier step: ancestors 1–12 links back lie anywhere before their source.
+    const dependencies = windowDependencies(6000, 31, 6000);
+    const queries = { sources: [] as number[], targets: [] as number[] };
+    for (let hops = 1; hops <= 12; hops++) {
+      const { sources, targets } = ancestorQueries(dependencies, hops, hops);
+      queries.sources.push(...sources.slice(0, 300));
+      queries.targets.push(...targets.slice(0, 300));
+    }
+    const pairs = randomQueries(dependencies.length, 3000, 37);
+    queries.sources.push(...pairs.sources);
+    queries.targets.push(...pairs.targets);
+    const { positives, work } = expectOracle(dependencies, queries.sources, queries.targets);
+    expect(work.recorded).toBe(true);
+    expect(work.leftToBitsets).toBe(0);
+    expect(positives).toBeGreaterThan(3000);
+    expect(positives).toBeLessThan(queries.sources.length - 1000);
+  }, 120_000);
+
   it('stops searching when the budget is spent and leaves the rest to the bitsets', () => {
     const dependencies = gridDependencies(60, 60);
     const { sources, targets } = randomQueries(dependencies.length, 3000, 8);

@@ -27,6 +27,8 @@ export interface AncestryWork {
   leftToBitsets: number;
   /** Whether stage 4 built labels. */
   labelled: boolean;
+  /** Whether stage 3 laid the graph out in records (see RECORDS_AVERAGE). */
+  recorded?: boolean;
 }
 
 // 64 per item: stage 3 averages up to 128 edges a query and may take half.
@@ -49,6 +51,15 @@ const PLAIN_SEARCH_SLACK = 8192;
 const NEAR_SHARE = 4;
 /** Queries left over that the bitsets answer in one pass of one word per step, rather than labels. */
 const FEW_QUERIES = 32;
+/**
+ * Stage 3 lays the graph out in records (`DependencyRecords`) once its searches have looked at as
+ * many edges as the records cost to build and average at least this many a query. At 200,000
+ * steps, on references 2–8 random links back (55 edges a search) the records took about a fifth
+ * off the stage, building them included (CPU, paired runs on the same plan); on references 1–4
+ * links back (11 edges) they saved nothing measurable, and their 4 MB (3 numbers per step and one
+ * per edge) raised the peak memory of that plan, which is near the benchmark's bound.
+ */
+const RECORDS_AVERAGE = 24;
 
 /**
  * For each query q, is `targets[q]` a (transitive) dependency of `sources[q]`? Answers 1 or 0.
@@ -62,9 +73,11 @@ const FEW_QUERIES = 32;
  *    32 words a query (random plans with dependencies and references within a window);
  * 3. a breadth-first search back from the source, without labels, entering only steps after the
  *    target in the topological order: references a few links back, even in random plans, settle
- *    here with no memory but two numbers per step. Stage 3 hands the rest to stage 4 once its
- *    searches average more than PLAIN_SEARCH_AVERAGE (128) edges per query (references far back
- *    along chains) or use half the budget: at most 128 R + 8,192 + `edgesPerSearch` edges;
+ *    here with no memory but two numbers per step (once its searches prove long, it lays the
+ *    graph out in records of 3 numbers per step and one per edge, which halve their cache
+ *    misses: see RECORDS_AVERAGE). Stage 3 hands the rest to stage 4 once its searches average
+ *    more than PLAIN_SEARCH_AVERAGE (128) edges per query (references far back along chains) or
+ *    use half the budget: at most 128 R + 8,192 + `edgesPerSearch` edges;
  * 4. labels built in O(N + E) (see `reachabilityLabels`: three depth-first forests and a path
  *    cover) that settle a query at once when they can, and otherwise the same search, entering
  *    only steps the labels leave possible and stopping at the first one they say the target surely
@@ -112,6 +125,8 @@ class Searches {
   readonly search: AncestorSearch;
   private budget: number;
   private readonly initialBudget: number;
+  /** About what the dependency records cost to build, in edges searched: steps + edges. */
+  readonly recordsCost: number;
   /** Edges looked at so far. */
   spent = 0;
 
@@ -121,12 +136,13 @@ class Searches {
     private readonly targets: ArrayLike<number>,
     private readonly answers: Uint8Array,
     private readonly limits: SearchLimits,
-    private readonly work: AncestryWork,
+    readonly work: AncestryWork,
     spare: SpareInts,
   ) {
     this.search = new AncestorSearch(graph, spare);
     this.budget = limits.edgesPerItem * (graph.position.length + graph.dependencies.list.length + sources.length);
     this.initialBudget = this.budget;
+    this.recordsCost = graph.position.length + graph.dependencies.list.length;
   }
 
   /** Has half the budget or more been spent? */
@@ -167,10 +183,15 @@ class Searches {
 function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Array {
   const left = new IntList(1024);
   const spentBefore = searches.spent;
+  let recorded = false;
   for (let index = 0; index < undecided.length; index++) {
     const query = undecided[index] as number;
     if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
     const spent = searches.spent - spentBefore;
+    if (!recorded && spent >= searches.recordsCost && spent >= RECORDS_AVERAGE * (index + 1)) {
+      searches.search.useRecords();
+      searches.work.recorded = recorded = true;
+    }
     if (spent > PLAIN_SEARCH_AVERAGE * (index + 1) + PLAIN_SEARCH_SLACK || searches.halfSpent) {
       // The labels pay for themselves here.
       for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
