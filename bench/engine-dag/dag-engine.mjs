@@ -7,7 +7,8 @@
 // Contenders in (a) run interleaved round by round. peers.mjs compares chains and fan-outs at equal durability.
 // LangGraph's graph compile grows quadratically with the node count (≈4 s for 2,000 nodes here),
 // so its overhead is measured on LANGGRAPH_STEPS no-op steps and compared with ours at that size.
-// Protocol (bench/README.md): gc() before each timed run, warm-up runs first, the median of ROUNDS;
+// Protocol (bench/README.md): gc() before each timed run, warm-up runs first, contenders interleaved
+// round by round (in (b), the engine and the kernel loop after a full-size run of each), the median of ROUNDS;
 // what it prints is written to bench/results/dag-engine.json for the README.
 //
 //   node bench/engine-dag/dag-engine.mjs [overheadSteps=10000] [langgraphSteps=1000]
@@ -80,20 +81,6 @@ async function ourRun(plan, { store, concurrency } = {}) {
   return { total: ended - started, execution: ended - executionStarted, cpu: (used.user + used.system) / 1000 };
 }
 
-async function ourMedian(plan, options = {}) {
-  const runs = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const store = options.sqlite ? createSqliteStore({ path: databasePath() }) : new MemoryStore();
-    runs.push(await ourRun(plan, { ...options, store }));
-    await store.close();
-  }
-  return {
-    total: median(runs.map((run) => run.total)),
-    execution: median(runs.map((run) => run.execution)),
-    cpu: median(runs.map((run) => run.cpu)),
-  };
-}
-
 /** One LangGraph run: compile (not counted in its makespan) and invoke. */
 async function theirRun(plan, work, saver, maxConcurrency) {
   const compileStarted = performance.now();
@@ -118,7 +105,10 @@ console.log(
 async function interleaved(contenders) {
   const samples = new Map(Object.keys(contenders).map((name) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(contenders)) samples.get(name).push(await run(round));
+    for (const [name, run] of Object.entries(contenders)) {
+      globalThis.gc();
+      samples.get(name).push(await run(round));
+    }
   }
   const medians = {};
   for (const [name, values] of samples) {
@@ -222,10 +212,25 @@ console.log(`\n(b) engine overhead on ${OVERHEAD_STEPS.toLocaleString('en')} no-
 const overheadRows = [];
 for (const kind of ['memory', 'sqlite']) {
   const big = noopDag(OVERHEAD_STEPS);
-  const opened = kind === 'sqlite' ? createSqliteStore({ path: databasePath() }) : new MemoryStore();
-  const kernelMs = await kernelLoop(big, tools, opened, `run_kernel_overhead_${kind}`);
-  await opened.close();
-  const ours = await ourMedian(big, { sqlite: kind === 'sqlite' });
+  const storeOf = () => (kind === 'sqlite' ? createSqliteStore({ path: databasePath() }) : new MemoryStore());
+  // The kernel loop and the engine interleaved round by round, after one full-size run of each.
+  const contenders = {
+    kernel: async (round) => {
+      const store = storeOf();
+      const ms = await kernelLoop(big, tools, store, `run_kernel_overhead_${kind}_${round}`);
+      await store.close();
+      return { ms };
+    },
+    ours: async () => {
+      const store = storeOf();
+      const run = await ourRun(big, { store });
+      await store.close();
+      return run;
+    },
+  };
+  for (const run of Object.values(contenders)) await run('warm-up');
+  const { kernel, ours } = await interleaved(contenders);
+  const kernelMs = kernel.ms;
   overheadRows.push({
     store: kind,
     'engine µs/step': fixed((ours.execution * 1000) / OVERHEAD_STEPS),
