@@ -198,6 +198,113 @@ const renderers = {
       '',
       `\`file_edit\` of one line in the middle of a ${record.edit.megabytes} MB file (exactly-once check, atomic write and fsync, unified diff): ${record.edit.edit} ms, against ${record.edit.bare} ms for a bare read + replace + write (${record.edit.ratio}×), median of ${record.runs}.`,
     ].join('\n'),
+  workers: (record) => {
+    const cpu = (side) => `${fixed(side.workerCpuMsPerStep, 2)}+${fixed(side.postgresCpuMsPerStep, 2)}`;
+    const rows = record.rounds.map((round) => [
+      `${round.runs} × ${round.steps}`,
+      round.workers,
+      fixed(round.stepwise.stepsPerSecond),
+      fixed(round.stepwise.commitsPerStep, 2),
+      cpu(round.stepwise),
+      round.dbos ? fixed(round.dbos.stepsPerSecond) : '—',
+      round.dbos ? fixed(round.dbos.commitsPerStep, 2) : '—',
+      round.dbos ? cpu(round.dbos) : '—',
+      round.dbos ? `${fixed(round.stepwise.stepsPerSecond / round.dbos.stepsPerSecond, 2)}×` : '—',
+    ]);
+    const shapes = [...new Set(record.rounds.map((round) => `${round.runs} × ${round.steps}`))];
+    const at = (shape, workers) =>
+      record.rounds.find((r) => `${r.runs} × ${r.steps}` === shape && r.workers === workers);
+    const verdict = (ok) => (ok ? 'met' : 'NOT met');
+    const aheadOfDbos = record.rounds.every((r) => r.dbos && r.stepwise.stepsPerSecond >= r.dbos.stepsPerSecond);
+    const grows = shapes.map((shape) => {
+      const one = at(shape, 1);
+      const four = at(shape, 4);
+      return `${shape}: ${one && four ? verdict(four.stepwise.stepsPerSecond > one.stepwise.stepsPerSecond) : '—'}`;
+    });
+    const commits = shapes.map((shape) => {
+      const four = at(shape, 4);
+      return `${shape}: ${four ? verdict(four.stepwise.commitsPerStep < 1) : '—'}`;
+    });
+    const takeovers = record.takeovers.map(
+      (t) =>
+        `TTL ${thousands(t.ttlMs)} ms: ${thousands(t.worst)} ms = ${fixed(t.worst / t.ttlMs, 2)}× (worst of ${t.samples.join(', ')})`,
+    );
+    return [
+      `Load average at the start: ${record.startLoad.map((value) => fixed(value, 2)).join(', ')}. ${record.concurrency} runs at once per worker process; warm-up ${record.warmUpSteps > 0 ? `max(${record.concurrency}, ⌈${record.warmUpSteps} / steps⌉) runs of the round's shape per process` : 'none'}. CPU ms/step: the worker processes' + the Postgres server's.`,
+      '',
+      table(
+        [
+          'runs × steps',
+          'workers',
+          'Stepwise steps/s',
+          'commits/step',
+          'CPU ms/step',
+          'DBOS steps/s',
+          'commits/step',
+          'CPU ms/step',
+          'Stepwise / DBOS',
+        ],
+        rows,
+      ),
+      '',
+      `Stepwise ≥ DBOS at every worker count: ${record.rounds.some((r) => r.dbos) ? verdict(aheadOfDbos) : '— (DBOS not run)'}. More steps/s at 4 workers than at 1: ${grows.join('; ')}. Fewer than one commit per step at 4 workers: ${commits.join('; ')}.`,
+      ...(takeovers.length > 0 ? ['', `Takeover after a SIGKILL (target < 2× the TTL): ${takeovers.join('; ')}.`] : []),
+    ].join('\n');
+  },
+  chaos: (record) => {
+    const kinds = Object.entries(record.tally).map(
+      ([kind, statuses]) =>
+        `${kind}: ${Object.entries(statuses)
+          .map(([status, count]) => `${count} ${status}`)
+          .join(', ')}`,
+    );
+    const reconciling = record.tally.reconciling ?? {};
+    const reconcilingRuns = Object.values(reconciling).reduce((sum, count) => sum + count, 0);
+    return [
+      table(
+        ['runs × steps', 'workers', 'lease TTL', 'seconds', 'SIGKILLs', 'paused', 'Postgres restarts'],
+        [
+          [
+            `${record.runs} × ${record.steps}`,
+            record.workers,
+            `${thousands(record.ttlMs)} ms`,
+            fixed(record.seconds),
+            record.killed,
+            record.pausedMs > 0 ? `1 worker, ${thousands(record.pausedMs)} ms` : 'none',
+            record.postgresRestarts,
+          ],
+        ],
+      ),
+      '',
+      table(
+        [
+          'lost',
+          'stuck',
+          'doubled',
+          're-asked (by the paused worker)',
+          'E309',
+          'E309 never started',
+          'reconciling runs completed',
+        ],
+        [
+          [
+            record.lost,
+            record.stuck,
+            record.doubled,
+            `${record.reAsked} (${record.reAskedByPaused})`,
+            record.interrupted,
+            record.neverStarted,
+            `${reconciling.completed ?? 0} of ${reconcilingRuns}`,
+          ],
+        ],
+      ),
+      '',
+      `Runs by kind and status: ${kinds.join('; ')}.`,
+      ...(record.otherFailures.length > 0
+        ? ['', 'Failed otherwise:', '', ...record.otherFailures.map((failure) => `- \`${failure}\``)]
+        : []),
+    ].join('\n');
+  },
   'step-cost': (record) =>
     [
       `${thousands(record.steps)} no-op steps through \`dagEngine\` (concurrency ${record.concurrency} for the fan-out), µs per step, median of ${record.rounds} interleaved rounds:`,

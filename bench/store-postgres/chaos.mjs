@@ -26,6 +26,7 @@ import { makePlan } from '@stepwise/core/testing';
 import { createPostgresStore, enqueue } from '@stepwise/store-postgres';
 import { startThrowawayPostgres } from '@stepwise/store-postgres/testing';
 import pg from 'pg';
+import { writeResults } from '../_protocol.mjs';
 
 const RUNS = Number(process.argv[2] ?? 60);
 const STEPS = Number(process.argv[3] ?? 10);
@@ -225,5 +226,24 @@ console.log(
 for (const failure of otherFailures) console.log(`failed otherwise: ${failure}`);
 const byPaused = doubledPayments.filter((row) => row.pid === events.pausedPid).length;
 if (doubledPayments.length > 0) console.log(`re-asked by the paused worker: ${byPaused} of ${doubledPayments.length}`);
+writeResults('chaos', {
+  runs: RUNS,
+  steps: STEPS,
+  workers: WORKERS,
+  ttlMs: TTL,
+  seconds,
+  killed: events.killed,
+  pausedMs: events.paused > 0 ? 3 * TTL : 0,
+  postgresRestarts: events.postgresRestarts,
+  tally,
+  lost,
+  stuck,
+  doubled: notified.length,
+  reAsked: doubledPayments.length,
+  reAskedByPaused: byPaused,
+  interrupted,
+  neverStarted,
+  otherFailures,
+});
 await store.close();
 server.close();

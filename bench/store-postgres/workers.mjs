@@ -51,6 +51,7 @@ import { chainPlan } from '@stepwise/core/testing';
 import { createPostgresStore, enqueue } from '@stepwise/store-postgres';
 import { startThrowawayPostgres } from '@stepwise/store-postgres/testing';
 import pg from 'pg';
+import { writeResults } from '../_protocol.mjs';
 
 const RUNS = Number(process.argv[2] ?? 200);
 const STEPS = Number(process.argv[3] ?? 10);
@@ -297,6 +298,7 @@ const load = () =>
   `load average ${loadavg()
     .map((value) => value.toFixed(2))
     .join(', ')}`;
+const startLoad = loadavg();
 console.log(`start: ${load()}`);
 console.log(
   `Postgres ${server.url.replace(/^.*@/, '')}, fsync on; ${WORKER_COUNTS.join('/')} worker processes × ${CONCURRENCY} runs at once`,
@@ -309,6 +311,9 @@ console.log(
 // A small round each first (the bench process, the server's first databases), not counted.
 await stepwiseRound({ runs: 10, steps: 5 }, 1);
 if (dbos) await dbosRound({ runs: 10, steps: 5 }, 1);
+// What the README's block is rendered from (scripts/bench-figures.mjs, block `workers`).
+const rounds = [];
+const takeovers = [];
 for (const shape of SHAPES) {
   const steps = shape.runs * shape.steps;
   console.log(`\n${shape.runs} runs × ${shape.steps} steps`);
@@ -329,6 +334,13 @@ for (const shape of SHAPES) {
       theirs ? `${(theirs.seconds / ours.seconds).toFixed(2).padStart(20)}×` : '',
     ];
     console.log(line.join('   '));
+    const figures = (result) => ({
+      stepsPerSecond: steps / result.seconds,
+      commitsPerStep: result.commits / steps,
+      workerCpuMsPerStep: result.workerCpuMs / steps,
+      postgresCpuMsPerStep: result.postgresCpuMs / steps,
+    });
+    rounds.push({ ...shape, workers: workerCount, stepwise: figures(ours), dbos: theirs ? figures(theirs) : null });
   }
 }
 
@@ -366,6 +378,7 @@ if (!process.env.BENCH_SKIP_TAKEOVER) {
     const samples = [];
     for (let index = 0; index < 3; index++) samples.push(await takeover(ttlMs));
     const worst = Math.max(...samples);
+    takeovers.push({ ttlMs, samples, worst });
     console.log(
       `${String(ttlMs).padStart(12)}   ${String(worst).padStart(11)}   ${(worst / ttlMs).toFixed(2).padStart(14)}×   (worst of ${samples.join(', ')})`,
     );
@@ -375,5 +388,13 @@ if (!process.env.BENCH_SKIP_TAKEOVER) {
   );
 }
 console.log(`end: ${load()}`);
+writeResults('workers', {
+  concurrency: CONCURRENCY,
+  workerCounts: WORKER_COUNTS,
+  warmUpSteps: WARM_UP_STEPS,
+  startLoad,
+  rounds,
+  takeovers,
+});
 await admin.end();
 server.close();
