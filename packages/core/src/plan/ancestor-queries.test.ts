@@ -25,7 +25,14 @@ const limitSettings: Record<string, SearchLimits | undefined> = {
   tiny: { edgesPerSearch: 3, edgesPerItem: 1, nearSpan: 0 },
 };
 
-const noWork = (): AncestryWork => ({ near: 0, searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false });
+const noWork = (): AncestryWork => ({
+  near: 0,
+  searched: 0,
+  searchedEdges: 0,
+  leftToBitsets: 0,
+  labelled: false,
+  recorded: false,
+});
 
 function randomQueries(size: number, count: number, seed: number): { sources: number[]; targets: number[] } {
   const random = seededRandom(seed);

@@ -1,5 +1,6 @@
 import { AncestorSearch, UNSETTLED } from './ancestor-search.js';
 import type { AncestryGraph } from './dependency-index.js';
+import type { DependencyRecords } from './dependency-records.js';
 import { IntList } from './int-list.js';
 import { answerNearQueries } from './near-bitsets.js';
 import { propagateBitsets } from './propagate-bitsets.js';
@@ -28,7 +29,7 @@ export interface AncestryWork {
   /** Whether stage 4 built labels. */
   labelled: boolean;
   /** Whether stage 3 laid the graph out in records (see RECORDS_AVERAGE). */
-  recorded?: boolean;
+  recorded: boolean;
 }
 
 // 64 per item: stage 3 averages up to 128 edges a query and may take half.
@@ -54,10 +55,11 @@ const FEW_QUERIES = 32;
 /**
  * Stage 3 lays the graph out in records (`DependencyRecords`) once its searches have looked at as
  * many edges as the records cost to build and average at least this many a query. At 200,000
- * steps, on references 2–8 random links back (55 edges a search) the records took about a fifth
- * off the stage, building them included (CPU, paired runs on the same plan); on references 1–4
- * links back (11 edges) they saved nothing measurable, and their 4 MB (3 numbers per step and one
- * per edge) raised the peak memory of that plan, which is near the benchmark's bound.
+ * steps, on references 2–8 random links back (55 edges a search) the records took about a
+ * quarter off the stage, building them included (CPU, paired runs on the same plan), though at
+ * 50,000 steps, where the lists fit the caches better, the stage took about 25 ms more; on
+ * references 1–4 links back (11 edges) they saved nothing measurable, and their 4 MB (3 numbers
+ * per step and one per edge) raised the peak memory of that plan, near the benchmark's bound.
  */
 const RECORDS_AVERAGE = 24;
 
@@ -96,7 +98,7 @@ export function answerAncestorQueries(
   sources: ArrayLike<number>,
   targets: ArrayLike<number>,
   limits: SearchLimits = DEFAULT_LIMITS,
-  work: AncestryWork = { near: 0, searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false },
+  work: AncestryWork = { near: 0, searched: 0, searchedEdges: 0, leftToBitsets: 0, labelled: false, recorded: false },
   spare = new SpareInts(),
 ): Uint8Array {
   const answers = new Uint8Array(sources.length);
@@ -160,9 +162,22 @@ class Searches {
     const allowed = Math.min(maxEdges, this.limits.edgesPerSearch, this.budget);
     if (allowed <= 0) return false;
     const answer = this.search.settle(this.sources[query] as number, this.targets[query] as number, allowed);
-    this.budget -= this.search.edges;
-    this.spent += this.search.edges;
-    this.work.searchedEdges += this.search.edges;
+    return this.file(query, answer, this.search.edges);
+  }
+
+  /** `settle` by a search over `records` (stage 3 once its searches prove long). */
+  settleByRecords(records: DependencyRecords, query: number): boolean {
+    const allowed = Math.min(this.limits.edgesPerSearch, this.budget);
+    if (allowed <= 0) return false;
+    const answer = records.settle(this.sources[query] as number, this.targets[query] as number, allowed, UNSETTLED);
+    return this.file(query, answer, records.edges);
+  }
+
+  /** Counts a search's edges and files its answer; true when it answered. */
+  private file(query: number, answer: number, edges: number): boolean {
+    this.budget -= edges;
+    this.spent += edges;
+    this.work.searchedEdges += edges;
     if (answer === UNSETTLED) return false;
     this.answers[query] = answer;
     this.work.searched++;
@@ -179,26 +194,42 @@ class Searches {
   }
 }
 
-/** Stage 3 (see `answerAncestorQueries`): returns the queries it leaves to the labels. */
+/**
+ * Stage 3 (see `answerAncestorQueries`): returns the queries it leaves to the labels. Once its
+ * searches prove long (see RECORDS_AVERAGE) the rest go on over the records, in a loop of their
+ * own: switching the search object inside this loop cost another 15 ms at 50,000 steps.
+ */
 function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Array {
   const left = new IntList(1024);
   const spentBefore = searches.spent;
-  let recorded = false;
   for (let index = 0; index < undecided.length; index++) {
-    const query = undecided[index] as number;
-    if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
+    if (!searches.settle(undecided[index] as number, Number.POSITIVE_INFINITY)) left.push(undecided[index] as number);
     const spent = searches.spent - spentBefore;
-    if (!recorded && spent >= searches.recordsCost && spent >= RECORDS_AVERAGE * (index + 1)) {
-      searches.search.useRecords();
-      searches.work.recorded = recorded = true;
-    }
-    if (spent > PLAIN_SEARCH_AVERAGE * (index + 1) + PLAIN_SEARCH_SLACK || searches.halfSpent) {
-      // The labels pay for themselves here.
-      for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
+    if (labelsPay(searches, spent, index, undecided, left)) break;
+    if (spent >= searches.recordsCost && spent >= RECORDS_AVERAGE * (index + 1)) {
+      searches.work.recorded = true;
+      searchRecords(searches, undecided, index + 1, spentBefore, left);
       break;
     }
   }
   return left.view();
+}
+
+/** The rest of stage 3 from `first` on, over the records. */
+function searchRecords(searches: Searches, undecided: Int32Array, first: number, spentBefore: number, left: IntList) {
+  const records = searches.search.records();
+  for (let index = first; index < undecided.length; index++) {
+    const query = undecided[index] as number;
+    if (!searches.settleByRecords(records, query)) left.push(query);
+    if (labelsPay(searches, searches.spent - spentBefore, index, undecided, left)) break;
+  }
+}
+
+/** Have stage 3's searches grown long enough for the labels? Then the queries after `index` go to `left`. */
+function labelsPay(searches: Searches, spent: number, index: number, undecided: Int32Array, left: IntList): boolean {
+  if (spent <= PLAIN_SEARCH_AVERAGE * (index + 1) + PLAIN_SEARCH_SLACK && !searches.halfSpent) return false;
+  for (let rest = index + 1; rest < undecided.length; rest++) left.push(undecided[rest] as number);
+  return true;
 }
 
 /**

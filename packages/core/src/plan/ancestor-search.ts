@@ -20,17 +20,14 @@ export const UNSETTLED = -1;
  * entered, and one they say it surely reaches ends the search.
  *
  * What a search reads about a step it meets sits in one place: its position and mark side by
- * side in `steps` (without labels) — or, once `useRecords` is called, its position, mark and
- * dependencies in one record (`DependencyRecords`) — and its labels and mark in one record (with
- * labels). At 200,000 steps, a separate array of marks cost a third of the time in cache misses.
+ * side in `steps` (without labels; `records` lays out its position, mark and dependencies in one
+ * record instead), its labels and mark in one record (with labels). At 200,000 steps, a separate array of marks cost a third of the time in cache misses.
  */
 export class AncestorSearch {
   /** Position, then the number of the last search that entered it, for each step. */
   private readonly steps: Int32Array;
   private readonly queue: Int32Array;
   private labels: ReachabilityLabels | undefined;
-  /** Once built (`useRecords`), searches without labels read the records instead of `steps`. */
-  private records: DependencyRecords | undefined;
   private searches = 0;
   /** Dependency edges the last `settle` looked at (the caller's budget). */
   edges = 0;
@@ -57,19 +54,17 @@ export class AncestorSearch {
     this.searches = 0;
   }
 
-  /** Lays the graph out in records (see `DependencyRecords`) for the searches without labels from now on. */
-  useRecords(): void {
-    this.records = new DependencyRecords(this.graph, this.queue);
+  /** The graph laid out in records (see `DependencyRecords`), searched with this search's queue (not alongside it). */
+  records(): DependencyRecords {
+    return new DependencyRecords(this.graph, this.queue);
   }
 
   /** Is `target` an ancestor of `source`? 1 or 0, or UNSETTLED after looking at `maxEdges` dependency edges. */
   settle(source: number, target: number, maxEdges: number): number {
     this.edges = 0;
-    if (this.labels) return this.settleWithLabels(this.labels, source, target, maxEdges);
-    if (!this.records) return this.settleWithoutLabels(source, target, maxEdges);
-    const answer = this.records.settle(source, target, maxEdges, UNSETTLED);
-    this.edges = this.records.edges;
-    return answer;
+    return this.labels
+      ? this.settleWithLabels(this.labels, source, target, maxEdges)
+      : this.settleWithoutLabels(source, target, maxEdges);
   }
 
   private settleWithoutLabels(source: number, target: number, maxEdges: number): number {
