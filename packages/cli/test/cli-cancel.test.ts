@@ -72,8 +72,10 @@ async function cancelAcrossProcesses(cli: CliWorkspace): Promise<void> {
     ]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toEqual({ runId, outcome: 'requested', by: 'alice', status: 'cancelled' });
-    // The lease is renewed every third of its 1 s TTL: the cancel arrives well within a few seconds.
-    expect(Date.now() - asked).toBeLessThan(5_000);
+    // The lease is renewed every third of its 1 s TTL: the cancel arrives within a few renewals. The
+    // bound also holds the `stepwise cancel` process's own start-up, seconds on a loaded machine
+    // (5,048 ms against a 5 s bound once in a fresh-clone CI).
+    expect(Date.now() - asked).toBeLessThan(15_000);
     expect(await exited).toBe(1);
     await until(() => (alive(-group) ? undefined : true), 5_000, "the command's process group to be gone");
     const events = parseJsonLines(stdout);
