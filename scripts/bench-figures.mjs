@@ -14,6 +14,8 @@ const results = join(root, 'bench', 'results');
 
 const fixed = (value, digits = 1) => Number(value).toFixed(digits);
 const thousands = (value) => Math.round(value).toLocaleString('en');
+/** A target's verdict, as every table and sentence here words it. */
+const verdict = (ok) => (ok ? 'met' : 'not met');
 const table = (header, rows) =>
   [
     `| ${header.join(' | ')} |`,
@@ -45,7 +47,7 @@ const renderers = {
       '',
       `Database for a ${thousands(record.steps)}-step run (plan, ${thousands(record.size.events)} events, projections): ${record.size.bytes} bytes = ${record.size.perStep} bytes/step (${record.size.tables.map((entry) => `\`${entry.name}\` ${entry.perStep}`).join(', ')}).`,
       '',
-      `One batch at \`NORMAL\`: ${record.measured.microsecondsPerStep} µs per step-equivalent (target ≤ ${record.targets.microsecondsPerStep}: ${record.measured.met ? 'met' : 'not met'}; ${record.measured.versusBare}× the bare SQLite journal); ${record.size.perStep} bytes per no-output step (target ≤ ${thousands(record.targets.bytesPerStep)}: ${record.measured.bytesMet ? 'met' : 'not met'}).`,
+      `One batch at \`NORMAL\`: ${record.measured.microsecondsPerStep} µs per step-equivalent (target ≤ ${record.targets.microsecondsPerStep}: ${verdict(record.measured.met)}; ${record.measured.versusBare}× the bare SQLite journal); ${record.size.perStep} bytes per no-output step (target ≤ ${thousands(record.targets.bytesPerStep)}: ${verdict(record.measured.bytesMet)}).`,
     ].join('\n'),
   overhead: (record) =>
     [
@@ -87,7 +89,7 @@ const renderers = {
         record.rows.map((row) => [row.label, row.perTurn, row.overhead, row.versusStepwise, row.events ?? '—']),
       ),
       '',
-      `Target < 1 ms engine overhead per turn (MemoryStore): ${record.target.met ? 'met' : 'not met'} (${record.target.overhead}). Memory: ${record.memory.retainedKiB} KiB of heap retained per goal step of ${record.turnsPerStep + 1} turns (the MemoryStore's journal included; ${record.memory.journalKiB} KiB of journal JSON per step).`,
+      `Target < 1 ms engine overhead per turn (MemoryStore): ${verdict(record.target.met)} (${record.target.overhead}). Memory: ${record.memory.retainedKiB} KiB of heap retained per goal step of ${record.turnsPerStep + 1} turns (the MemoryStore's journal included; ${record.memory.journalKiB} KiB of journal JSON per step).`,
     ].join('\n'),
   large: (record) =>
     [
@@ -128,7 +130,7 @@ const renderers = {
           ]),
         ),
         '',
-        `Target makespan / critical path ≤ ${record.targetRatio} unbounded: ${entry.unboundedRatio}, ${entry.met ? 'met' : 'not met'}. Ours / LangGraph makespan: unbounded ${entry.versusLangGraph.memory} (memory), ${entry.versusLangGraph.sqlite} (SQLite, both \`NORMAL\`), concurrency 8 ${entry.versusLangGraph.bounded}.`,
+        `Target makespan / critical path ≤ ${record.targetRatio} unbounded: ${entry.unboundedRatio}, ${verdict(entry.met)}. Ours / LangGraph makespan: unbounded ${entry.versusLangGraph.memory} (memory), ${entry.versusLangGraph.sqlite} (SQLite, both \`NORMAL\`), concurrency 8 ${entry.versusLangGraph.bounded}.`,
         '',
       ]),
       `Engine overhead on ${thousands(record.overheadSteps)} no-op steps (random DAG, unbounded), median of ${record.rounds} runs:`,
@@ -190,7 +192,7 @@ const renderers = {
             record.literal.grep,
             record.literal.search,
             record.literal.ratio,
-            record.literal.met ? 'met' : 'not met',
+            verdict(record.literal.met),
           ],
           ['regex, `grep -rnE`', record.regex.grep, record.regex.search, record.regex.ratio, '—'],
         ],
@@ -214,7 +216,6 @@ const renderers = {
     const shapes = [...new Set(record.rounds.map((round) => `${round.runs} × ${round.steps}`))];
     const at = (shape, workers) =>
       record.rounds.find((r) => `${r.runs} × ${r.steps}` === shape && r.workers === workers);
-    const verdict = (ok) => (ok ? 'met' : 'NOT met');
     const aheadOfDbos = record.rounds.every((r) => r.dbos && r.stepwise.stepsPerSecond >= r.dbos.stepsPerSecond);
     const grows = shapes.map((shape) => {
       const one = at(shape, 1);
