@@ -203,7 +203,8 @@ function searchWithoutLabels(searches: Searches, undecided: Int32Array): Int32Ar
   const left = new IntList(1024);
   const spentBefore = searches.spent;
   for (let index = 0; index < undecided.length; index++) {
-    if (!searches.settle(undecided[index] as number, Number.POSITIVE_INFINITY)) left.push(undecided[index] as number);
+    const query = undecided[index] as number;
+    if (!searches.settle(query, Number.POSITIVE_INFINITY)) left.push(query);
     const spent = searches.spent - spentBefore;
     if (labelsPay(searches, spent, index, undecided, left)) break;
     if (spent >= searches.recordsCost && spent >= RECORDS_AVERAGE * (index + 1)) {

@@ -21,7 +21,8 @@ export const UNSETTLED = -1;
  *
  * What a search reads about a step it meets sits in one place: its position and mark side by
  * side in `steps` (without labels; `records` lays out its position, mark and dependencies in one
- * record instead), its labels and mark in one record (with labels). At 200,000 steps, a separate array of marks cost a third of the time in cache misses.
+ * record instead), its labels and mark in one record (with labels). At 200,000 steps, a separate
+ * array of marks cost a third of the time in cache misses.
  */
 export class AncestorSearch {
   /** Position, then the number of the last search that entered it, for each step. */
