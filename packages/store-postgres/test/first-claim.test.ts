@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { enqueue, type PostgresStore } from '../src/index.js';
 import { testPostgres } from './postgres-server.js';
 import { workerHarness } from './worker-harness.js';
-import { chainOf } from './worker-processes.js';
+import { chainOf, until } from './worker-processes.js';
 
 const postgres = await testPostgres();
 let schemas = 0;
@@ -41,14 +41,16 @@ async function queueRow(store: PostgresStore, runId: string, timeoutMs = 20_000)
   }
 }
 
-/** The runs' leases once `count` of them are released (or as they stand after 10 s). */
-async function released(store: PostgresStore, count: number) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const leases = await store.db.selectFrom('runs').select(['lease_owner', 'lease_token']).execute();
-    if (leases.filter((lease) => lease.lease_owner === null).length >= count || Date.now() > deadline) return leases;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The runs' leases once `count` of them are released (10 s at most). */
+function released(store: PostgresStore, count: number) {
+  return until(
+    async () => {
+      const leases = await store.db.selectFrom('runs').select(['lease_owner', 'lease_token']).execute();
+      return leases.filter((lease) => lease.lease_owner === null).length >= count ? leases : undefined;
+    },
+    10_000,
+    `${count} runs' leases to be released`,
+  );
 }
 
 describe.skipIf(!postgres)('a worker’s first claim of a run', () => {
