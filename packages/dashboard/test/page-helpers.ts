@@ -54,8 +54,13 @@ export async function shapeByStep(
   events.forEach((event, index) => {
     const stepId = (event as { stepId?: string }).stepId;
     const line = lines[index] as string;
-    if (stepId === undefined) run.push(line);
-    else steps[stepId] = [...(steps[stepId] ?? []), line];
+    if (stepId === undefined) {
+      run.push(line);
+      return;
+    }
+    const ofStep = steps[stepId] ?? [];
+    ofStep.push(line);
+    steps[stepId] = ofStep;
   });
   return { run, steps };
 }
