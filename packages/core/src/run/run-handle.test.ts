@@ -5,9 +5,10 @@ import { foldRun, inFlightSteps } from '../journal/fold-run.js';
 import { RunJournal } from '../journal/journal.js';
 import { readAll } from '../journal/run-store.js';
 import { invokeStep } from '../kernel/invoke-step.js';
+import type { Step } from '../plan/plan-schema.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { chainPlan, createTestTools } from '../testing/fixtures.js';
-import { createRunHandle } from './run-handle.js';
+import { createLazyRunHandle, createRunHandle } from './run-handle.js';
 import { finishRun, interruptedAction, reopenRun, startRun } from './run-session.js';
 
 describe('RunJournal and run handles', () => {
@@ -111,6 +112,55 @@ describe('RunJournal and run handles', () => {
     expect(reopened.run.lastSeq).toBe(7);
     await reopened.journal.close();
     await expect(reopenRun({ store, runId: 'run_missing' })).rejects.toMatchObject({ code: ErrorCodes.RUN_NOT_FOUND });
+  });
+});
+
+describe('createLazyRunHandle', () => {
+  it('works destructured, keeps the store and journal private, and replays a run that had ended', async () => {
+    const store = new MemoryStore();
+    const { registry } = createTestTools();
+    const plan = chainPlan(1);
+    const journal = await startRun({ store, runId: 'run_lazy', plan, engine: 'test' });
+    const live: string[] = [];
+    const cancelled: string[] = [];
+    const journalReady = Promise.resolve(journal);
+    const result = (async () => {
+      await journalReady;
+      const step = await invokeStep(
+        plan.steps[0] as Step,
+        { attempt: 1, references: 'literal' },
+        { runId: 'run_lazy', journal, registry },
+      );
+      return finishRun(journal, { plan, engine: 'test', status: 'completed', steps: [step], durationMs: 1 });
+    })();
+    const handle = createLazyRunHandle(
+      { runId: 'run_lazy', store, journal: journalReady, result, cancel: (reason) => cancelled.push(reason ?? '') },
+      { progress: () => 'extra' },
+    );
+    const { onLive, cancel, runId, progress } = handle;
+    const remove = onLive((event) => live.push(event.type));
+    expect(typeof remove).toBe('function');
+    cancel('why');
+    expect(cancelled).toEqual(['why']);
+    expect(runId).toBe('run_lazy');
+    expect(progress()).toBe('extra');
+    expect(Object.keys(handle).sort()).toEqual(['cancel', 'progress', 'result', 'runId']);
+    expect(handle.onLive).toBe(onLive);
+    const seen: RunEvent[] = [];
+    for await (const event of handle) seen.push(event);
+    expect(seen).toEqual(await readAll(store, 'run_lazy'));
+    expect(seen.at(-1)?.type).toBe('run-end');
+    // A session that had already ended (no live journal): iteration reads the recorded journal.
+    const ended = createLazyRunHandle({
+      runId: 'run_lazy',
+      store,
+      journal: Promise.resolve(undefined),
+      result,
+      cancel,
+    });
+    const replayed: RunEvent[] = [];
+    for await (const event of ended) replayed.push(event);
+    expect(replayed).toEqual(seen);
   });
 });
 

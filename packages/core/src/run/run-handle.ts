@@ -126,28 +126,60 @@ export function createLazyRunHandle<Extra extends object = object>(
   },
   extra?: Extra,
 ): RunHandle & Extra {
-  const { runId, store, result, cancel } = options;
   // Marked handled here; callers awaiting `result` still see the rejection.
-  result.catch(() => undefined);
-  options.journal.catch(() => undefined);
-  return {
-    ...(extra as Extra),
-    runId,
-    result,
-    cancel,
-    onLive: liveOf(options.journal),
-    async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
-      // A run that never started (lease held elsewhere, store refused) throws its typed error here too.
-      const journal = await options.journal;
-      if (!journal) {
-        yield* store.read(runId);
-        return;
-      }
-      if (Symbol.asyncIterator in journal) {
-        yield* journal;
-        return;
-      }
-      yield* createRunHandle({ runId, journal, store, result, cancel });
-    },
-  };
+  options.result.catch(ignore);
+  options.journal.catch(ignore);
+  const handle = new LazyRunHandle(options.runId, options.store, options.journal, options.result, options.cancel);
+  return (extra ? Object.assign(handle, extra) : handle) as LazyRunHandle & Extra;
+}
+
+const ignore = () => undefined;
+
+/**
+ * A class, not an object literal: every run makes a handle, and a literal's iterator method and
+ * `onLive` closure were built for each one whether or not anybody iterated or listened. `onLive`
+ * is bound on first read, so `const { onLive } = handle` still works.
+ */
+class LazyRunHandle implements RunHandle {
+  readonly runId: string;
+  readonly result: Promise<RunResult>;
+  readonly cancel: (reason?: string) => void;
+  readonly #store: RunStore;
+  readonly #journal: Promise<RunJournal | RunHandle | undefined>;
+  #onLive: RunHandle['onLive'] | undefined;
+
+  constructor(
+    runId: string,
+    store: RunStore,
+    journal: Promise<RunJournal | RunHandle | undefined>,
+    result: Promise<RunResult>,
+    cancel: (reason?: string) => void,
+  ) {
+    this.runId = runId;
+    this.result = result;
+    this.cancel = cancel;
+    this.#store = store;
+    this.#journal = journal;
+  }
+
+  get onLive(): RunHandle['onLive'] {
+    this.#onLive ??= liveOf(this.#journal);
+    return this.#onLive;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
+    const { runId, result, cancel } = this;
+    const store = this.#store;
+    // A run that never started (lease held elsewhere, store refused) throws its typed error here too.
+    const journal = await this.#journal;
+    if (!journal) {
+      yield* store.read(runId);
+      return;
+    }
+    if (Symbol.asyncIterator in journal) {
+      yield* journal;
+      return;
+    }
+    yield* createRunHandle({ runId, store, journal, result, cancel });
+  }
 }
