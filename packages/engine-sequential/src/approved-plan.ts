@@ -2,12 +2,19 @@ import {
   ErrorCodes,
   type Plan,
   type PlanAuthorization,
+  planDigest,
   StepwiseError,
   type ToolRegistry,
   validatePlan,
   verifyAuthorization,
 } from '@stepwise/core';
-import { deriveRunId, type ProblemRedactor, planInvalidError, redact } from '@stepwise/core/engine';
+import {
+  deriveRunId,
+  type ProblemRedactor,
+  planInvalidError,
+  redact,
+  type ValidatedPlans,
+} from '@stepwise/core/engine';
 
 /** A plan that passed every check the strict engine makes before anything runs. */
 export interface ApprovedPlan {
@@ -15,6 +22,8 @@ export interface ApprovedPlan {
   readonly authorization: PlanAuthorization;
   /** Derived from the authorization: one approval, one run. */
   readonly runId: string;
+  /** `planDigest(plan)`, computed once for every check that needs it. */
+  readonly digest: string;
 }
 
 /**
@@ -29,13 +38,19 @@ export function checkApprovedPlan(
   tools: ToolRegistry,
   runId?: string,
   redactor?: ProblemRedactor,
+  /** The engine's remembered plans: a plan object run again is not validated again. */
+  validated?: ValidatedPlans,
 ): ApprovedPlan {
-  const validation = validateStrictPlan(plan, tools, redactor);
+  const validate = (input: unknown) => validateStrictPlan(input, tools, redactor);
+  const checked = validated ? validated.check(plan, validate) : { validation: validate(plan) };
+  const { validation } = checked;
   if (!validation.ok) throw planInvalidError(validation.problems);
+  const digest = checked.digest ?? planDigest(validation.plan);
   return {
     plan: validation.plan,
     authorization: authorization as PlanAuthorization,
-    runId: authorizedRunId(validation.plan, authorization, runId),
+    runId: authorizedRunId(validation.plan, authorization, runId, digest),
+    digest,
   };
 }
 
@@ -52,8 +67,9 @@ export function authorizedRunId(
   plan: Plan,
   authorization: PlanAuthorization | undefined,
   runId: string | undefined,
+  digest?: string,
 ): string {
-  verifyAuthorization(plan, authorization);
+  verifyAuthorization(plan, authorization, digest);
   const derived = deriveRunId(authorization as PlanAuthorization);
   if (runId !== undefined && runId !== derived) {
     throw new StepwiseError(

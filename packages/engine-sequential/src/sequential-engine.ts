@@ -9,10 +9,11 @@ import {
 } from '@stepwise/core';
 import { validateStrictPlan } from './approved-plan.js';
 import {
-  createSequentialExecutor,
+  createSharedExecutor,
   ENGINE_NAME,
   type SequentialExecutor,
   type SequentialRunHandle,
+  strictParts,
 } from './sequential-executor.js';
 import type { SequentialEngineOptions } from './sequential-options.js';
 
@@ -36,13 +37,18 @@ export interface SequentialEngine extends Engine {
  */
 export function sequentialEngine(options: SequentialEngineOptions): SequentialEngine {
   const store = options.store ?? new MemoryStore();
+  // One policy engine and one memory of valid plans for every run, not one per run.
+  const parts = strictParts({ ...options, store });
   const createExecutor = (perRun: Pick<RunOptions, 'signal' | 'onEvent'> = {}) =>
-    createSequentialExecutor({
-      ...options,
-      store,
-      ...(perRun.signal ? { signal: perRun.signal } : {}),
-      ...(perRun.onEvent ? { onRunEvent: perRun.onEvent } : {}),
-    });
+    createSharedExecutor(
+      {
+        ...options,
+        store,
+        ...(perRun.signal ? { signal: perRun.signal } : {}),
+        ...(perRun.onEvent ? { onRunEvent: perRun.onEvent } : {}),
+      },
+      parts,
+    );
   return {
     name: ENGINE_NAME,
     store,

@@ -8,6 +8,7 @@ import {
   type Step,
   type StepResult,
   StepwiseError,
+  ToolRegistry,
 } from '@stepwise/core';
 import {
   createLazyRunHandle,
@@ -16,11 +17,12 @@ import {
   type RevisionRequest,
   type SessionHooks,
   type SessionOpened,
+  ValidatedPlans,
 } from '@stepwise/core/engine';
 import { checkApprovedPlan } from './approved-plan.js';
 import { type Deferred, deferred } from './deferred.js';
 import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './executor-state.js';
-import type { SequentialExecutorOptions, StepPosition } from './sequential-options.js';
+import type { SequentialEngineOptions, SequentialExecutorOptions, StepPosition } from './sequential-options.js';
 import { StepGate } from './step-gate.js';
 import { ENGINE_NAME, strictEngine } from './strict-engine.js';
 
@@ -72,13 +74,30 @@ export interface SequentialExecutor {
  * scheduler under the strict policy, holding it at a gate between steps while the host steps.
  */
 export function createSequentialExecutor(options: SequentialExecutorOptions): SequentialExecutor {
-  return new StrictExecutor(options);
+  return new StrictExecutor(options, strictParts(options));
+}
+
+/** What an engine's executors share: one strict policy engine, and the plans it has found valid. */
+export interface StrictParts {
+  readonly engine: PolicyEngine;
+  readonly validated: ValidatedPlans;
+}
+
+/** Builds the parts once per engine (`sequentialEngine`) or per executor (`createSequentialExecutor`). */
+export function strictParts(options: SequentialEngineOptions): StrictParts {
+  return { engine: strictEngine(options), validated: new ValidatedPlans(options.tools instanceof ToolRegistry) };
+}
+
+/** An executor over parts an engine shares between its runs. */
+export function createSharedExecutor(options: SequentialExecutorOptions, parts: StrictParts): SequentialExecutor {
+  return new StrictExecutor(options, parts);
 }
 
 class StrictExecutor implements SequentialExecutor {
   readonly store: RunStore;
   readonly #options: SequentialExecutorOptions;
   readonly #engine: PolicyEngine;
+  readonly #validated: ValidatedPlans;
   readonly #controller = new AbortController();
   readonly #gate = new StepGate();
   readonly #result = deferred<RunResult>();
@@ -87,6 +106,7 @@ class StrictExecutor implements SequentialExecutor {
   #runId: string | undefined;
   #plan: Plan | undefined;
   #authorization: PlanAuthorization | undefined;
+  #digest: string | undefined;
   #phase: Phase = { status: 'idle' };
   #replayed = false;
   #snapshot: ExecutorState | undefined = IDLE_STATE;
@@ -96,9 +116,10 @@ class StrictExecutor implements SequentialExecutor {
   /** The callback of the step that ended the run: called once the run's end is journaled. */
   #lastCallback: (() => void) | undefined;
 
-  constructor(options: SequentialExecutorOptions) {
+  constructor(options: SequentialExecutorOptions, parts: StrictParts) {
     this.#options = options;
-    this.#engine = strictEngine(options);
+    this.#engine = parts.engine;
+    this.#validated = parts.validated;
     this.store = this.#engine.store;
     const signal = options.signal;
     if (signal?.aborted) this.#controller.abort(signal.reason);
@@ -128,8 +149,17 @@ class StrictExecutor implements SequentialExecutor {
 
   load(input: unknown, approval: PlanAuthorization | undefined, loadOptions: { readonly runId?: string } = {}) {
     this.#requireIdle();
-    const approved = checkApprovedPlan(input, approval, this.#options.tools, loadOptions.runId, this.#options.redactor);
+    const options = this.#options;
+    const approved = checkApprovedPlan(
+      input,
+      approval,
+      options.tools,
+      loadOptions.runId,
+      options.redactor,
+      this.#validated,
+    );
     this.#plan = approved.plan;
+    this.#digest = approved.digest;
     this.#authorization = approved.authorization;
     this.#runId = approved.runId;
     this.#transition({ status: 'plan-loaded' });
@@ -278,6 +308,7 @@ class StrictExecutor implements SequentialExecutor {
     const opened = deferred<void>();
     const hooks: SessionHooks = {
       prevalidated: true,
+      ...(this.#digest === undefined ? {} : { planDigest: this.#digest }),
       onOpened: (info) => this.#onOpened(info, opened),
       observer: {
         beforeStep: () => this.#gate.pass(),

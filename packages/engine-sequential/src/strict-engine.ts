@@ -37,8 +37,8 @@ export function strictEngine(options: SequentialEngineOptions): PolicyEngine {
   return createPolicyEngine({
     policy: { ...STRICT_POLICY, revisionApproval },
     options,
-    authorize(plan, runOptions) {
-      const runId = authorizedRunId(plan, runOptions.authorization, runOptions.runId);
+    authorize(plan, runOptions, digest) {
+      const runId = authorizedRunId(plan, runOptions.authorization, runOptions.runId, digest);
       // Verified against the plan: the digest need not be hashed again.
       return { runId, planDigest: (runOptions.authorization as PlanAuthorization).planDigest };
     },

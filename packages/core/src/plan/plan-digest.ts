@@ -187,8 +187,16 @@ export function approvePlan(plan: Plan, options: { by: string; at?: Date }): Pla
   };
 }
 
-/** Throws E002 when there is no usable authorization, E003 when it is for another plan or digest. */
-export function verifyAuthorization(plan: Plan, authorization: PlanAuthorization | undefined | null): void {
+/**
+ * Throws E002 when there is no usable authorization, E003 when it is for another plan or digest.
+ * `digest`: `planDigest(plan)` when the caller has computed it already (hashing a large plan costs
+ * milliseconds); it must be that plan's digest.
+ */
+export function verifyAuthorization(
+  plan: Plan,
+  authorization: PlanAuthorization | undefined | null,
+  digest: string = planDigest(plan),
+): void {
   if (
     !authorization ||
     typeof authorization.id !== 'string' ||
@@ -208,7 +216,6 @@ export function verifyAuthorization(plan: Plan, authorization: PlanAuthorization
       { location: '/authorization/planId' },
     );
   }
-  const digest = planDigest(plan);
   if (authorization.planDigest !== digest) {
     throw new StepwiseError(
       ErrorCodes.PLAN_MISMATCH,

@@ -22,7 +22,12 @@ export interface PolicyEngineSetup {
    * Checks a valid plan's authorization before anything runs (throws E002/E003) and may fix the
    * run id (the strict engine derives it from the authorization). Default: any plan may run.
    */
-  readonly authorize?: (plan: Plan, options: RunOptions) => { readonly runId?: string; readonly planDigest?: string };
+  readonly authorize?: (
+    plan: Plan,
+    options: RunOptions,
+    /** The plan's digest when it is known already (a remembered plan, or one the caller checked). */
+    digest: string | undefined,
+  ) => { readonly runId?: string; readonly planDigest?: string };
   /** Checks a run being resumed (its plan as journaled, its recorded authorization). */
   readonly verifyResume?: (plan: Plan, authorization: PlanAuthorization | undefined) => void;
 }
@@ -37,6 +42,8 @@ export interface SessionHooks {
   readonly onOpened?: (opened: SessionOpened) => void;
   /** The caller already validated this very plan object with the engine's tools and rules: skip it. */
   readonly prevalidated?: boolean;
+  /** With `prevalidated`: the plan's digest, when the caller computed it (it is not hashed again). */
+  readonly planDigest?: string;
 }
 
 /** What a host driving a session learns when it opens. */
@@ -78,8 +85,9 @@ export function createPolicyEngine(setup: PolicyEngineSetup): PolicyEngine {
       const validation = checked?.validation;
       if (validation && !validation.ok) throw planInvalidError(validation.problems);
       const plan = validation?.plan ?? input;
-      const authorized = setup.authorize?.(plan, runOptions) ?? {};
-      const digest = authorized.planDigest ?? checked?.digest;
+      const knownDigest = checked ? checked.digest : hooks?.planDigest;
+      const authorized = setup.authorize?.(plan, runOptions, knownDigest) ?? {};
+      const digest = authorized.planDigest ?? knownDigest;
       const known = authorized.runId ?? runOptions.runId;
       const runId = known ?? newRunId();
       return launchSession({
