@@ -9,11 +9,15 @@
 // STEPS-step chain) / STEPS (what one more step costs).
 // The output strings are random-looking (hex), so page compression tricks cannot flatter anyone.
 // Targets, on both figures: at 1 KB, ≤ SqliteSaver's bytes/step; at every size from 100 B to 64 KB,
-// ≤ 1.5 × the output + 1 KB. Sizes only: nothing here is timed.
+// ≤ 1.5 × the output + 1 KB. Then a NO_OUTPUT_STEPS-step chain whose tool returns nothing, through
+// the same engine and store: its file size / steps and, by SQLite's `dbstat`, the bytes per step of
+// each table and index (target ≤ 1 KB per step). Sizes only: nothing here is timed.
 //
-//   node bench/store-sqlite/output-bytes.mjs [steps=500] [sizes=0,100,1024,1200,1600,…,3600,4096,65536] [--before <rev>]
+//   node bench/store-sqlite/output-bytes.mjs [steps=500] [sizes=0,100,1024,1200,1600,…,3600,4096,65536]
+//     [--before <rev>] [--after <rev>]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, StateGraph } from '@langchain/langgraph';
@@ -26,6 +30,11 @@ const STEPS = Number(rest[0] ?? 500);
 const SIZES = rest[1]
   ? rest[1].split(',').map(Number)
   : [0, 100, 1024, 1200, 1600, 1800, 2000, 2200, 2400, 3000, 3600, 4096, 65536];
+const NO_OUTPUT_STEPS = 10_000;
+const TARGET_NO_OUTPUT_BYTES = 1024;
+/** This checkout's label (`HEAD`, or the `--after` rev), whose figures the targets judge. */
+const OURS = checkouts.at(-1).label;
+const Database = createRequire(import.meta.resolve('@stepwise/store-sqlite'))('better-sqlite3');
 const label = (size) => (size >= 1024 && size % 1024 === 0 ? `${size / 1024} KB` : `${size} B`);
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-output-bytes-'));
 let files = 0;
@@ -42,16 +51,16 @@ const outputOf = (size, index) =>
 
 const fileBytes = (path) => statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
 
-async function stepwiseBytes(packages, size, steps) {
+/** The database file of a `steps`-step chain through the dag engine whose tool runs `execute`, closed. */
+async function stepwiseFile(packages, execute, steps) {
   const { core, testing, dag, sqlite } = packages;
-  let index = 0;
   const tools = new core.ToolRegistry([
     core.defineTool({
       name: 'produce',
-      description: 'returns a string of the size asked',
+      description: "the bench's output",
       input: { type: 'object' },
       effect: 'read',
-      execute: () => ({ value: outputOf(size, index++) }),
+      execute,
     }),
   ]);
   const chain = testing.chainPlan(steps, 'produce');
@@ -61,7 +70,29 @@ async function stepwiseBytes(packages, size, steps) {
   const result = await dag.dagEngine({ tools, store }).run(plan).result;
   await store.close();
   if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
-  return fileBytes(path);
+  return path;
+}
+
+async function stepwiseBytes(packages, size, steps) {
+  let index = 0;
+  return fileBytes(await stepwiseFile(packages, () => ({ value: outputOf(size, index++) }), steps));
+}
+
+/**
+ * A chain of NO_OUTPUT_STEPS steps whose tool returns nothing: file bytes per step, and each table's
+ * and index's bytes per step by `dbstat` (those of more than two pages; the rest is the schema's).
+ */
+async function noOutputBytes(packages) {
+  const path = await stepwiseFile(packages, () => undefined, NO_OUTPUT_STEPS);
+  const database = new Database(path, { readonly: true });
+  const tables = database
+    .prepare('select name, sum(pgsize) as bytes from dbstat group by name order by bytes desc')
+    .all()
+    .filter((table) => table.bytes > 8192)
+    .map((table) => ({ name: table.name, perStep: Math.round(table.bytes / NO_OUTPUT_STEPS) }));
+  database.close();
+  const bytes = fileBytes(path);
+  return { bytes, perStep: Math.round(bytes / NO_OUTPUT_STEPS), tables };
 }
 
 async function sqliteSaverBytes(size, steps) {
@@ -101,7 +132,7 @@ for (const size of SIZES) {
   for (const { label: checkout, packages } of checkouts) {
     [row[checkout], row[`${checkout} marginal`]] = await perStep((steps) => stepwiseBytes(packages, size, steps));
   }
-  const [ours, oursMarginal] = [row.HEAD, row['HEAD marginal']];
+  const [ours, oursMarginal] = [row[OURS], row[`${OURS} marginal`]];
   const limit = size >= 100 ? 1.5 * size + 1024 : undefined;
   row['× SqliteSaver'] = (ours / saver).toFixed(2);
   row['× SqliteSaver marginal'] = (oursMarginal / saverMarginal).toFixed(2);
@@ -115,9 +146,22 @@ console.table(rows);
 const kilobyte = rows.find((row) => row.size === 1024);
 if (kilobyte)
   console.log(
-    `1 KB outputs: ${kilobyte.HEAD} bytes/step against SqliteSaver's ${kilobyte.SqliteSaver} (target ≤: ${verdict(kilobyte.HEAD, kilobyte.SqliteSaver)}); marginal ${kilobyte['HEAD marginal']} against ${kilobyte['SqliteSaver marginal']} (${verdict(kilobyte['HEAD marginal'], kilobyte['SqliteSaver marginal'])})`,
+    `1 KB outputs: ${kilobyte[OURS]} bytes/step against SqliteSaver's ${kilobyte.SqliteSaver} (target ≤: ${verdict(kilobyte[OURS], kilobyte.SqliteSaver)}); marginal ${kilobyte[`${OURS} marginal`]} against ${kilobyte['SqliteSaver marginal']} (${verdict(kilobyte[`${OURS} marginal`], kilobyte['SqliteSaver marginal'])})`,
   );
+const noOutput = [];
+for (const { label: checkout, packages } of checkouts) {
+  const measured = { checkout, ...(await noOutputBytes(packages)) };
+  noOutput.push(measured);
+  console.log(
+    `no output, ${NO_OUTPUT_STEPS}-step chain (${checkout}): ${measured.bytes} bytes = ${measured.perStep} bytes/step (target ≤ ${TARGET_NO_OUTPUT_BYTES}: ${verdict(measured.perStep, TARGET_NO_OUTPUT_BYTES)}); by dbstat, bytes/step: ${measured.tables.map((table) => `${table.name} ${table.perStep}`).join(', ')}`,
+  );
+}
 // Other sizes than the README's are written apart (`scripts/bench-figures.mjs` reads `output-bytes`).
 const name = `output-bytes${rest[1] ? '-sizes' : ''}${checkouts.length === 2 ? '-before-after' : ''}`;
-writeResults(name, { steps: STEPS, rows });
+writeResults(name, {
+  steps: STEPS,
+  ours: OURS,
+  rows,
+  noOutput: { steps: NO_OUTPUT_STEPS, target: TARGET_NO_OUTPUT_BYTES, checkouts: noOutput },
+});
 rmSync(directory, { recursive: true, force: true });
