@@ -78,3 +78,25 @@ describe('a plan object an engine runs again', () => {
     expect(await engine.store.listRuns()).toHaveLength(1);
   });
 });
+
+describe('sequentialEngine options', () => {
+  it('refuses invalid options when the engine is created (E601 naming the option), before any run', () => {
+    const { tools } = countingTools();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ revisionApproval: 'later' }, 'revisionApproval'],
+      [{ leaseTtlMs: -1 }, 'leaseTtlMs'],
+      [{ durability: 'sometimes' }, 'durability'],
+    ];
+    for (const [extra, location] of cases) {
+      let thrown: unknown;
+      try {
+        sequentialEngine({ tools, ...extra } as Parameters<typeof sequentialEngine>[0]);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(StepwiseError.isInstance(thrown), location).toBe(true);
+      expect((thrown as StepwiseError).code).toBe(ErrorCodes.CONFIG_INVALID);
+      expect((thrown as StepwiseError).location).toBe(location);
+    }
+  });
+});
