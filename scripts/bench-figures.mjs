@@ -388,6 +388,28 @@ const renderers = {
           row['limit 1.5×size+1 KB'] || '—',
         ]),
       ),
+      ...(record.rows[0]?.[`${ours} journal pages`]
+        ? [
+            '',
+            `The journal's pages in each ${thousands(record.steps)}-step file, by \`dbstat\`: pages, and bytes left unused in them (share of their bytes):`,
+            '',
+            table(
+              ['output', '`events` pages', 'unused', '`event_chunks` pages', 'unused'],
+              record.rows.map((row) => {
+                const use = (name) => {
+                  const entry = row[`${ours} journal pages`].find((table) => table.name === name);
+                  return entry
+                    ? [
+                        thousands(entry.pages),
+                        `${thousands(entry.unused)} (${fixed((100 * entry.unused) / entry.bytes, 0)}%)`,
+                      ]
+                    : ['—', '—'];
+                };
+                return [row.output, ...use('events'), ...use('event_chunks')];
+              }),
+            ),
+          ]
+        : []),
       ...(noOutput
         ? [
             '',

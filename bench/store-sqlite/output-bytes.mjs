@@ -11,7 +11,10 @@
 // Targets, on both figures: at 1 KB, ≤ SqliteSaver's bytes/step; at every size from 100 B to 64 KB,
 // ≤ 1.5 × the output + 1 KB. Then a NO_OUTPUT_STEPS-step chain whose tool returns nothing, through
 // the same engine and store: its file size / steps and, by SQLite's `dbstat`, the bytes per step of
-// each table and index (target ≤ 1 KB per step). Sizes only: nothing here is timed.
+// each table and index (target ≤ 1 KB per step). And, by `dbstat`, the pages of the journal's two
+// tables (`events`, `event_chunks`) in each size's STEPS-step file and the bytes left unused in them
+// (SQLite keeps a row whole on a page: see "Pages hold whole rows" in the package README).
+// Sizes only: nothing here is timed.
 //
 //   node bench/store-sqlite/output-bytes.mjs [steps=500] [sizes=0,100,1024,1200,1600,…,3600,4096,65536]
 //     [--before <rev>] [--after <rev>]
@@ -75,8 +78,26 @@ async function stepwiseFile(packages, execute, steps) {
 
 async function stepwiseBytes(packages, size, steps) {
   let index = 0;
-  return fileBytes(await stepwiseFile(packages, () => ({ value: outputOf(size, index++) }), steps));
+  return stepwiseFile(packages, () => ({ value: outputOf(size, index++) }), steps);
 }
+
+/** `dbstat` of a closed database file, by table or index: pages, bytes, bytes unused in its pages. */
+function pageUse(path) {
+  const database = new Database(path, { readonly: true });
+  const tables = database
+    .prepare(
+      'select name, count(*) as pages, sum(pgsize) as bytes, sum(unused) as unused from dbstat group by name order by bytes desc',
+    )
+    .all();
+  database.close();
+  return tables;
+}
+
+/** Pages of the journal's tables in a file and the bytes unused in them, as the results hold them. */
+const journalPages = (path) =>
+  pageUse(path)
+    .filter((table) => table.name === 'events' || table.name === 'event_chunks')
+    .map(({ name, pages, bytes, unused }) => ({ name, pages, bytes, unused }));
 
 /**
  * A chain of NO_OUTPUT_STEPS steps whose tool returns nothing: file bytes per step, and each table's
@@ -84,13 +105,9 @@ async function stepwiseBytes(packages, size, steps) {
  */
 async function noOutputBytes(packages) {
   const path = await stepwiseFile(packages, () => undefined, NO_OUTPUT_STEPS);
-  const database = new Database(path, { readonly: true });
-  const tables = database
-    .prepare('select name, sum(pgsize) as bytes from dbstat group by name order by bytes desc')
-    .all()
+  const tables = pageUse(path)
     .filter((table) => table.bytes > 8192)
     .map((table) => ({ name: table.name, perStep: Math.round(table.bytes / NO_OUTPUT_STEPS) }));
-  database.close();
   const bytes = fileBytes(path);
   return { bytes, perStep: Math.round(bytes / NO_OUTPUT_STEPS), tables };
 }
@@ -110,14 +127,17 @@ async function sqliteSaverBytes(size, steps) {
   const graph = builder.compile({ checkpointer: saver });
   await graph.invoke({}, { configurable: { thread_id: 'bytes' }, recursionLimit: steps + 10, durability: 'sync' });
   saver.db.close();
-  return fileBytes(path);
+  return path;
 }
 
-/** [file bytes / STEPS of a STEPS-step chain, marginal bytes per step from STEPS to 2·STEPS steps]. */
+/**
+ * `measure(steps)` writes a chain's file and returns its path: [file bytes / STEPS of a STEPS-step
+ * chain, marginal bytes per step from STEPS to 2·STEPS steps, the STEPS-step file's path].
+ */
 async function perStep(measure) {
   const once = await measure(STEPS);
-  const twice = await measure(2 * STEPS);
-  return [Math.round(once / STEPS), Math.round((twice - once) / STEPS)];
+  const twice = fileBytes(await measure(2 * STEPS));
+  return [Math.round(fileBytes(once) / STEPS), Math.round((twice - fileBytes(once)) / STEPS), once];
 }
 
 const verdict = (bytes, limit) => (bytes <= limit ? 'met' : 'NOT met');
@@ -130,7 +150,9 @@ for (const size of SIZES) {
   const [saver, saverMarginal] = await perStep((steps) => sqliteSaverBytes(size, steps));
   const row = { size, output: label(size), SqliteSaver: saver, 'SqliteSaver marginal': saverMarginal };
   for (const { label: checkout, packages } of checkouts) {
-    [row[checkout], row[`${checkout} marginal`]] = await perStep((steps) => stepwiseBytes(packages, size, steps));
+    let file;
+    [row[checkout], row[`${checkout} marginal`], file] = await perStep((steps) => stepwiseBytes(packages, size, steps));
+    row[`${checkout} journal pages`] = journalPages(file);
   }
   const [ours, oursMarginal] = [row[OURS], row[`${OURS} marginal`]];
   const limit = size >= 100 ? 1.5 * size + 1024 : undefined;
@@ -142,7 +164,17 @@ for (const size of SIZES) {
       : `${Math.round(limit)}: ${verdict(ours, limit)} (file/steps), ${verdict(oursMarginal, limit)} (marginal)`;
   rows.push(row);
 }
-console.table(rows);
+const journalKey = `${OURS} journal pages`;
+console.table(
+  rows.map((row) => Object.fromEntries(Object.entries(row).filter(([key]) => !key.endsWith(' journal pages')))),
+);
+console.log(`journal pages of each ${STEPS}-step file (${OURS}), by dbstat: pages (bytes unused)`);
+console.table(
+  rows.map((row) => ({
+    output: row.output,
+    ...Object.fromEntries(row[journalKey].map((table) => [table.name, `${table.pages} (${table.unused})`])),
+  })),
+);
 const kilobyte = rows.find((row) => row.size === 1024);
 if (kilobyte)
   console.log(
