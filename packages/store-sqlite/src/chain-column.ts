@@ -1,3 +1,6 @@
+/** The bytes `events.chain` holds. */
+export const CHAIN_BYTES = 17;
+
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 /** The 6-bit value of each base64url character by its code, -1 for any other character. */
@@ -16,11 +19,12 @@ function sextet(text: string, index: number): number {
  * core's (`chainValue`): 22 base64url characters, 132 bits. With two zero characters they are 18
  * bytes whose last 12 bits are zero, so the first 17 hold the whole value. Decoded here rather than
  * by `Buffer.from(…, 'base64url')`: it runs for every event, and this is the same bytes without a
- * native call or a second string.
+ * native call or a second string. `into`: the 17-byte buffer to write them to (a new one without);
+ * when the value has another form it may be partly written.
  */
-export function chainBytes(value: unknown): Buffer | undefined {
+export function chainBytes(value: unknown, into?: Buffer): Buffer | undefined {
   if (typeof value !== 'string' || value.length !== 22) return undefined;
-  const bytes = Buffer.allocUnsafe(17);
+  const bytes = into ?? Buffer.allocUnsafe(CHAIN_BYTES);
   for (let group = 0; group < 6; group++) {
     const at = group * 4;
     const first = sextet(value, at);

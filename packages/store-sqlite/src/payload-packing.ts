@@ -64,9 +64,8 @@ const isColumn = (key: string): boolean => key === 'type' || key === 'runId' || 
 
 /**
  * The keys of `object` named `names` (its own, in order) but `skip`, `also` and `last` (each a key
- * or `undefined`; a key named '' is a key like any other), and, when `columns`, the event columns and `chain` when it is the last key and has the
- * form `chainBytes` stores (its bytes are `movedChain` afterwards), copied once. Runs for every
- * event: one key loop over keys read once, not entries arrays or rest copies.
+ * or `undefined`; a key named '' is a key like any other), and, when `columns`, the event columns,
+ * copied once. Runs for every event: one key loop over keys read once, not entries arrays or rest copies.
  */
 function copyWithout(
   object: Json,
@@ -77,21 +76,12 @@ function copyWithout(
   last?: string,
 ): Json {
   const rest: Json = {};
-  const end = names.length - 1;
-  movedChain = null;
-  for (let index = 0; index <= end; index++) {
-    const name = names[index] as string;
+  for (const name of names) {
     if ((columns && isColumn(name)) || name === skip || name === also || name === last) continue;
-    if (columns && index === end && name === 'chain') {
-      movedChain = chainBytes(object.chain) ?? null;
-      if (movedChain !== null) continue;
-    }
     defineKey(rest, name, object[name]);
   }
   return rest;
 }
-
-let movedChain: Buffer | null = null;
 
 /** Where `key` is among `names` (the event columns left out when `columns`); -1 when absent. */
 function keyIndex(names: readonly string[], key: string, columns: boolean): number {
@@ -225,6 +215,8 @@ function leftOutExecutionId(
  * output is left out too when the caller found it equal to its tool-result's, `outputDistance`
  * seqs before: an output is then journaled once. `attempt` is the attempt of a tool-result's call.
  * `atMs`: the event's `at` as exact milliseconds (see `exactMilliseconds`), when the caller has it.
+ * The chain value leaves the payload when it is the last key and has the form `chainBytes` stores;
+ * its bytes are written to `chainInto` when given (a buffer the caller binds and reuses).
  */
 export function packPayload(
   runId: string,
@@ -232,12 +224,14 @@ export function packPayload(
   outputDistance = 0,
   attempt?: number,
   atMs = typeof event.at === 'string' ? exactMilliseconds(event.at) : undefined,
+  chainInto?: Buffer,
 ): PackedPayload {
   const names = Object.keys(event);
   const executionAt = keyIndex(names, 'executionId', true);
   const attemptBits = leftOutExecutionId(runId, event, executionAt, attempt);
-  const payload = copyWithout(event, names, true, attemptBits === undefined ? undefined : 'executionId');
-  const chain = movedChain;
+  const chain = names[names.length - 1] === 'chain' ? (chainBytes(event.chain, chainInto) ?? null) : null;
+  const executionId = attemptBits === undefined ? undefined : 'executionId';
+  const payload = copyWithout(event, names, true, executionId, chain === null ? undefined : 'chain');
   let packing = attemptBits === undefined ? 0 : slotBits(executionAt, EXECUTION_ID_SHIFT) | attemptBits;
   const delta = startedAtDelta(payload.startedAt, atMs);
   if (delta !== undefined) {
