@@ -6,7 +6,6 @@ import {
   FoldChanges,
   type FoldedRun,
   type Lease,
-  type ToolResultEvent,
 } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
@@ -46,8 +45,6 @@ export class JournalWriter {
   readonly #sqlite: Database.Database;
   /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
   readonly #insertEvents: Database.Statement[] = [];
-  /** The batch's tool-results with an output, by execution id (see `#outputDistance`). */
-  readonly #toolResults = new Map<string, ToolResultEvent>();
   /** The attempts of the batch's tool-calls, by execution id (see `#attemptOf`). */
   readonly #callAttempts = new Map<string, unknown>();
   /**
@@ -106,7 +103,6 @@ export class JournalWriter {
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
-    this.#toolResults.clear();
     this.#callAttempts.clear();
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
@@ -117,7 +113,7 @@ export class JournalWriter {
         const event = events[index] as RunEvent;
         const attempt = this.#attemptOf(event, fold);
         const chainSlot = this.#chainSlots[index - from];
-        const distance = this.#outputDistance(event);
+        const distance = this.#outputDistance(events, index);
         const encoded = encodeEvent(runId, event, this.#blobs, runKey, distance, attempt, chainSlot);
         values[at++] = runKey;
         values[at++] = event.seq;
@@ -142,22 +138,26 @@ export class JournalWriter {
   }
 
   /**
-   * For a step-end whose output equals its tool-result's earlier in the batch: how many seqs back
-   * that tool-result is (the step-end then leaves its output out: journaled once). Else 0.
+   * For a step-end (`events[index]`) whose output equals its tool-result's earlier in the batch: how
+   * many seqs back that tool-result is (the step-end then leaves its output out: journaled once).
+   * Else 0. The batch's seqs follow one another (checkBatch), so the tool-result is among the
+   * MAX_OUTPUT_DISTANCE events before: the nearest with an output for the step's execution.
    */
-  #outputDistance(event: RunEvent): number {
-    if (event.type === 'tool-result') {
-      if (event.output !== undefined) this.#toolResults.set(event.executionId, event);
-      return 0;
-    }
-    if (event.type !== 'step-end' || this.#toolResults.size === 0) return 0;
+  #outputDistance(events: readonly RunEvent[], index: number): number {
+    const event = events[index] as RunEvent;
+    if (event.type !== 'step-end') return 0;
     const result = event.result as { executionId?: unknown; output?: unknown } | undefined;
     if (typeof result?.executionId !== 'string') return 0;
-    const toolResult = this.#toolResults.get(result.executionId);
-    if (toolResult === undefined || event.seq - toolResult.seq > MAX_OUTPUT_DISTANCE) return 0;
-    const blobs = this.#blobs;
-    const same = toolResult.output === result.output || blobs.textOf(toolResult.output) === blobs.textOf(result.output);
-    return same ? event.seq - toolResult.seq : 0;
+    for (let back = index - 1; back >= 0 && back >= index - MAX_OUTPUT_DISTANCE; back--) {
+      const toolResult = events[back] as RunEvent;
+      if (toolResult.type !== 'tool-result' || toolResult.output === undefined) continue;
+      if (toolResult.executionId !== result.executionId) continue;
+      const blobs = this.#blobs;
+      const same =
+        toolResult.output === result.output || blobs.textOf(toolResult.output) === blobs.textOf(result.output);
+      return same ? event.seq - toolResult.seq : 0;
+    }
+    return 0;
   }
 
   /**

@@ -70,6 +70,35 @@ describe('an output journaled once', () => {
   });
 });
 
+describe('a step-end and its tool-result in one batch', () => {
+  it('leaves out the output up to 15 seqs after the tool-result, and keeps it 16 after', async () => {
+    const store = createSqliteStore({ path: join(directory, 'distance.db') });
+    for (const steps of [15, 16]) {
+      const run = `${runId}_${steps}`;
+      const plan = { id: 'p', steps: Array.from({ length: steps }, (_, index) => ({ id: `s${index}`, tool: 'echo' })) };
+      await store.append(run, stamp(run, 1, [{ type: 'run-start', planId: 'p', planDigest: 'd', plan, engine: 'x' }]));
+      // All starts, then all calls, all results, all ends (a fan-out's batch): each end is `steps` seqs after its result.
+      const byStep = Array.from({ length: steps }, (_, index) => stepInputs(index, { value: index }));
+      const inputs = [0, 1, 2, 3].flatMap((position) => byStep.map((events) => events[position]));
+      const batch = stamp(run, 2, inputs as never);
+      await store.append(run, batch);
+      // Read back byte for byte, the left-out outputs put back in place.
+      expect(JSON.stringify(await store.readEvents(run, 1))).toBe(JSON.stringify(batch));
+    }
+    await store.close();
+    const sql = new Database(join(directory, 'distance.db'), { readonly: true });
+    const kept = (steps: number) =>
+      sql
+        .prepare(
+          "select count(*) from journal where run_id = ? and type = 'step-end' and json_extract(payload, '$.result.output') is not null",
+        )
+        .pluck()
+        .get(`${runId}_${steps}`);
+    expect([kept(15), kept(16)]).toEqual([0, 16]);
+    sql.close();
+  });
+});
+
 describe('the default inline limits', () => {
   it('follow the page size: a 1 KB output is a 999-byte piece and the rest in its tool-result, a 4 KB one goes to blobs, rows stay off overflow pages', async () => {
     const path = join(directory, 'limits.db');
