@@ -121,14 +121,19 @@ export class AttemptGate {
    * idempotent step's end commits with the next group commit, not before its slot frees).
    * False when the journal failed: the run fails.
    */
-  async #dependenciesDurable(slot: Slot): Promise<boolean> {
-    const { board, journal, control } = this.#parts;
+  #dependenciesDurable(slot: Slot): boolean | Promise<boolean> {
+    const { board, journal } = this.#parts;
     let needed = 0;
     for (const at of board.graph.dependencies[slot.index] ?? []) {
       const endSeq = board.slots[at]?.endSeq ?? 0;
       if (endSeq > needed) needed = endSeq;
     }
-    if (needed <= journal.durableSeq) return true;
+    // Synchronous when nothing is left to commit (a chain's step after its dependency's commit): no promise.
+    return needed <= journal.durableSeq || this.#durableThrough(slot, needed);
+  }
+
+  async #durableThrough(slot: Slot, needed: number): Promise<boolean> {
+    const { journal, control } = this.#parts;
     try {
       await journal.flushThrough(needed);
       return this.#mayStillStart(slot);
