@@ -6,6 +6,10 @@
 // during a run count). Also the bytes allocated per step (V8's sampling heap profiler, objects
 // collected since included): what the collector has to clear. CPU figures on a machine shared with
 // other work move by ±30% from round to round; the allocation figures barely move.
+// For the chain, also its user CPU when the thread is paused PAUSE_US (default 200) after each
+// commit, as an fsync pauses it at synchronous FULL: the same JavaScript then costs two to three
+// times as much (caches and predictors cold after the pause), which is why the store's and the
+// engine's CPU beyond the floor's is larger at FULL than at NORMAL with the same commits and syncs.
 //
 // Protocol (bench/README.md): gc() before each timed run, WARM_UP warm-up runs of each contender,
 // contenders interleaved round by round, medians of ROUNDS (default 15); each run appends to a new
@@ -26,6 +30,8 @@ const { checkouts, rest } = await checkoutsFromArguments();
 const STEPS = Number(rest[0] ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const WARM_UP = Number(process.env.WARM_UP ?? 5);
+const PAUSE_US = Number(process.env.PAUSE_US ?? 200);
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-own-javascript-'));
 
 // One better-sqlite3 for every checkout (a worktree links this checkout's node_modules).
@@ -98,8 +104,11 @@ async function recordBatches(packages, shape) {
 /** The batches as run `runId`'s (made before a clock starts). */
 const asRun = (batches, runId) => batches.map((batch) => batch.map((event) => ({ ...event, runId })));
 
-/** Appends the batches (`asRun`) with the statements stubbed; CPU milliseconds. */
-async function appendStubbed(store, copies) {
+/**
+ * Appends the batches (`asRun`) with the statements stubbed; CPU and user CPU milliseconds. With
+ * `pauseMs`, the thread sleeps that long after each commit (not counted: it uses no CPU).
+ */
+async function appendStubbed(store, copies, pauseMs = 0) {
   const runId = copies[0][0].runId;
   globalThis.gc();
   stub.lastSeq = 0;
@@ -109,12 +118,13 @@ async function appendStubbed(store, copies) {
     for (const batch of copies) {
       await store.append(runId, batch);
       stub.lastSeq = batch[batch.length - 1].seq;
+      if (pauseMs > 0) Atomics.wait(pauseCell, 0, 0, pauseMs);
     }
   } finally {
     stub.on = false;
   }
   const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
+  return { cpuMs: (used.user + used.system) / 1000, userMs: used.user / 1000 };
 }
 
 /** Bytes allocated per step by one stubbed run (sampled every 128 bytes). */
@@ -139,13 +149,17 @@ for (const shape of ['chain', 'fan-out']) {
   for (const { label, packages } of checkouts) {
     const store = packages.sqlite.createSqliteStore({ path: join(directory, `${label}-${shape}.db`) });
     await store.ready;
-    contenders.push({ label, store, batches: await recordBatches(packages, shape), cpu: [] });
+    contenders.push({ label, store, batches: await recordBatches(packages, shape), cpu: [], pausedUser: [] });
   }
   let runs = 0;
   for (let round = 0; round < WARM_UP + ROUNDS; round++) {
     for (const contender of contenders) {
-      const ms = await appendStubbed(contender.store, asRun(contender.batches, `run_${runs++}`));
-      if (round >= WARM_UP) contender.cpu.push((ms * 1000) / STEPS);
+      const { cpuMs } = await appendStubbed(contender.store, asRun(contender.batches, `run_${runs++}`));
+      if (round >= WARM_UP) contender.cpu.push((cpuMs * 1000) / STEPS);
+      if (shape !== 'chain' || round < WARM_UP) continue;
+      // Paused runs interleaved with the others; user CPU only (the pause's own futex call is system time).
+      const paused = await appendStubbed(contender.store, asRun(contender.batches, `run_${runs++}`), PAUSE_US / 1000);
+      contender.pausedUser.push((paused.userMs * 1000) / STEPS);
     }
   }
   for (const contender of contenders) {
@@ -157,10 +171,15 @@ for (const shape of ['chain', 'fan-out']) {
       commits: contender.batches.length,
       cpu: median(contender.cpu),
       allocated,
+      ...(contender.pausedUser.length > 0 ? { pauseUs: PAUSE_US, pausedUser: median(contender.pausedUser) } : {}),
     };
     rows.push(row);
+    const paused =
+      row.pausedUser === undefined
+        ? ''
+        : `; user CPU ${row.pausedUser.toFixed(1)} µs/step paused ${PAUSE_US} µs a commit`;
     console.log(
-      `${row.checkout.padEnd(8)} ${shape.padEnd(7)} ${STEPS} steps in ${row.commits} commits: CPU ${row.cpu.toFixed(1)} µs/step, ${Math.round(allocated)} bytes allocated per step`,
+      `${row.checkout.padEnd(8)} ${shape.padEnd(7)} ${STEPS} steps in ${row.commits} commits: CPU ${row.cpu.toFixed(1)} µs/step, ${Math.round(allocated)} bytes allocated per step${paused}`,
     );
   }
   if (contenders.length === 2) {
@@ -175,6 +194,11 @@ writeResults(checkouts.length === 2 ? 'own-javascript-before-after' : 'own-javas
   steps: STEPS,
   rounds: ROUNDS,
   warmUp: WARM_UP,
-  rows: rows.map((row) => ({ ...row, cpu: row.cpu.toFixed(1), allocated: Math.round(row.allocated) })),
+  rows: rows.map((row) => ({
+    ...row,
+    cpu: row.cpu.toFixed(1),
+    allocated: Math.round(row.allocated),
+    ...(row.pausedUser === undefined ? {} : { pausedUser: row.pausedUser.toFixed(1) }),
+  })),
   pairs,
 });
