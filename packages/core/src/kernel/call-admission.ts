@@ -25,14 +25,16 @@ export function refusedOutcome(
   };
 }
 
+type CheckedArguments =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: StepError };
+
 /**
  * The call's arguments against the tool's input schema (E202), after a depth check: a value nested
- * too deep for the journal's walks is refused before any schema recurses into it.
+ * too deep for the journal's walks is refused before any schema recurses into it. Synchronous unless
+ * the schema validates asynchronously.
  */
-async function checkArguments(
-  request: ToolCallRequest,
-  tool: ToolDefinition,
-): Promise<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: StepError }> {
+function checkArguments(request: ToolCallRequest, tool: ToolDefinition): CheckedArguments | Promise<CheckedArguments> {
   const invalid = (message: string, path: string, details?: Record<string, unknown>) => ({
     ok: false as const,
     error: {
@@ -45,10 +47,12 @@ async function checkArguments(
   });
   const deep = tooDeepPath(request.args);
   if (deep) return invalid(tooDeepMessage('arguments too deep'), toJsonPath(deep));
-  let validated = compileSchema(tool.input).validate(request.args);
-  if (validated instanceof Promise) validated = await validated;
-  if (validated.ok) return { ok: true, value: validated.value };
-  return invalid(formatIssues(validated.issues), validated.issues[0]?.path ?? '', { issues: validated.issues });
+  const verdict = (validated: Awaited<ReturnType<ReturnType<typeof compileSchema>['validate']>>): CheckedArguments =>
+    validated.ok
+      ? { ok: true, value: validated.value }
+      : invalid(formatIssues(validated.issues), validated.issues[0]?.path ?? '', { issues: validated.issues });
+  const validated = compileSchema(tool.input).validate(request.args);
+  return validated instanceof Promise ? validated.then(verdict) : verdict(validated);
 }
 
 export type Admission =
@@ -57,33 +61,78 @@ export type Admission =
 
 /**
  * Everything before a tool may run, in order: whitelist (E201) → argument validation (E202) →
- * preconditions (E1xx) → approval. A refusal carries the outcome to return.
+ * preconditions (E1xx) → approval. A refusal carries the outcome to return. Synchronous when
+ * nothing has to be waited for (no preconditions, no approval, a synchronous schema): most calls.
  */
-export async function admitCall(
+export function admitCall(
   request: ToolCallRequest,
   context: KernelContext,
   signal: AbortSignal,
   started: number,
-): Promise<Admission> {
-  // A refusal quotes the call (tool name, argument paths, the schema's words about the values):
-  // redacted as the journal would, since the outcome also goes back to callers that journal nothing.
-  const refuse = (status: ToolCallOutcome['status'], error: StepError): Admission => ({
-    admitted: false,
-    outcome: refusedOutcome(request, status, context.journal.redactor.redact(error), started),
-  });
+): Admission | Promise<Admission> {
   const tool = request.tool === undefined ? undefined : context.registry.get(request.tool);
   if (!tool) {
-    return refuse('failed', {
+    return refused(request, context, started, 'failed', {
       code: ErrorCodes.TOOL_UNKNOWN,
       message: `tool "${request.tool ?? ''}" is not registered`,
       retryable: false,
       location: `${request.stepId}/tool`,
     });
   }
+  const validated = checkArguments(request, tool);
+  if (validated instanceof Promise) {
+    return validated.then((checked) => admitChecked(request, context, signal, started, tool, checked));
+  }
+  return admitChecked(request, context, signal, started, tool, validated);
+}
 
-  const validated = await checkArguments(request, tool);
-  if (!validated.ok) return refuse('failed', validated.error);
+/**
+ * A refusal quotes the call (tool name, argument paths, the schema's words about the values):
+ * redacted as the journal would, since the outcome also goes back to callers that journal nothing.
+ */
+function refused(
+  request: ToolCallRequest,
+  context: KernelContext,
+  started: number,
+  status: ToolCallOutcome['status'],
+  error: StepError,
+): Admission {
+  return { admitted: false, outcome: refusedOutcome(request, status, context.journal.redactor.redact(error), started) };
+}
 
+function admitChecked(
+  request: ToolCallRequest,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+  tool: ToolDefinition,
+  validated: CheckedArguments,
+): Admission | Promise<Admission> {
+  if (!validated.ok) return refused(request, context, started, 'failed', validated.error);
+  const approval = approvalModeFor(
+    context.approvals?.policy,
+    tool.name,
+    tool.effect,
+    request.requiresApproval ?? false,
+  );
+  if ((request.preconditions && request.preconditions.length > 0) || approval.mode !== 'auto') {
+    return admitAfterWaits(request, context, signal, started, tool, validated.value, approval);
+  }
+  return { admitted: true, tool, args: validated.value as Record<string, unknown> };
+}
+
+/** Preconditions, then the approval: the parts of admission that wait. */
+async function admitAfterWaits(
+  request: ToolCallRequest,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+  tool: ToolDefinition,
+  args: unknown,
+  approval: ReturnType<typeof approvalModeFor>,
+): Promise<Admission> {
+  const refuse = (status: ToolCallOutcome['status'], error: StepError) =>
+    refused(request, context, started, status, error);
   if (request.preconditions && request.preconditions.length > 0) {
     const checked = await context.registry.preconditions.check(request.preconditions, {
       workspace: context.workspace,
@@ -100,13 +149,6 @@ export async function admitCall(
       });
     }
   }
-
-  const approval = approvalModeFor(
-    context.approvals?.policy,
-    tool.name,
-    tool.effect,
-    request.requiresApproval ?? false,
-  );
   if (approval.mode !== 'auto') {
     const decided = await decideApproval(
       request,
@@ -114,7 +156,7 @@ export async function admitCall(
       tool.name,
       tool.effect,
       { mode: approval.mode, reason: approval.reason },
-      validated.value,
+      args,
       signal,
     );
     if (decided.decision === 'waiting') return refuse('waiting', waitingError(request.stepId, tool.name));
@@ -128,5 +170,5 @@ export async function admitCall(
       });
     }
   }
-  return { admitted: true, tool, args: validated.value as Record<string, unknown> };
+  return { admitted: true, tool, args: args as Record<string, unknown> };
 }

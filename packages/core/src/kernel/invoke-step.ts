@@ -92,7 +92,9 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
 export async function callTool(request: ToolCallRequest, context: KernelContext): Promise<ToolCallOutcome> {
   const started = performance.now();
   const signal = context.signal ?? neverAborted;
-  const admission = await admitCall(request, context, signal, started);
+  const admitting = admitCall(request, context, signal, started);
+  // Most calls are admitted synchronously: awaiting a plain value would still cost a promise and a hop.
+  const admission = admitting instanceof Promise ? await admitting : admitting;
   if (!admission.admitted) return admission.outcome;
   const { tool, args } = admission;
   if (tool.acquire === undefined) return startCall(request, tool, args, context, signal, started);
