@@ -18,11 +18,12 @@ export function requireGc() {
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /**
- * One timed run: a full collection first (so no contender pays for another's garbage), then wall
- * and CPU (user + system, this process) milliseconds of `run`. `run` may return a promise.
+ * One timed run: a full collection first (so no contender pays for another's garbage; `collect:
+ * false` skips it, for a steady state where each run lives with the heap the runs before it left),
+ * then wall and CPU (user + system, this process) milliseconds of `run`. `run` may return a promise.
  */
-export async function timed(run) {
-  globalThis.gc?.();
+export async function timed(run, { collect = true } = {}) {
+  if (collect) globalThis.gc?.();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const value = await run();
@@ -41,9 +42,9 @@ const partsOf = (contender) => (typeof contender === 'function' ? { run: contend
 
 /**
  * Runs each contender `warmUp` times untimed, then `rounds` rounds in which every contender runs
- * once, in the same order each round. Returns name → { ms: [...], cpuMs: [...] }.
+ * once, in the same order each round (`collect` as `timed`'s). Returns name → { ms: [...], cpuMs: [...] }.
  */
-export async function interleave(contenders, { rounds, warmUp = 1 }) {
+export async function interleave(contenders, { rounds, warmUp = 1, collect = true }) {
   for (let index = 0; index < warmUp; index++) {
     for (const contender of Object.values(contenders)) {
       const { setup, run } = partsOf(contender);
@@ -55,7 +56,7 @@ export async function interleave(contenders, { rounds, warmUp = 1 }) {
     for (const [name, contender] of Object.entries(contenders)) {
       const { setup, run } = partsOf(contender);
       const prepared = setup ? await setup() : undefined;
-      const { ms, cpuMs } = await timed(() => run(prepared));
+      const { ms, cpuMs } = await timed(() => run(prepared), { collect });
       samples[name].ms.push(ms);
       samples[name].cpuMs.push(cpuMs);
     }

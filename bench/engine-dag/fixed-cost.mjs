@@ -5,7 +5,8 @@
 // store (`dagEngine` + `new MemoryStore()`), which a host that builds one per request pays each time.
 //
 // Protocol (bench/README.md): gc() before each timed round, a warm-up round of every contender,
-// contenders interleaved round by round, medians of ROUNDS. Where peers are favoured: LangGraph's
+// contenders interleaved round by round, medians of ROUNDS; then the runs again, interleaved the same
+// way, with no collection forced (the steady state; it favours Mastra, whose runs it speeds up most). Where peers are favoured: LangGraph's
 // compile and Mastra's workflow build happen once, outside the timing; ours includes plan
 // validation, the run lease and the run-start/run-end journal (with its hash chain). Every
 // contender's store keeps what it was given across the rounds, as a host's would. The sequential
@@ -124,31 +125,43 @@ console.log(
   `Fixed cost of a one-step run on the memory store (${machineLine()}; median of ${ROUNDS} interleaved rounds of ${RUNS} runs, ${CREATIONS} creations, after a warm-up round)`,
 );
 const samples = await interleave(contenders, { rounds: ROUNDS, warmUp: 1 });
-const msOf = (name, count) => median(samples[name].ms) / count;
-// CPU time (user + system, GC threads included) is printed beside wall time: load from other work
-// on the machine distorts it least.
-const cpuMsOf = (name, count) => median(samples[name].cpuMs) / count;
-const mastraMs = msOf(mastraName, RUNS);
-const mastraCpuMs = cpuMsOf(mastraName, RUNS);
-const langgraphMs = msOf('LangGraph MemorySaver', RUNS);
+// The same runs again with no collection forced before each round: the steady state of a host that
+// never calls gc(). It moves the peers more than us (Mastra's runs are about twice as fast in it),
+// so both are printed; the target is judged on the first, the bench's protocol.
+const runContenders = Object.fromEntries(Object.keys(runs).map((name) => [name, contenders[name]]));
+const steadySamples = await interleave(runContenders, { rounds: ROUNDS, warmUp: 1, collect: false });
 console.log(`targets: < ${TARGET_MS} ms per run for every Stepwise engine, the dag engine ≤ Mastra's\n`);
-const rows = Object.keys(runs).map((name) => {
-  const ms = msOf(name, RUNS);
-  const ours = name.startsWith('stepwise');
-  const dag = name.startsWith('stepwise dag');
-  return {
-    contender: name,
-    'ms/run': ms.toFixed(3),
-    'vs LangGraph': (ms / langgraphMs).toFixed(3),
-    'vs Mastra': (ms / mastraMs).toFixed(3),
-    'CPU ms/run': cpuMsOf(name, RUNS).toFixed(3),
-    'CPU vs Mastra': (cpuMsOf(name, RUNS) / mastraCpuMs).toFixed(3),
-    target: ours
-      ? `${ms < TARGET_MS ? 'met' : 'MISSED'}${dag ? `; ≤ Mastra: ${ms <= mastraMs ? 'met' : 'MISSED'}` : ''}`
-      : '',
-  };
-});
+
+/** The table rows of one protocol's samples. CPU (user + system, GC threads included) beside wall time. */
+function rowsOf(taken) {
+  const msOf = (name) => median(taken[name].ms) / RUNS;
+  const cpuMsOf = (name) => median(taken[name].cpuMs) / RUNS;
+  const mastraMs = msOf(mastraName);
+  const langgraphMs = msOf('LangGraph MemorySaver');
+  return Object.keys(runs).map((name) => {
+    const ms = msOf(name);
+    const ours = name.startsWith('stepwise');
+    const dag = name.startsWith('stepwise dag');
+    return {
+      contender: name,
+      'ms/run': ms.toFixed(3),
+      'vs LangGraph': (ms / langgraphMs).toFixed(3),
+      'vs Mastra': (ms / mastraMs).toFixed(3),
+      'CPU ms/run': cpuMsOf(name).toFixed(3),
+      'CPU vs Mastra': (cpuMsOf(name) / cpuMsOf(mastraName)).toFixed(3),
+      target: ours
+        ? `${ms < TARGET_MS ? 'met' : 'MISSED'}${dag ? `; ≤ Mastra: ${ms <= mastraMs ? 'met' : 'MISSED'}` : ''}`
+        : '',
+    };
+  });
+}
+const msOf = (name, count) => median(samples[name].ms) / count;
+const rows = rowsOf(samples);
+const steady = rowsOf(steadySamples).map(({ target: _target, ...row }) => row);
+console.log('gc() before each round of runs (the protocol):');
 console.table(rows);
+console.log('steady state (no collection forced between rounds):');
+console.table(steady);
 const creations = checkouts.map(({ label }) => {
   const ms = msOf(`create dagEngine + MemoryStore (${label})`, CREATIONS);
   console.log(
@@ -166,4 +179,4 @@ if (checkouts.length === 2) {
   console.log(`  creating dagEngine + MemoryStore: ${(creations[1].ms / creations[0].ms).toFixed(2)}`);
 }
 console.log(`at the end: ${machineLine()}`);
-writeResults(checkouts.length === 2 ? 'fixed-cost-before-after' : 'fixed-cost', { runs: rows, creations });
+writeResults(checkouts.length === 2 ? 'fixed-cost-before-after' : 'fixed-cost', { runs: rows, steady, creations });
