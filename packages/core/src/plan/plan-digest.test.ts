@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../errors.js';
+import { ErrorCodes, type StepwiseError } from '../errors.js';
 import { randomJournals } from '../testing/random-journal.js';
 import { seededDraw } from '../testing/random-values.js';
 import {
@@ -207,6 +207,33 @@ describe('approvePlan / verifyAuthorization', () => {
     );
     expect(() => verifyAuthorization({ ...plan, goal: 'sneaky' }, authorization)).toThrowError(
       expect.objectContaining({ code: ErrorCodes.PLAN_MISMATCH, location: '/authorization/planDigest' }),
+    );
+  });
+
+  it('names both digests on a mismatch, and takes a digest the caller already computed', () => {
+    const authorization = approvePlan(plan, { by: 'alice' });
+    const edited = { ...plan, goal: 'sneaky' };
+    let thrown: unknown;
+    try {
+      verifyAuthorization(edited, authorization);
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as StepwiseError).details).toEqual({
+      expected: authorization.planDigest,
+      actual: planDigest(edited),
+    });
+    // The caller's digest is the one compared (and reported): the plan is not hashed again.
+    expect(() => verifyAuthorization(edited, authorization, authorization.planDigest)).not.toThrow();
+    expect(() => verifyAuthorization(plan, authorization, 'f'.repeat(64))).toThrowError(
+      expect.objectContaining({ details: { expected: authorization.planDigest, actual: 'f'.repeat(64) } }),
+    );
+    // No authorization is refused before the plan is hashed: a plan too deep to hash still gets E002.
+    let deep: Record<string, unknown> = {};
+    const tooDeep = { ...plan, steps: [{ id: 's', tool: 't', args: deep }] };
+    for (let level = 0; level < 20_000; level++) deep = deep.next = {} as Record<string, unknown>;
+    expect(() => verifyAuthorization(tooDeep as typeof plan, undefined)).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.NOT_AUTHORIZED }),
     );
   });
 

@@ -195,7 +195,7 @@ export function approvePlan(plan: Plan, options: { by: string; at?: Date }): Pla
 export function verifyAuthorization(
   plan: Plan,
   authorization: PlanAuthorization | undefined | null,
-  digest: string = planDigest(plan),
+  digest?: string,
 ): void {
   if (
     !authorization ||
@@ -216,13 +216,14 @@ export function verifyAuthorization(
       { location: '/authorization/planId' },
     );
   }
-  if (authorization.planDigest !== digest) {
+  const actual = digest ?? planDigest(plan);
+  if (authorization.planDigest !== actual) {
     throw new StepwiseError(
       ErrorCodes.PLAN_MISMATCH,
       'the plan changed after it was approved (digest mismatch): approve it again',
       {
         location: '/authorization/planDigest',
-        details: { expected: authorization.planDigest, actual: digest },
+        details: { expected: authorization.planDigest, actual },
       },
     );
   }
