@@ -451,11 +451,11 @@ const renderers = {
       ),
     ].join('\n');
   },
-  'fixed-cost': (record) =>
-    [
+  'fixed-cost': (record) => {
+    const runsTable = (rows) =>
       table(
         ['contender', 'ms per one-step run', 'vs Mastra', 'vs LangGraph', 'CPU ms per run', 'CPU vs Mastra'],
-        record.runs.map((row) => [
+        rows.map((row) => [
           row.contender,
           row['ms/run'],
           row['vs Mastra'],
@@ -463,10 +463,24 @@ const renderers = {
           row['CPU ms/run'] ?? '—',
           row['CPU vs Mastra'] ?? '—',
         ]),
-      ),
+      );
+    return [
+      ...(record.steady
+        ? ['With `gc()` before each round of runs (the protocol; the target is judged here):', '']
+        : []),
+      runsTable(record.runs),
+      ...(record.steady
+        ? [
+            '',
+            'The same runs in a steady state, with no collection forced between rounds:',
+            '',
+            runsTable(record.steady),
+          ]
+        : []),
       '',
       record.creations.map((row) => `Creating \`dagEngine\` + \`MemoryStore\`: ${fixed(row.ms, 4)} ms.`).join(' '),
-    ].join('\n'),
+    ].join('\n');
+  },
   'validate-plan': (record) =>
     [
       table(
