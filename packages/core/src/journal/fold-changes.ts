@@ -32,10 +32,12 @@ export class FoldChanges {
   /** Forgets everything, for the next batch (a store may keep one instance). */
   clear(): void {
     this.seq = 0;
-    this.steps.clear();
-    this.createdSteps.clear();
-    this.removedSteps.clear();
-    this.executions.clear();
+    // Only what holds something: V8's clear() allocates a new table even for an empty collection,
+    // and most batches create and remove no step.
+    if (this.steps.size > 0) this.steps.clear();
+    if (this.createdSteps.size > 0) this.createdSteps.clear();
+    if (this.removedSteps.size > 0) this.removedSteps.clear();
+    if (this.executions.size > 0) this.executions.clear();
     this.approvals.length = 0;
     this.modelCalls.length = 0;
   }
