@@ -179,6 +179,12 @@ const renderers = {
       ...record.pairs.map(
         (pair) => `\n${pair.shape}: ${pair.after} / ${pair.before}, CPU per round, median ${pair.ratio}.`,
       ),
+      ...record.rows
+        .filter((row) => row.pausedUser !== undefined)
+        .map(
+          (row) =>
+            `\n${row.checkout} ${row.shape}, the thread paused ${row.pauseUs} µs after each commit (as an fsync pauses it): user CPU ${row.pausedUser} µs/step.`,
+        ),
     ].join('\n'),
   search: (record) =>
     [

@@ -1,12 +1,5 @@
 import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
-import {
-  applyEvent,
-  checkBatch,
-  checkLease,
-  FoldChanges,
-  type FoldedRun,
-  type Lease,
-} from '@stepwise/core/store';
+import { applyEvent, checkBatch, checkLease, FoldChanges, type FoldedRun, type Lease } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
 import { CHAIN_BYTES } from './chain-column.js';
