@@ -93,7 +93,9 @@ describe.skipIf(!server)('chaos: workers killed at random, Postgres restarted', 
       expect(ledger[0]?.rows).toBe(RUNS * STEPS);
 
       // No attempt ended twice, no step succeeded twice (a step ends once per attempt: its tool
-      // retries what the restart fails), and no tool ran again once its step had succeeded.
+      // retries what the restart fails), and no tool ran again once its step had succeeded. An event's
+      // `at` has millisecond precision and the invocation's microsecond: a call in the same millisecond
+      // as its own step's end (a quick step) is compared at the event's precision.
       const doubleEnds = await query(
         url,
         `select run_id, payload->>'stepId' as step_id, payload->'result'->>'attempt' as attempt from ${schema}.events
@@ -110,7 +112,7 @@ describe.skipIf(!server)('chaos: workers killed at random, Postgres restarted', 
         url,
         `select i.run_id, i.step_id from ${side}.invocations i join ${schema}.events e
            on e.run_id = i.run_id and e.type = 'step-end' and e.payload->>'stepId' = i.step_id
-         where e.payload->'result'->>'status' = 'succeeded' and i.at > e.at`,
+         where e.payload->'result'->>'status' = 'succeeded' and date_trunc('milliseconds', i.at) > e.at`,
       );
       expect(afterSuccess).toEqual([]);
 
