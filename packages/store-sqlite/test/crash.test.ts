@@ -27,7 +27,7 @@ const parseAck = (line: string): Acknowledged => {
 };
 
 describe('SIGKILL at random moments', () => {
-  it(`loses no acknowledged batch and tears none, over ${ROUNDS} kills`, { timeout: 180_000 }, async () => {
+  it(`loses no acknowledged batch and tears none, over ${ROUNDS} kills`, { timeout: 420_000 }, async () => {
     const path = join(directory, 'crash.db');
     const lanes = await Promise.all(
       Array.from({ length: LANES }, (_, lane) => killRepeatedly(path, `run_crash_${lane}`, ROUNDS / LANES, lane)),
@@ -65,9 +65,11 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
     const child = spawnNode(fixture('crash-writer.mjs'), [path, runId, String(lane * 1000 + round + 1), thresholds]);
     // Kill at a random moment after the writer's first batch of this round: a slow machine can
     // make starting a process take longer than any fixed delay.
-    await child.waitFor((line) => line === 'started');
+    // Waits up to a minute: in a CI run beside other packages' tests one writer once printed nothing
+    // for 20 s (the whole test took 164 s there, 26 s alone).
+    await child.waitFor((line) => line === 'started', 60_000);
     const loopAcks = () => child.lines.slice(child.lines.indexOf('started')).filter((line) => line.startsWith('ack '));
-    await child.waitFor(() => loopAcks().length > 0);
+    await child.waitFor(() => loopAcks().length > 0, 60_000);
     await new Promise((resolve) => setTimeout(resolve, random() * 30));
     child.process.kill('SIGKILL');
     const exit = await child.exited;
