@@ -78,7 +78,7 @@ export {
   type SessionOpened,
 } from './scheduler/policy-engine.js';
 export { RunScheduler, type RunSchedulerInit } from './scheduler/run-scheduler.js';
-export { type CheckedPlan, ValidatedPlans } from './scheduler/validated-plans.js';
+export type { CheckedPlan } from './scheduler/validated-plans.js';
 export { checkRequestedEnvironment, inheritEnvironment, secretEnvironmentValues } from './tools/child-environment.js';
 export {
   type BubblewrapFeatures,

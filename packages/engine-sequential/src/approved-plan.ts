@@ -8,13 +8,7 @@ import {
   validatePlan,
   verifyAuthorization,
 } from '@stepwise/core';
-import {
-  deriveRunId,
-  type ProblemRedactor,
-  planInvalidError,
-  redact,
-  type ValidatedPlans,
-} from '@stepwise/core/engine';
+import { type CheckedPlan, deriveRunId, type ProblemRedactor, planInvalidError, redact } from '@stepwise/core/engine';
 
 /** A plan that passed every check the strict engine makes before anything runs. */
 export interface ApprovedPlan {
@@ -38,11 +32,16 @@ export function checkApprovedPlan(
   tools: ToolRegistry,
   runId?: string,
   redactor?: ProblemRedactor,
-  /** The engine's remembered plans: a plan object run again is not validated again. */
-  validated?: ValidatedPlans,
 ): ApprovedPlan {
-  const validate = (input: unknown) => validateStrictPlan(input, tools, redactor);
-  const checked = validated ? validated.check(plan, validate) : { validation: validate(plan) };
+  return approvedPlanOf({ validation: validateStrictPlan(plan, tools, redactor) }, authorization, runId);
+}
+
+/** As `checkApprovedPlan`, from a check already made (the strict policy engine's `check`, which remembers plans). */
+export function approvedPlanOf(
+  checked: CheckedPlan,
+  authorization: PlanAuthorization | undefined,
+  runId: string | undefined,
+): ApprovedPlan {
   const { validation } = checked;
   if (!validation.ok) throw planInvalidError(validation.problems);
   const digest = checked.digest ?? planDigest(validation.plan);

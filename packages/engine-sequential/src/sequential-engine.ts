@@ -7,15 +7,14 @@ import {
   type RunOptions,
   type RunStore,
 } from '@stepwise/core';
-import { validateStrictPlan } from './approved-plan.js';
 import {
   createSharedExecutor,
   ENGINE_NAME,
   type SequentialExecutor,
   type SequentialRunHandle,
-  strictParts,
 } from './sequential-executor.js';
 import type { SequentialEngineOptions } from './sequential-options.js';
+import { strictEngine } from './strict-engine.js';
 
 /** The strict engine. `store` is the one it journals to (a new MemoryStore when none was given). */
 export interface SequentialEngine extends Engine {
@@ -37,8 +36,8 @@ export interface SequentialEngine extends Engine {
  */
 export function sequentialEngine(options: SequentialEngineOptions): SequentialEngine {
   const store = options.store ?? new MemoryStore();
-  // One policy engine and one memory of valid plans for every run, not one per run.
-  const parts = strictParts({ ...options, store });
+  // One policy engine, and so one memory of valid plans, for every run, not one per run.
+  const strict = strictEngine({ ...options, store });
   const createExecutor = (perRun: Pick<RunOptions, 'signal' | 'onEvent'> = {}) =>
     createSharedExecutor(
       {
@@ -47,14 +46,14 @@ export function sequentialEngine(options: SequentialEngineOptions): SequentialEn
         ...(perRun.signal ? { signal: perRun.signal } : {}),
         ...(perRun.onEvent ? { onRunEvent: perRun.onEvent } : {}),
       },
-      parts,
+      strict,
     );
   return {
     name: ENGINE_NAME,
     store,
     createExecutor,
     validate(plan: unknown): PlanValidation {
-      return validateStrictPlan(plan, options.tools, options.redactor);
+      return strict.validate(plan);
     },
     run(plan, runOptions = {}): SequentialRunHandle {
       const executor = createExecutor(runOptions);

@@ -8,7 +8,6 @@ import {
   type Step,
   type StepResult,
   StepwiseError,
-  ToolRegistry,
 } from '@stepwise/core';
 import {
   createLazyRunHandle,
@@ -17,12 +16,11 @@ import {
   type RevisionRequest,
   type SessionHooks,
   type SessionOpened,
-  ValidatedPlans,
 } from '@stepwise/core/engine';
-import { checkApprovedPlan } from './approved-plan.js';
+import { approvedPlanOf } from './approved-plan.js';
 import { type Deferred, deferred } from './deferred.js';
 import { type ExecutorState, IDLE_STATE, type Phase, snapshotState } from './executor-state.js';
-import type { SequentialEngineOptions, SequentialExecutorOptions, StepPosition } from './sequential-options.js';
+import type { SequentialExecutorOptions, StepPosition } from './sequential-options.js';
 import { StepGate } from './step-gate.js';
 import { ENGINE_NAME, strictEngine } from './strict-engine.js';
 
@@ -74,30 +72,21 @@ export interface SequentialExecutor {
  * scheduler under the strict policy, holding it at a gate between steps while the host steps.
  */
 export function createSequentialExecutor(options: SequentialExecutorOptions): SequentialExecutor {
-  return new StrictExecutor(options, strictParts(options));
+  return new StrictExecutor(options, strictEngine(options));
 }
 
-/** What an engine's executors share: one strict policy engine, and the plans it has found valid. */
-export interface StrictParts {
-  readonly engine: PolicyEngine;
-  readonly validated: ValidatedPlans;
-}
-
-/** Builds the parts once per engine (`sequentialEngine`) or per executor (`createSequentialExecutor`). */
-export function strictParts(options: SequentialEngineOptions): StrictParts {
-  return { engine: strictEngine(options), validated: new ValidatedPlans(options.tools instanceof ToolRegistry) };
-}
-
-/** An executor over parts an engine shares between its runs. */
-export function createSharedExecutor(options: SequentialExecutorOptions, parts: StrictParts): SequentialExecutor {
-  return new StrictExecutor(options, parts);
+/**
+ * An executor over the strict policy engine an engine shares between its runs: one engine, and so
+ * one memory of the plans it has found valid, for every run, not one per run.
+ */
+export function createSharedExecutor(options: SequentialExecutorOptions, engine: PolicyEngine): SequentialExecutor {
+  return new StrictExecutor(options, engine);
 }
 
 class StrictExecutor implements SequentialExecutor {
   readonly store: RunStore;
   readonly #options: SequentialExecutorOptions;
   readonly #engine: PolicyEngine;
-  readonly #validated: ValidatedPlans;
   readonly #controller = new AbortController();
   readonly #gate = new StepGate();
   readonly #result = deferred<RunResult>();
@@ -116,10 +105,9 @@ class StrictExecutor implements SequentialExecutor {
   /** The callback of the step that ended the run: called once the run's end is journaled. */
   #lastCallback: (() => void) | undefined;
 
-  constructor(options: SequentialExecutorOptions, parts: StrictParts) {
+  constructor(options: SequentialExecutorOptions, engine: PolicyEngine) {
     this.#options = options;
-    this.#engine = parts.engine;
-    this.#validated = parts.validated;
+    this.#engine = engine;
     this.store = this.#engine.store;
     const signal = options.signal;
     if (signal?.aborted) this.#controller.abort(signal.reason);
@@ -149,15 +137,7 @@ class StrictExecutor implements SequentialExecutor {
 
   load(input: unknown, approval: PlanAuthorization | undefined, loadOptions: { readonly runId?: string } = {}) {
     this.#requireIdle();
-    const options = this.#options;
-    const approved = checkApprovedPlan(
-      input,
-      approval,
-      options.tools,
-      loadOptions.runId,
-      options.redactor,
-      this.#validated,
-    );
+    const approved = approvedPlanOf(this.#engine.check(input), approval, loadOptions.runId);
     this.#plan = approved.plan;
     this.#digest = approved.digest;
     this.#authorization = approved.authorization;

@@ -8,7 +8,7 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { EnginePolicy, ProgressRunHandle, SchedulerObserver } from './engine-policy.js';
 import { launchSession } from './launch-session.js';
 import { SessionOpener } from './session-opener.js';
-import { ValidatedPlans } from './validated-plans.js';
+import { type CheckedPlan, ValidatedPlans } from './validated-plans.js';
 
 /** How an engine is made from a policy; everything else (start, resume, lease, cancel, handle) is shared. */
 export interface PolicyEngineSetup {
@@ -57,6 +57,12 @@ export interface SessionOpened {
 /** An engine built on the one scheduler: every run handle reports progress too. */
 export interface PolicyEngine extends Engine {
   readonly store: RunStore;
+  /**
+   * The plan's check as `run` makes it (`validate`, and the digest when it is known), remembered
+   * for a plan object run again: for a host that checks a plan itself before it runs it with
+   * `prevalidated` (the strict executor's `load`).
+   */
+  check(plan: unknown): CheckedPlan;
   run(plan: Plan, options?: RunOptions, hooks?: SessionHooks): ProgressRunHandle;
   resume(runId: string, options?: ResumeOptions, hooks?: SessionHooks): ProgressRunHandle;
 }
@@ -74,14 +80,16 @@ export function createPolicyEngine(setup: PolicyEngineSetup): PolicyEngine {
   const { store } = opener;
   const validated = new ValidatedPlans(setup.options.tools instanceof ToolRegistry);
   const validate = (plan: unknown) => opener.validate(plan);
+  const check = (input: unknown) => validated.check(input, validate);
   const listenersOf = (extra: RunOptions['onEvent']) =>
     [setup.options.onEvent, extra].filter((listener) => listener !== undefined);
   return {
     name: setup.policy.name,
     store,
     validate,
+    check,
     run(input: Plan, runOptions: RunOptions = {}, hooks?: SessionHooks): ProgressRunHandle {
-      const checked = hooks?.prevalidated ? undefined : validated.check(input, validate);
+      const checked = hooks?.prevalidated ? undefined : check(input);
       const validation = checked?.validation;
       if (validation && !validation.ok) throw planInvalidError(validation.problems);
       const plan = validation?.plan ?? input;
