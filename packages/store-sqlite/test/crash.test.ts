@@ -76,7 +76,7 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
     expect(exit.signal, `the writer died on its own: ${exit.stderr}`).toBe('SIGKILL');
     const acks = child.lines.filter((line) => line.startsWith('ack ')).map(parseAck);
 
-    const store = createSqliteStore({ path });
+    const store = createSqliteStore({ path, busyTimeoutMs: 60_000 });
     try {
       const events = await readAll(store, runId);
       // Gap-free from 1, and nothing acknowledged is missing.
