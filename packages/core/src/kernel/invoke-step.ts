@@ -89,18 +89,54 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
  * again after a crash, so it starts at once and its call is committed as soon as the ready promise
  * chains have run: a quick tool's call, result and step end share one commit.
  */
-export async function callTool(request: ToolCallRequest, context: KernelContext): Promise<ToolCallOutcome> {
+export function callTool(request: ToolCallRequest, context: KernelContext): Promise<ToolCallOutcome> {
+  try {
+    const outcome = callToolNow(request, context);
+    return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * `callTool` for the kernel's own steps: the outcome itself when nothing had to be waited for
+ * (a call admitted synchronously, an idempotent tool that returned a value), else a promise. Each
+ * async layer a quick step went through cost a promise and a turn of the microtask queue.
+ */
+function callToolNow(request: ToolCallRequest, context: KernelContext): ToolCallOutcome | Promise<ToolCallOutcome> {
   const started = performance.now();
   const signal = context.signal ?? neverAborted;
   const admitting = admitCall(request, context, signal, started);
-  // Most calls are admitted synchronously: awaiting a plain value would still cost a promise and a hop.
-  const admission = admitting instanceof Promise ? await admitting : admitting;
+  if (admitting instanceof Promise)
+    return admitting.then((admission) => admitted(admission, request, context, signal, started));
+  return admitted(admitting, request, context, signal, started);
+}
+
+function admitted(
+  admission: Awaited<ReturnType<typeof admitCall>>,
+  request: ToolCallRequest,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+): ToolCallOutcome | Promise<ToolCallOutcome> {
   if (!admission.admitted) return admission.outcome;
   const { tool, args } = admission;
   if (tool.acquire === undefined) return startCall(request, tool, args, context, signal, started);
+  return claimThenStart(request, tool as ClaimingTool, args, context, signal, started);
+}
+
+/** A tool that must wait for a cluster-wide slot (`acquire`) first. */
+async function claimThenStart(
+  request: ToolCallRequest,
+  tool: ClaimingTool,
+  args: Record<string, unknown>,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+): Promise<ToolCallOutcome> {
   // Listeners (and a reader of the store) learn the step started while it waits for its claim.
   context.journal.commitSoon();
-  const claimed = await acquireClaim(request, tool as ClaimingTool, context, signal, started);
+  const claimed = await acquireClaim(request, tool, context, signal, started);
   if ('refused' in claimed) return claimed.refused;
   try {
     return await startCall(request, tool, args, context, signal, started);
@@ -110,14 +146,14 @@ export async function callTool(request: ToolCallRequest, context: KernelContext)
 }
 
 /** From the admitted (and claimed) call to its journaled result; refused if the run stopped or lost its lease meanwhile. */
-async function startCall(
+function startCall(
   request: ToolCallRequest,
   tool: AnyTool,
   args: Record<string, unknown>,
   context: KernelContext,
   signal: AbortSignal,
   started: number,
-): Promise<ToolCallOutcome> {
+): ToolCallOutcome | Promise<ToolCallOutcome> {
   // Asked first: a lease whose time ran out is declared lost here, which aborts the run's signal.
   const fenced = context.journal.fencedBy();
   if (fenced !== undefined || signal.aborted) {
@@ -129,10 +165,26 @@ async function startCall(
   const startedAt = isoNow();
   journalCall(request, tool, args, context.journal);
   // Durable before a non-idempotent tool runs: a crash from here on leaves evidence for resume.
+  if (!tool.idempotent) return executeWhenDurable(request, tool, args, context, signal, started, startedAt);
   // An idempotent call commits soon after, with its result when the tool is quick.
-  if (tool.idempotent) context.journal.commitSoon();
-  else await context.journal.flush();
+  context.journal.commitSoon();
+  const execution = executeTool(request, tool, args, context, signal);
+  if (execution instanceof Promise) {
+    return execution.then((done) => journalResult(request, tool, done, startedAt, started, context.journal));
+  }
+  return journalResult(request, tool, execution, startedAt, started, context.journal);
+}
 
+async function executeWhenDurable(
+  request: ToolCallRequest,
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  context: KernelContext,
+  signal: AbortSignal,
+  started: number,
+  startedAt: string,
+): Promise<ToolCallOutcome> {
+  await context.journal.flush();
   const execution = await executeTool(request, tool, args, context, signal);
   return journalResult(request, tool, execution, startedAt, started, context.journal);
 }
@@ -209,53 +261,67 @@ function emitResult(journal: RunJournal, input: Writable<Omit<ToolResultEvent, '
  * Runs one attempt of one step: `step-start` → references → `callTool` → `step-end`.
  * Every engine calls this for every tool step; they differ only in which steps run when.
  */
-export async function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
+export function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
   const started = performance.now();
-  const startedAt = isoNow();
-  const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
-  context.journal.emit({
-    type: 'step-start',
-    stepId: step.id,
-    tool: step.tool,
-    attempt: invocation.attempt,
-    executionId,
-  });
-
-  let outcome: ToolCallOutcome;
-  let args = invocation.args ?? step.args ?? {};
   try {
-    if (invocation.references === 'resolve') args = resolveReferences(args, invocation.outputs ?? new Map());
-    outcome = await callTool(
-      {
-        stepId: step.id,
-        tool: step.tool,
-        args,
-        attempt: invocation.attempt,
-        executionId,
-        preconditions: step.preconditions,
-        requiresApproval: step.requiresApproval,
-        timeoutMs: step.timeoutMs,
-        description: step.description,
-        revision: invocation.revision ?? 0,
-      },
-      context,
-    );
-  } catch (error) {
-    // Reference errors, and a store that refuses the journal, end up here.
-    outcome = {
-      status: 'failed',
-      error: toStepError(error),
-      artifacts: [],
+    const startedAt = isoNow();
+    const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
+    context.journal.emit({
+      type: 'step-start',
+      stepId: step.id,
+      tool: step.tool,
+      attempt: invocation.attempt,
       executionId,
-      durationMs: performance.now() - started,
-      called: false,
+    });
+    const called = (outcome: ToolCallOutcome) => {
+      // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
+      const idempotent =
+        outcome.status === 'succeeded' &&
+        step.tool !== undefined &&
+        context.registry.get(step.tool)?.idempotent === true;
+      return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
     };
-    if (isStoreError(error)) throw error;
+    // Reference errors, and a store that refuses the journal, end up in `notCalled`.
+    const notCalled = (error: unknown) => called(failedCall(error, executionId, started));
+    let calling: ToolCallOutcome | Promise<ToolCallOutcome>;
+    try {
+      let args = invocation.args ?? step.args ?? {};
+      if (invocation.references === 'resolve') args = resolveReferences(args, invocation.outputs ?? new Map());
+      calling = callToolNow(
+        {
+          stepId: step.id,
+          tool: step.tool,
+          args,
+          attempt: invocation.attempt,
+          executionId,
+          preconditions: step.preconditions,
+          requiresApproval: step.requiresApproval,
+          timeoutMs: step.timeoutMs,
+          description: step.description,
+          revision: invocation.revision ?? 0,
+        },
+        context,
+      );
+    } catch (error) {
+      return notCalled(error);
+    }
+    return calling instanceof Promise ? calling.then(called, notCalled) : called(calling);
+  } catch (error) {
+    return Promise.reject(error);
   }
-  // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
-  const idempotent =
-    outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
-  return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
+}
+
+/** A call that threw before its tool ran ends the step failed; a store's error goes on up (nothing more can be journaled). */
+function failedCall(error: unknown, executionId: string, started: number): ToolCallOutcome {
+  if (isStoreError(error)) throw error;
+  return {
+    status: 'failed',
+    error: toStepError(error),
+    artifacts: [],
+    executionId,
+    durationMs: performance.now() - started,
+    called: false,
+  };
 }
 
 /** Journals `step-end` for an outcome and makes it durable (or, for an idempotent step, as the journal's durability allows). */

@@ -3,11 +3,11 @@ import { tooDeepMessage, tooDeepPath } from '../plan/nesting-depth.js';
 import { toJsonPath } from '../plan/references.js';
 import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js';
 import { describeProcess } from '../tools/process-groups.js';
-import { compileSchema, formatIssues } from '../tools/schema.js';
+import { compileSchema, formatIssues, type SchemaResult } from '../tools/schema.js';
 import type { AnyTool } from '../tools/tool-registry.js';
 import { deriveIdempotencyKey } from './idempotency-key.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
-import { signalWithTimeout } from './signal-with-timeout.js';
+import { signalWithTimeout, type TimedSignal } from './signal-with-timeout.js';
 
 /** What one execution of a tool came to, before it is journaled. */
 export interface Execution {
@@ -126,17 +126,30 @@ function cancelled(request: ToolCallRequest, reason: unknown, artifacts: Artifac
   return { status: 'cancelled', error: cancelledError(request.stepId, reason), artifacts };
 }
 
+/** One tool call in `executeTool`: what its continuations need. */
+interface RunningCall {
+  readonly request: ToolCallRequest;
+  readonly tool: AnyTool;
+  readonly context: KernelContext;
+  readonly signal: AbortSignal;
+  readonly guard: TimedSignal;
+  readonly timeoutMs: number | undefined;
+  readonly artifacts: Artifact[];
+}
+
 /**
  * Runs the tool with its timeout and the run's signal, then validates its output. Never throws:
- * a throw, a timeout, a cancellation and an invalid output all become an `Execution`.
+ * a throw, a timeout, a cancellation and an invalid output all become an `Execution`. A tool that
+ * returns a value (not a promise) whose output checks synchronously gets its `Execution` back
+ * synchronously: most steps' tools, which would otherwise pay a promise and a turn per layer.
  */
-export async function executeTool(
+export function executeTool(
   request: ToolCallRequest,
   tool: AnyTool,
   args: Record<string, unknown>,
   context: KernelContext,
   signal: AbortSignal,
-): Promise<Execution> {
+): Execution | Promise<Execution> {
   const artifacts: Artifact[] = [];
   const timeoutMs = request.timeoutMs ?? tool.timeoutMs ?? context.defaultTimeoutMs;
   // Without a timeout the run's own signal is the tool's signal: no controller, no listener, no race.
@@ -145,45 +158,84 @@ export async function executeTool(
     timeoutMs,
     () => new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`),
   );
-  const toolSignal = guard.signal;
+  const call: RunningCall = { request, tool, context, signal, guard, timeoutMs, artifacts };
+  let execution: Execution | Promise<Execution>;
   try {
-    const returned: unknown = tool.execute(args, toolContextFor(request, context, toolSignal, artifacts));
+    const returned: unknown = tool.execute(args, toolContextFor(request, context, guard.signal, artifacts));
+    if (isThenable(returned)) return awaitTool(call, returned);
     // A synchronous tool has finished already: nothing to race, nothing to interrupt.
-    let value = returned;
-    let done = true;
-    if (isThenable(returned)) {
-      if (toolSignal === neverAborted) value = await returned;
-      else {
-        const raced = await raceAbort(Promise.resolve(returned), toolSignal);
-        done = raced.kind === 'done';
-        value = raced.kind === 'done' ? raced.value : undefined;
-      }
-    }
-    // A result that comes once the run's lease is lost (from a tool that ignored its signal) is
-    // refused: another owner may hold the run, and the journal takes nothing more.
-    const fenced = context.journal.fencedBy();
+    execution = afterTool(call, returned);
+  } catch (thrown) {
+    execution = thrownExecution(call, thrown);
+  }
+  if (execution instanceof Promise) return awaitCheck(call, execution);
+  endCall(call);
+  return execution;
+}
+
+/** The tool returned a promise: raced against the signal unless it can never abort. */
+async function awaitTool(call: RunningCall, returned: PromiseLike<unknown>): Promise<Execution> {
+  const { request, tool, signal, guard, timeoutMs, artifacts } = call;
+  try {
+    if (guard.signal === neverAborted) return await afterTool(call, await returned);
+    const raced = await raceAbort(Promise.resolve(returned), guard.signal);
+    if (raced.kind === 'done') return await afterTool(call, raced.value);
+    const fenced = call.context.journal.fencedBy();
     if (fenced !== undefined) return cancelled(request, fenced, artifacts);
-    if (done) return await checkOutput(request, tool, value, artifacts);
     return signal.aborted
       ? cancelled(request, signal.reason, artifacts)
       : timedOut(request, tool, timeoutMs, artifacts);
   } catch (thrown) {
-    if (signal.aborted) return cancelled(request, signal.reason, artifacts);
-    if (guard.timedOut) return timedOut(request, tool, timeoutMs, artifacts);
-    return { status: 'failed', error: toStepError(thrown), artifacts };
+    return thrownExecution(call, thrown);
   } finally {
-    guard.dispose();
-    context.journal.live.endExecution(request.executionId);
+    endCall(call);
   }
 }
 
-/** Validates a tool's output (its depth, then its `output` schema); E305 when it fails. */
-export async function checkOutput(
+/** An output schema that checks asynchronously (a zod async refinement). */
+async function awaitCheck(call: RunningCall, checking: Promise<Execution>): Promise<Execution> {
+  try {
+    return await checking;
+  } catch (thrown) {
+    return thrownExecution(call, thrown);
+  } finally {
+    endCall(call);
+  }
+}
+
+/**
+ * The tool finished with `value`. A result that comes once the run's lease is lost (from a tool
+ * that ignored its signal) is refused: another owner may hold the run, and the journal takes nothing more.
+ */
+function afterTool(call: RunningCall, value: unknown): Execution | Promise<Execution> {
+  const fenced = call.context.journal.fencedBy();
+  if (fenced !== undefined) return cancelled(call.request, fenced, call.artifacts);
+  return checkOutput(call.request, call.tool, value, call.artifacts);
+}
+
+function thrownExecution(call: RunningCall, thrown: unknown): Execution {
+  const { request, tool, signal, guard, timeoutMs, artifacts } = call;
+  if (signal.aborted) return cancelled(request, signal.reason, artifacts);
+  if (guard.timedOut) return timedOut(request, tool, timeoutMs, artifacts);
+  return { status: 'failed', error: toStepError(thrown), artifacts };
+}
+
+/** Once, however the call ended: its timer and listener go, its live output ends. */
+function endCall(call: RunningCall): void {
+  call.guard.dispose();
+  call.context.journal.live.endExecution(call.request.executionId);
+}
+
+/**
+ * Validates a tool's output (its depth, then its `output` schema); E305 when it fails. Synchronous
+ * unless the schema checks asynchronously.
+ */
+export function checkOutput(
   request: Pick<ToolCallRequest, 'stepId'>,
   tool: AnyTool,
   output: unknown,
   artifacts: Artifact[],
-): Promise<Execution> {
+): Execution | Promise<Execution> {
   const deep = tooDeepPath(output);
   if (deep) {
     // Refused whole: the journal, the stores and a later step's references all walk it by recursion.
@@ -199,8 +251,19 @@ export async function checkOutput(
     };
   }
   if (!tool.output) return { status: 'succeeded', output, artifacts };
-  let checked = compileSchema(tool.output).validate(output);
-  if (checked instanceof Promise) checked = await checked;
+  const checked = compileSchema(tool.output).validate(output);
+  if (checked instanceof Promise)
+    return checked.then((result) => outputChecked(request, tool, output, artifacts, result));
+  return outputChecked(request, tool, output, artifacts, checked);
+}
+
+function outputChecked(
+  request: Pick<ToolCallRequest, 'stepId'>,
+  tool: AnyTool,
+  output: unknown,
+  artifacts: Artifact[],
+  checked: SchemaResult<unknown>,
+): Execution {
   if (checked.ok) return { status: 'succeeded', output, artifacts };
   return {
     status: 'failed',

@@ -93,12 +93,16 @@ export async function adjustAfterStep(scope: AdjustScope, slot: Slot, result: St
  * A step succeeded: the adjust hook (when the policy has one) decides before its dependents are
  * released, so a revision can put steps in front of them; then the loop advances.
  */
-export async function adjustThenAdvance(
+export function adjustThenAdvance(
   adjust: AdjustScope | undefined,
   loop: Pick<RunLoop, 'advance'>,
   slot: Slot,
   result: StepResult,
-): Promise<void> {
-  if (adjust) await adjustAfterStep(adjust, slot, result);
-  loop.advance(slot, result);
+): Promise<void> | undefined {
+  // Without an adjust hook (most engines) there is nothing to wait for: no promise, no turn.
+  if (!adjust) {
+    loop.advance(slot, result);
+    return undefined;
+  }
+  return adjustAfterStep(adjust, slot, result).then(() => loop.advance(slot, result));
 }

@@ -75,7 +75,8 @@ export class AttemptRunner {
     }
     if (result.status === 'succeeded') {
       // Inside the slot on purpose: dependents are queued before the slot frees, so plan order decides ties.
-      await adjustThenAdvance(adjust, loop, slot, result);
+      const adjusting = adjustThenAdvance(adjust, loop, slot, result);
+      if (adjusting) await adjusting;
       return undefined;
     }
     if (failures.isFinal(slot, result)) {

@@ -131,7 +131,8 @@ describe('resume after a crash between a step-end and its adjust decision', () =
     const store = await cutAfter(full, (event) => event.type === 'tool-result' && event.stepId === 'plan');
     const { hook, asked } = planningHook();
     const result = await engineOn(store, hook).engine.resume(runId).result;
-    expect(asked[0]).toBe('plan:succeeded');
+    // Asked once about it; `notes`, independent and never run before the crash, may be asked first.
+    expect(asked.filter((each) => each.startsWith('plan:'))).toEqual(['plan:succeeded']);
     expect(result.steps.map((step) => step.stepId)).toEqual(['plan', 'notes', 'build', 'check']);
     expect(decisionsIn(await readAll(store, runId)).filter((each) => each.startsWith('plan'))).toEqual(['plan:revise']);
   });
