@@ -187,6 +187,65 @@ describe('invokeStep', () => {
     expect(result.error).toMatchObject({ code: ErrorCodes.TOOL_OUTPUT_INVALID, location: 's/output/ok' });
   });
 
+  it("checks a synchronous tool's output against a schema that checks asynchronously, and fails a check that throws", async () => {
+    const { run, context, events } = await harness();
+    const asyncCheck = z.object({ n: z.number() }).refine(async (value) => value.n > 0, { message: 'not positive' });
+    for (const [name, n] of [
+      ['positive', 1],
+      ['negative', -1],
+    ] as const) {
+      context.registry.register(
+        defineTool({
+          name,
+          description: 'returns n',
+          input: z.object({}),
+          output: asyncCheck,
+          effect: 'read',
+          execute: () => ({ n }),
+        }),
+      );
+    }
+    context.registry.register(
+      defineTool({
+        name: 'check_throws',
+        description: 'its output check throws',
+        input: z.object({}),
+        output: z.object({}).refine(() => {
+          throw new RangeError('the check broke');
+        }),
+        effect: 'read',
+        execute: () => ({}),
+      }),
+    );
+    const passed = await run({ id: 'p', tool: 'positive' });
+    expect(passed).toMatchObject({ status: 'succeeded', output: { n: 1 } });
+    const refused = await run({ id: 'n', tool: 'negative' });
+    expect(refused.error).toMatchObject({ code: ErrorCodes.TOOL_OUTPUT_INVALID, location: 'n/output' });
+    const broken = await run({ id: 't', tool: 'check_throws' });
+    expect(broken.error).toMatchObject({ code: ErrorCodes.TOOL_FAILED, message: 'the check broke' });
+    context.registry.register(
+      defineTool({
+        name: 'async_check_throws',
+        description: 'its asynchronous output check rejects',
+        input: z.object({}),
+        // A Standard Schema of its own: zod leaves a second, unhandled rejection behind when an async refinement throws.
+        output: {
+          '~standard': {
+            version: 1,
+            vendor: 'test',
+            validate: () => Promise.reject(new RangeError('the async check broke')),
+          },
+        },
+        effect: 'read',
+        execute: () => ({}),
+      }),
+    );
+    const brokenLater = await run({ id: 'a', tool: 'async_check_throws' });
+    expect(brokenLater.error).toMatchObject({ code: ErrorCodes.TOOL_FAILED, message: 'the async check broke' });
+    // Every call still journaled its result and its step's end.
+    expect(types(await events()).filter((type) => type === 'tool-result' || type === 'step-end')).toHaveLength(8);
+  });
+
   it('resolves references only when asked, with pointers, and fails unresolved ones (E203)', async () => {
     const { run, log } = await harness();
     const outputs = new Map<string, unknown>([['read', { contents: { version: '1.2.3' } }]]);
