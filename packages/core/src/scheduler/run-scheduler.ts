@@ -93,7 +93,7 @@ export class RunScheduler {
     this.#init = init;
     // A commit nobody awaits (an idempotent step's end) can fail while other steps run: stop now.
     journal.onFailure((error) => control.journalFailed(error));
-    const kernel: KernelContext = { ...init.kernel, runId: journal.runId, journal, signal: control.signal };
+    const kernel = kernelContext(init.kernel, journal, control.signal);
     this.#kernel = kernel;
     const warn = warnThrough(kernel.log);
     const observer = new StepObserver(init.observer ?? {}, warn);
@@ -234,4 +234,27 @@ export class RunScheduler {
     const all = results.length === board.slots.length && results.every((result) => result.status === 'succeeded');
     return all ? 'completed' : 'partial';
   }
+}
+
+/**
+ * The run's kernel context, every key written out in one order: the kernel's hot functions all read
+ * it, and a spread of the engine's part made an object whose shape V8 could not keep stable across
+ * runs (every function that read it was deoptimized again, in bursts, well after warm-up).
+ */
+function kernelContext(
+  part: RunSchedulerInit['kernel'],
+  journal: KernelContext['journal'],
+  signal: AbortSignal,
+): KernelContext {
+  return {
+    runId: journal.runId,
+    journal,
+    registry: part.registry,
+    workspace: part.workspace,
+    signal,
+    approvals: part.approvals,
+    defaultTimeoutMs: part.defaultTimeoutMs,
+    log: part.log,
+    answers: part.answers,
+  };
 }
