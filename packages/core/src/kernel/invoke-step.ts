@@ -165,28 +165,18 @@ function startCall(
   const startedAt = isoNow();
   journalCall(request, tool, args, context.journal);
   // Durable before a non-idempotent tool runs: a crash from here on leaves evidence for resume.
-  if (!tool.idempotent) return executeWhenDurable(request, tool, args, context, signal, started, startedAt);
+  const executed = (execution: Execution) =>
+    journalResult(request, tool, execution, startedAt, started, context.journal);
+  if (!tool.idempotent) {
+    return context.journal
+      .flush()
+      .then(() => executeTool(request, tool, args, context, signal))
+      .then(executed);
+  }
   // An idempotent call commits soon after, with its result when the tool is quick.
   context.journal.commitSoon();
   const execution = executeTool(request, tool, args, context, signal);
-  if (execution instanceof Promise) {
-    return execution.then((done) => journalResult(request, tool, done, startedAt, started, context.journal));
-  }
-  return journalResult(request, tool, execution, startedAt, started, context.journal);
-}
-
-async function executeWhenDurable(
-  request: ToolCallRequest,
-  tool: AnyTool,
-  args: Record<string, unknown>,
-  context: KernelContext,
-  signal: AbortSignal,
-  started: number,
-  startedAt: string,
-): Promise<ToolCallOutcome> {
-  await context.journal.flush();
-  const execution = await executeTool(request, tool, args, context, signal);
-  return journalResult(request, tool, execution, startedAt, started, context.journal);
+  return execution instanceof Promise ? execution.then(executed) : executed(execution);
 }
 
 function journalCall(request: ToolCallRequest, tool: AnyTool, args: Record<string, unknown>, journal: RunJournal) {
