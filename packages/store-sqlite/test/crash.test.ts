@@ -65,8 +65,10 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
     const child = spawnNode(fixture('crash-writer.mjs'), [path, runId, String(lane * 1000 + round + 1), thresholds]);
     // Kill at a random moment after the writer's first batch of this round: a slow machine can
     // make starting a process take longer than any fixed delay.
-    // Waits up to a minute: in a CI run beside other packages' tests one writer once printed nothing
-    // for 20 s (the whole test took 164 s there, 26 s alone).
+    // Waits up to a minute: beside other packages' tests a writer can be slow to start. (Two CI runs
+    // reported a writer that printed nothing, "got []": this process had been blocked past the deadline
+    // in a synchronous SQLite wait of another lane's store, and the timer fired before the waiting
+    // lines were read; `waitFor` now decides after they are.)
     await child.waitFor((line) => line === 'started', 60_000);
     const loopAcks = () => child.lines.slice(child.lines.indexOf('started')).filter((line) => line.startsWith('ack '));
     await child.waitFor(() => loopAcks().length > 0, 60_000);

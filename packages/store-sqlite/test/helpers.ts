@@ -87,10 +87,21 @@ export function spawnNode(
   );
   const waitFor = (test: (line: string) => boolean, timeoutMs = 20_000) =>
     new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`timed out waiting for a line from ${script}; got ${JSON.stringify(lines)} ${stderr}`));
-      }, timeoutMs);
+      // Decided after the loop's poll phase, not in the timer: when this process was blocked past the
+      // deadline (a synchronous SQLite busy wait of another lane's store), the timer fires before the
+      // lines that were already waiting in the pipe are read, and a child that printed in time would
+      // be reported silent ("got []").
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (!waiters.has(check)) return;
+            check();
+            if (!waiters.has(check)) return;
+            waiters.delete(check);
+            reject(new Error(`timed out waiting for a line from ${script}; got ${JSON.stringify(lines)} ${stderr}`));
+          }),
+        timeoutMs,
+      );
       const check = () => {
         const line = lines.find(test);
         if (line !== undefined || done) {
