@@ -42,7 +42,10 @@ const partsOf = (contender) => (typeof contender === 'function' ? { run: contend
 
 /**
  * Runs each contender `warmUp` times untimed, then `rounds` rounds in which every contender runs
- * once, in the same order each round (`collect` as `timed`'s). Returns name → { ms: [...], cpuMs: [...] }.
+ * once (`collect` as `timed`'s): in the given order on even rounds, the reverse on odd ones, so no
+ * contender always runs right after the same other one (whose garbage and compiled code weigh on
+ * the next run; a build always run second measured up to 12 % slower with unchanged code). Returns
+ * name → { ms: [...], cpuMs: [...] }.
  */
 export async function interleave(contenders, { rounds, warmUp = 1, collect = true }) {
   for (let index = 0; index < warmUp; index++) {
@@ -52,8 +55,10 @@ export async function interleave(contenders, { rounds, warmUp = 1, collect = tru
     }
   }
   const samples = Object.fromEntries(Object.keys(contenders).map((name) => [name, { ms: [], cpuMs: [] }]));
+  const entries = Object.entries(contenders);
+  const reversed = [...entries].reverse();
   for (let round = 0; round < rounds; round++) {
-    for (const [name, contender] of Object.entries(contenders)) {
+    for (const [name, contender] of round % 2 === 0 ? entries : reversed) {
       const { setup, run } = partsOf(contender);
       const prepared = setup ? await setup() : undefined;
       const { ms, cpuMs } = await timed(() => run(prepared), { collect });
