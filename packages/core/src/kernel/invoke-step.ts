@@ -165,18 +165,18 @@ function startCall(
   const startedAt = isoNow();
   journalCall(request, tool, args, context.journal);
   // Durable before a non-idempotent tool runs: a crash from here on leaves evidence for resume.
-  const executed = (execution: Execution) =>
-    journalResult(request, tool, execution, startedAt, started, context.journal);
   if (!tool.idempotent) {
     return context.journal
       .flush()
       .then(() => executeTool(request, tool, args, context, signal))
-      .then(executed);
+      .then((execution) => journalResult(request, tool, execution, startedAt, started, context.journal));
   }
   // An idempotent call commits soon after, with its result when the tool is quick.
   context.journal.commitSoon();
   const execution = executeTool(request, tool, args, context, signal);
-  return execution instanceof Promise ? execution.then(executed) : executed(execution);
+  if (!(execution instanceof Promise))
+    return journalResult(request, tool, execution, startedAt, started, context.journal);
+  return execution.then((done) => journalResult(request, tool, done, startedAt, started, context.journal));
 }
 
 function journalCall(request: ToolCallRequest, tool: AnyTool, args: Record<string, unknown>, journal: RunJournal) {
@@ -253,26 +253,11 @@ function emitResult(journal: RunJournal, input: Writable<Omit<ToolResultEvent, '
  */
 export function invokeStep(step: Step, invocation: StepInvocation, context: KernelContext): Promise<StepResult> {
   const started = performance.now();
+  const { attempt } = invocation;
   try {
     const startedAt = isoNow();
-    const executionId = deriveExecutionId(context.runId, step.id, invocation.attempt);
-    context.journal.emit({
-      type: 'step-start',
-      stepId: step.id,
-      tool: step.tool,
-      attempt: invocation.attempt,
-      executionId,
-    });
-    const called = (outcome: ToolCallOutcome) => {
-      // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
-      const idempotent =
-        outcome.status === 'succeeded' &&
-        step.tool !== undefined &&
-        context.registry.get(step.tool)?.idempotent === true;
-      return endStep(step, invocation.attempt, executionId, startedAt, started, outcome, context, idempotent);
-    };
-    // Reference errors, and a store that refuses the journal, end up in `notCalled`.
-    const notCalled = (error: unknown) => called(failedCall(error, executionId, started));
+    const executionId = deriveExecutionId(context.runId, step.id, attempt);
+    context.journal.emit({ type: 'step-start', stepId: step.id, tool: step.tool, attempt, executionId });
     let calling: ToolCallOutcome | Promise<ToolCallOutcome>;
     try {
       let args = invocation.args ?? step.args ?? {};
@@ -282,7 +267,7 @@ export function invokeStep(step: Step, invocation: StepInvocation, context: Kern
           stepId: step.id,
           tool: step.tool,
           args,
-          attempt: invocation.attempt,
+          attempt,
           executionId,
           preconditions: step.preconditions,
           requiresApproval: step.requiresApproval,
@@ -293,12 +278,36 @@ export function invokeStep(step: Step, invocation: StepInvocation, context: Kern
         context,
       );
     } catch (error) {
-      return notCalled(error);
+      // Reference errors, and a store that refuses the journal, end up here (and in the rejection below).
+      calling = failedCall(error, executionId, started);
     }
-    return calling instanceof Promise ? calling.then(called, notCalled) : called(calling);
+    // Closures only where a promise needs them: a quick step allocates none.
+    if (calling instanceof Promise) {
+      return calling.then(
+        (outcome) => stepEnded(step, attempt, executionId, startedAt, started, outcome, context),
+        (error: unknown) =>
+          stepEnded(step, attempt, executionId, startedAt, started, failedCall(error, executionId, started), context),
+      );
+    }
+    return stepEnded(step, attempt, executionId, startedAt, started, calling, context);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+function stepEnded(
+  step: Step,
+  attempt: number,
+  executionId: string,
+  startedAt: string,
+  started: number,
+  outcome: ToolCallOutcome,
+  context: KernelContext,
+): Promise<StepResult> {
+  // Only a succeeded call of an idempotent tool may end without its own commit (batched durability).
+  const idempotent =
+    outcome.status === 'succeeded' && step.tool !== undefined && context.registry.get(step.tool)?.idempotent === true;
+  return endStep(step, attempt, executionId, startedAt, started, outcome, context, idempotent);
 }
 
 /** A call that threw before its tool ran ends the step failed; a store's error goes on up (nothing more can be journaled). */
