@@ -16,7 +16,9 @@ describe('spawnNode().waitFor', () => {
     try {
       await child.waitFor((line) => line === 'up', 60_000);
       const waited = child.waitFor((line) => line === 'ready', 300);
-      child.process.stdin.write('go\n');
+      const stdin = child.process.stdin;
+      if (!stdin) throw new Error('the child has no stdin');
+      stdin.write('go\n');
       // Blocked inside an I/O callback (as by a synchronous SQLite busy wait of another store) for
       // longer than the wait while the child answers: the timer then fires before the waiting line is read.
       await new Promise<void>((resolve) =>
