@@ -165,15 +165,14 @@ function startCall(
   const startedAt = isoNow();
   journalCall(request, tool, args, context.journal);
   // Durable before a non-idempotent tool runs: a crash from here on leaves evidence for resume.
-  if (!tool.idempotent) {
-    return context.journal
-      .flush()
-      .then(() => executeTool(request, tool, args, context, signal))
-      .then((execution) => journalResult(request, tool, execution, startedAt, started, context.journal));
+  let execution: Execution | Promise<Execution>;
+  if (tool.idempotent) {
+    // An idempotent call commits soon after, with its result when the tool is quick.
+    context.journal.commitSoon();
+    execution = executeTool(request, tool, args, context, signal);
+  } else {
+    execution = context.journal.flush().then(() => executeTool(request, tool, args, context, signal));
   }
-  // An idempotent call commits soon after, with its result when the tool is quick.
-  context.journal.commitSoon();
-  const execution = executeTool(request, tool, args, context, signal);
   if (!(execution instanceof Promise))
     return journalResult(request, tool, execution, startedAt, started, context.journal);
   return execution.then((done) => journalResult(request, tool, done, startedAt, started, context.journal));

@@ -246,6 +246,7 @@ function kernelContext(
   journal: KernelContext['journal'],
   signal: AbortSignal,
 ): KernelContext {
+  // Every key, optional ones too (`satisfies`): a key KernelContext gains must be added here.
   return {
     runId: journal.runId,
     journal,
@@ -256,5 +257,5 @@ function kernelContext(
     defaultTimeoutMs: part.defaultTimeoutMs,
     log: part.log,
     answers: part.answers,
-  };
+  } satisfies Record<keyof KernelContext, unknown>;
 }
