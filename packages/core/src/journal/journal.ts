@@ -75,22 +75,22 @@ export interface RunJournalOptions {
   readonly runId: string;
   readonly store: RunStore;
   /** The run's lease; every append carries its fencing token. */
-  readonly lease?: Lease;
+  readonly lease?: Lease | undefined;
   /**
    * Until when (local epoch ms) `lease` is held unrenewed: `leaseDeadline(lease, sentAt, receivedAt)`
    * of the request that took it. Past it the lease counts as lost. Default: computed when the
    * journal is created, as if the lease had just been taken.
    */
-  readonly leaseDeadline?: number;
+  readonly leaseDeadline?: number | undefined;
   /** Seq of the last event already in the store (0 for a new run). */
   readonly lastSeq?: number;
-  readonly redactor?: Redactor;
+  readonly redactor?: Redactor | undefined;
   /** Renew the lease this often (ms); default a third of its TTL. */
-  readonly renewEveryMs?: number;
+  readonly renewEveryMs?: number | undefined;
   /** The run's plan digest, when known (saves re-hashing a large plan at the end). */
-  readonly planDigest?: string;
+  readonly planDigest?: string | undefined;
   /** When an idempotent step's end must be durable (see `Durability`). Default `'step'`. */
-  readonly durability?: Durability;
+  readonly durability?: Durability | undefined;
   /** Keys the run's hash chain (HMAC-SHA-256); without it the chain is plain SHA-256. See `verifyJournal`. */
   readonly journalKey?: JournalKey | undefined;
   /**
@@ -100,7 +100,7 @@ export interface RunJournalOptions {
    */
   readonly lastChain?: string | undefined;
   /** Publish a running command's output tail to a store that keeps it (see `LiveOutputPublisher`). Default true. */
-  readonly liveOutput?: boolean;
+  readonly liveOutput?: boolean | undefined;
 }
 
 /**
@@ -197,8 +197,8 @@ export class RunJournal {
       this.#leaseKeeper = new LeaseKeeper({
         store: this.#store,
         lease: options.lease,
-        ...(options.leaseDeadline === undefined ? {} : { deadline: options.leaseDeadline }),
-        ...(options.renewEveryMs === undefined ? {} : { renewEveryMs: options.renewEveryMs }),
+        deadline: options.leaseDeadline,
+        renewEveryMs: options.renewEveryMs,
         onLost: (error) => this.#fail(error),
         onCancelRequest: (request) => this.#cancel.deliver(request),
       });

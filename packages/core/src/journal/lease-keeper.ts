@@ -20,9 +20,9 @@ export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, 'renewLease'>;
   readonly lease: Lease;
   /** Until when (local epoch ms) the lease is held unrenewed (see `leaseDeadline`). Default: `leaseDeadline(lease, now)`. */
-  readonly deadline?: number;
+  readonly deadline?: number | undefined;
   /** Renew this often (ms). Default a third of the lease's TTL (at least 50 ms). */
-  readonly renewEveryMs?: number;
+  readonly renewEveryMs?: number | undefined;
   /** Called once, when the lease is lost (the store refused a renewal, or its time ran out first). */
   readonly onLost: (error: StepwiseError) => void;
   /** Called once, with the first renewal that carries a cancel request (`Lease.cancelRequest`). */

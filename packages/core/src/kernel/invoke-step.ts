@@ -35,7 +35,7 @@ export interface StepInvocation {
   /** Outputs of finished steps, for reference resolution. */
   readonly outputs?: ReadonlyMap<string, unknown>;
   /** Replaces the step's args (a recovery hook's retry with new args). */
-  readonly args?: Record<string, unknown>;
+  readonly args?: Record<string, unknown> | undefined;
   /** The plan's revision this attempt runs under (default 0); part of `ctx.idempotencyKey`. */
   readonly revision?: number;
 }

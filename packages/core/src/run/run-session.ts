@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, type StepError, StepwiseError } from '../errors.js';
-import type { PlanReviseEvent, RunEvent, RunResult, RunStatus, StepResult } from '../journal/events.js';
+import type {
+  PlanReviseEvent,
+  RunEndEvent,
+  RunEvent,
+  RunResult,
+  RunStartEvent,
+  RunStatus,
+  StepResult,
+} from '../journal/events.js';
 import { addUsage, type FoldedRun, foldRun, type StepState } from '../journal/fold-run.js';
 import { type Durability, type EventListener, RunJournal } from '../journal/journal.js';
 import type { JournalKey } from '../journal/journal-chain.js';
@@ -15,36 +23,40 @@ import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
 import { killOrphanedProcesses, type OrphanedProcesses } from '../tools/process-groups.js';
 
+/** An event as it is built here, member by member, before the journal stamps it. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type RunEventInputOf<E extends RunEvent> = Omit<E, 'runId' | 'seq' | 'at' | 'chain'>;
+
 /** Options every engine accepts for its journal. */
 export interface SessionOptions {
   readonly store: RunStore;
   /** Who holds the run's lease; default a random id per process and run. */
-  readonly owner?: string;
+  readonly owner?: string | undefined;
   /** Lease time-to-live, renewed while the run is alive. Default 30 000 ms. */
-  readonly leaseTtlMs?: number;
-  readonly redactor?: Redactor;
+  readonly leaseTtlMs?: number | undefined;
+  readonly redactor?: Redactor | undefined;
   /** See `Durability`. Default `'step'`. */
-  readonly durability?: Durability;
+  readonly durability?: Durability | undefined;
   /** Keys the runs' hash chains; a reopened run's chain is checked with it (E507 when it does not verify). */
-  readonly journalKey?: JournalKey;
+  readonly journalKey?: JournalKey | undefined;
   /** See `EngineOptions.liveOutputToStore`. Default true. */
-  readonly liveOutputToStore?: boolean;
+  readonly liveOutputToStore?: boolean | undefined;
 }
 
 export interface StartRunOptions extends SessionOptions {
   readonly runId: string;
   readonly plan: Plan;
   readonly engine: string;
-  readonly authorization?: PlanAuthorization;
-  readonly parentRunId?: string;
-  readonly options?: Record<string, unknown>;
+  readonly authorization?: PlanAuthorization | undefined;
+  readonly parentRunId?: string | undefined;
+  readonly options?: Record<string, unknown> | undefined;
   /** Subscribed before `run-start` is journaled, so it hears every event of the run. */
-  readonly listener?: EventListener;
+  readonly listener?: EventListener | undefined;
   /**
    * `planDigest(plan)`, when the caller already computed it (e.g. while verifying an
    * authorization): hashing a 10,000-step plan costs milliseconds. Must be the plan's digest.
    */
-  readonly planDigest?: string;
+  readonly planDigest?: string | undefined;
 }
 
 /**
@@ -86,24 +98,26 @@ export async function startRun(options: StartRunOptions): Promise<RunJournal> {
     leaseDeadline: held.deadline,
     lastSeq: 0,
     planDigest: digest,
-    ...(options.redactor ? { redactor: options.redactor } : {}),
-    ...(options.durability ? { durability: options.durability } : {}),
-    ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
-    ...(options.liveOutputToStore === undefined ? {} : { liveOutput: options.liveOutputToStore }),
+    redactor: options.redactor,
+    durability: options.durability,
+    journalKey: options.journalKey,
+    liveOutput: options.liveOutputToStore,
   });
   if (options.listener) journal.subscribe(options.listener);
+  // Optional members added one by one, not spread: every run pays for this literal.
+  const start: Mutable<RunEventInputOf<RunStartEvent>> = {
+    type: 'run-start',
+    journalVersion: JOURNAL_VERSION,
+    planId: options.plan.id,
+    planDigest: digest,
+    plan: options.plan,
+    engine: options.engine,
+  };
+  if (options.authorization) start.authorization = options.authorization;
+  if (options.parentRunId) start.parentRunId = options.parentRunId;
+  if (options.options) start.options = options.options;
   try {
-    await journal.record({
-      type: 'run-start',
-      journalVersion: JOURNAL_VERSION,
-      planId: options.plan.id,
-      planDigest: digest,
-      plan: options.plan,
-      engine: options.engine,
-      ...(options.authorization ? { authorization: options.authorization } : {}),
-      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
-      ...(options.options ? { options: options.options } : {}),
-    });
+    await journal.record(start);
   } catch (error) {
     await journal.close().catch(() => undefined);
     throw error;
@@ -148,10 +162,10 @@ export async function reopenRun(options: SessionOptions & { readonly runId: stri
       lastSeq: run.lastSeq,
       planDigest: run.planDigest,
       lastChain: verification.lastChain,
-      ...(options.redactor ? { redactor: options.redactor } : {}),
-      ...(options.durability ? { durability: options.durability } : {}),
-      ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
-      ...(options.liveOutputToStore === undefined ? {} : { liveOutput: options.liveOutputToStore }),
+      redactor: options.redactor,
+      durability: options.durability,
+      journalKey: options.journalKey,
+      liveOutput: options.liveOutputToStore,
     });
     // What was killed and what was left (with why) belongs in the run's record: a group left
     // alone may still be running, and only the journal tells the host.
@@ -214,9 +228,9 @@ export async function finishRun(
     readonly steps: readonly StepResult[];
     readonly durationMs: number;
     /** The digest journaled at run-start; computed from `plan` when absent (costly for large plans). */
-    readonly planDigest?: string;
+    readonly planDigest?: string | undefined;
     /** Revisions of the plan during the run; `plan` is the latest. */
-    readonly revisions?: readonly PlanReviseEvent[];
+    readonly revisions?: readonly PlanReviseEvent[] | undefined;
     /** Who cancelled a `cancelled` run through the store; default the request its lease carried. */
     readonly cancel?: CancelRequest;
   },
@@ -225,19 +239,23 @@ export async function finishRun(
   const usage = details.steps.reduce<StepResult['usage']>((total, step) => addUsage(total, step.usage), undefined);
   // A run cancelled through the store names who asked (a local `handle.cancel` has no one to name).
   const cancel = details.status === 'cancelled' ? (details.cancel ?? journal.cancelRequest) : undefined;
+  const end: Mutable<RunEventInputOf<RunEndEvent>> = {
+    type: 'run-end',
+    status: details.status,
+    durationMs: details.durationMs,
+  };
+  if (usage) end.usage = usage;
+  if (revised) end.revision = details.plan.revision ?? revised.length;
+  if (cancel) {
+    end.by = cancel.by;
+    if (cancel.reason !== undefined) end.reason = cancel.reason;
+  }
   try {
-    await journal.record({
-      type: 'run-end',
-      status: details.status,
-      durationMs: details.durationMs,
-      ...(usage ? { usage } : {}),
-      ...(revised ? { revision: details.plan.revision ?? revised.length } : {}),
-      ...(cancel ? { by: cancel.by, ...(cancel.reason === undefined ? {} : { reason: cancel.reason }) } : {}),
-    });
+    await journal.record(end);
   } finally {
     await journal.close();
   }
-  return {
+  const result: Mutable<RunResult> = {
     runId: journal.runId,
     // As journaled: a plan's id is the plan's text, and may hold a secret.
     planId: journal.redactor.redactText(details.plan.id),
@@ -246,9 +264,13 @@ export async function finishRun(
     status: details.status,
     steps: details.steps,
     durationMs: details.durationMs,
-    ...(usage ? { usage } : {}),
-    ...(revised ? { plan: journal.redactor.redact(details.plan), revisions: revised } : {}),
   };
+  if (usage) result.usage = usage;
+  if (revised) {
+    result.plan = journal.redactor.redact(details.plan);
+    result.revisions = revised;
+  }
+  return result;
 }
 
 /** The RunResult of a run that already ended, from its fold (replays, `show`). */

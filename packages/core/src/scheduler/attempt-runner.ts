@@ -122,7 +122,8 @@ export class AttemptRunner {
         references: policy.references,
         outputs: board.outputs,
         revision: board.plan.revision ?? 0,
-        ...(slot.args ? { args: slot.args } : {}),
+        // Not a conditional spread: this literal is built for every step.
+        args: slot.args || undefined,
       },
       kernel,
     );

@@ -65,11 +65,11 @@ export interface RunSchedulerInit {
   readonly policy: EnginePolicy;
   /** Epoch ms the run started (the first session's start for a resumed run). */
   readonly startedAt: number;
-  readonly observer?: SchedulerObserver;
+  readonly observer?: SchedulerObserver | undefined;
   /** Default `all` (see `RetainOutputs`). */
-  readonly retainOutputs?: RetainOutputs;
+  readonly retainOutputs?: RetainOutputs | undefined;
   /** The journal's fold when this session resumes a run. */
-  readonly resumed?: FoldedRun;
+  readonly resumed?: FoldedRun | undefined;
 }
 
 /**
@@ -219,8 +219,8 @@ export class RunScheduler {
       status: this.#status(results),
       steps: results,
       durationMs,
-      ...(digest ? { planDigest: digest } : {}),
-      ...(revisions.length > 0 ? { revisions } : {}),
+      planDigest: digest || undefined,
+      revisions: revisions.length > 0 ? revisions : undefined,
     });
   }
 

@@ -43,12 +43,12 @@ export class SessionOpener {
     };
     this.#session = {
       store: this.store,
-      ...(options.owner === undefined ? {} : { owner: options.owner }),
-      ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
-      ...(options.redactor ? { redactor: options.redactor } : {}),
-      ...(options.durability ? { durability: options.durability } : {}),
-      ...(options.journalKey === undefined ? {} : { journalKey: options.journalKey }),
-      ...(options.liveOutputToStore === undefined ? {} : { liveOutputToStore: options.liveOutputToStore }),
+      owner: options.owner,
+      leaseTtlMs: options.leaseTtlMs,
+      redactor: options.redactor || undefined,
+      durability: options.durability || undefined,
+      journalKey: options.journalKey,
+      liveOutputToStore: options.liveOutputToStore,
     };
   }
 
@@ -79,9 +79,9 @@ export class SessionOpener {
       kernel: answers && answers.size > 0 ? { ...this.#kernel, answers } : this.#kernel,
       policy,
       startedAt,
-      ...(hooks?.observer ? { observer: hooks.observer } : {}),
-      ...(this.#setup.options.retainOutputs ? { retainOutputs: this.#setup.options.retainOutputs } : {}),
-      ...(resumed ? { resumed: resumed.run } : {}),
+      observer: hooks?.observer || undefined,
+      retainOutputs: this.#setup.options.retainOutputs || undefined,
+      resumed: resumed?.run,
     });
   }
 
@@ -199,15 +199,24 @@ export class SessionOpener {
   }
 
   #begin(plan: Plan, runId: string, runOptions: RunOptions, digest: string | undefined) {
+    // Written out rather than spread from the session and conditional parts: every run pays for it.
+    const session = this.#session;
+    const journaled = this.#setup.journaledOptions;
     return startRun({
-      ...this.#session,
+      store: session.store,
+      owner: session.owner,
+      leaseTtlMs: session.leaseTtlMs,
+      redactor: session.redactor,
+      durability: session.durability,
+      journalKey: session.journalKey,
+      liveOutputToStore: session.liveOutputToStore,
       runId,
       plan,
       engine: this.#setup.policy.name,
-      ...(runOptions.authorization ? { authorization: runOptions.authorization } : {}),
-      ...(digest ? { planDigest: digest } : {}),
-      ...(runOptions.parentRunId ? { parentRunId: runOptions.parentRunId } : {}),
-      ...(this.#setup.journaledOptions ? { options: { ...this.#setup.journaledOptions } } : {}),
+      authorization: runOptions.authorization,
+      planDigest: digest || undefined,
+      parentRunId: runOptions.parentRunId || undefined,
+      options: journaled ? { ...journaled } : undefined,
     });
   }
 }
