@@ -19,7 +19,14 @@ async function until<T>(probe: () => T | undefined, timeoutMs: number, what: str
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      // Blocked past the deadline, this process runs its timer before it reads the output that
+      // arrived meanwhile: one more look once the event loop's I/O phase has run.
+      await new Promise((resolve) => setImmediate(resolve));
+      const last = probe();
+      if (last !== undefined) return last;
+      throw new Error(`timed out waiting for ${what}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -40,9 +40,11 @@ export class TmuxServer {
   async waitForScreen(session: string, test: (text: string) => boolean, what: string): Promise<string> {
     const deadline = Date.now() + 20_000;
     let text = '';
-    while (Date.now() < deadline) {
+    for (;;) {
       text = this.screen(session);
       if (test(text)) return text;
+      // Checked after a look, not before: a wait that overslept the deadline still gets its last look.
+      if (Date.now() >= deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error(`timed out waiting for ${what}; the screen was:\n${text}`);

@@ -112,7 +112,12 @@ export function createTestTools(log: CallLog = createCallLog()): {
 export const eventsOfType = <T extends RunEvent['type']>(events: readonly RunEvent[], type: T) =>
   events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
 
-/** Waits until `condition` holds, looking every 5 ms; throws naming `what` after `timeoutMs`. */
+/**
+ * Waits until `condition` holds, looking every 5 ms; throws naming `what` after `timeoutMs`. Past
+ * the deadline it looks once more after the event loop's I/O phase: a process blocked beyond the
+ * deadline runs its expired timer before it reads what arrived meanwhile (a child's output), and
+ * that must not count as a timeout.
+ */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string,
@@ -120,7 +125,11 @@ export async function until(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (await condition()) return;
+      throw new Error(`timed out waiting for ${what}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
