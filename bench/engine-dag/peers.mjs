@@ -18,8 +18,9 @@
 // Concurrency is 16 for Stepwise and LangGraph (maxConcurrency); Mastra's parallel block has no
 // bound and runs every branch at once.
 //
-// Protocol (bench/README.md): gc() before every timed run of every contender, a warm-up run of each.
-// Each size's table prints as soon as that size is done.
+// Protocol (bench/README.md): gc() before every timed run of every contender; before each size's
+// rounds, warm-up runs of every contender (WARM_STEPS steps each, on plans of at most 1,000 steps:
+// see warmUp); rounds in one order, then its reverse. Each size's table prints as soon as that size is done.
 //
 // `--before <rev>` also runs our contenders as built at that commit (a worktree, see
 // ../_worktree.mjs), interleaved with this checkout's in every round, and adds the columns
@@ -62,6 +63,8 @@ const PEER_MAX_STEPS = Object.fromEntries(
 );
 const LANGGRAPH_CURVE = (process.env.LANGGRAPH_CURVE ?? '500,1000,2000').split(',').map(Number);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const WARM_STEPS = Number(process.env.WARM_STEPS ?? 4000);
+const WARM_PLAN_MAX = 1000;
 const CONCURRENCY = 16;
 const require = createRequire(import.meta.url);
 const mastraVersion = require('@mastra/core/package.json').version;
@@ -195,12 +198,31 @@ const pairs = [
 
 const loadAtStart = loadavg()[0];
 
-// Warm-up: every contender once on a small plan of each shape.
-for (const shape of Object.keys(shapes)) {
-  for (const pair of pairs) {
-    for (const { packages } of checkouts) await pair.ours(shapes[shape](50), packages);
-    await pair.theirs(shapes[shape](50), shape);
+/**
+ * Every timed run of one size and shape, in round order: each pair's contenders of ours (one per
+ * checkout), then the peer where it runs. Rounds alternate this order and its reverse, so neither
+ * side always runs right after the same other contender.
+ */
+function runsOf(shape, runs) {
+  const sequence = [];
+  for (const [index, pair] of pairs.entries()) {
+    for (const [at, { packages }] of checkouts.entries())
+      sequence.push({ index, at, run: (p) => pair.ours(p, packages) });
+    if (runs(pair)) sequence.push({ index, at: 'theirs', run: (p) => pair.theirs(p, shape) });
   }
+  return sequence;
+}
+
+/**
+ * Untimed runs of every contender before a size's rounds: enough for WARM_STEPS steps each (at
+ * least 2 runs, at most 20), on the size's own plan up to WARM_PLAN_MAX steps and on a plan of that
+ * many steps above it. One run of a 50-step plan, as before, left most of the optimizing compiler's
+ * work in the 100-step rounds: the same contender of ours measured 42 and 80 µs/step in two rows.
+ */
+async function warmUp(sequence, shape, steps) {
+  const plan = shapes[shape](Math.min(steps, WARM_PLAN_MAX));
+  const count = Math.min(20, Math.max(2, Math.ceil(WARM_STEPS / Math.min(steps, WARM_PLAN_MAX))));
+  for (let index = 0; index < count; index++) for (const { run } of sequence) await run(plan);
 }
 
 /** A table row: ours (this checkout) against the peer, and against the `--before` commit when given. */
@@ -235,11 +257,14 @@ for (const steps of SIZES) {
     const plan = shapes[shape](steps);
     const runs = (pair) => !pair.capped || steps <= (PEER_MAX_STEPS[shape] ?? Infinity);
     const samples = pairs.map(() => ({ ours: checkouts.map(() => []), theirs: [] }));
+    const sequence = runsOf(shape, runs);
+    await warmUp(sequence, shape, steps);
+    const reversed = [...sequence].reverse();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [index, pair] of pairs.entries()) {
-        for (const [at, { packages }] of checkouts.entries())
-          samples[index].ours[at].push(await pair.ours(plan, packages));
-        if (runs(pair)) samples[index].theirs.push(await pair.theirs(plan, shape));
+      for (const { index, at, run } of round % 2 === 0 ? sequence : reversed) {
+        const ms = await run(plan);
+        if (at === 'theirs') samples[index].theirs.push(ms);
+        else samples[index].ours[at].push(ms);
       }
     }
     for (const [index, pair] of pairs.entries()) rows.push(rowOf(shape, steps, pair, samples[index], runs(pair)));
