@@ -50,7 +50,7 @@ describe('SIGKILL at random moments', () => {
     expect(pieces).toBeGreaterThan(0);
     expect({ referred, orphans }).toEqual({ referred: pieces, orphans: 0 });
     console.info(
-      `crash test: ${ROUNDS} kills; ${lanes.map((lane) => `${lane.journalLength} events, ${lane.committedButUnacknowledged} kills between commit and acknowledgement`).join('; ')}`,
+      `crash test: ${ROUNDS} kills; ${lanes.map((lane) => `${lane.journalLength} events, ${lane.committedButUnacknowledged} kills between commit and acknowledgement, ${lane.idleKills} of an idle writer`).join('; ')}`,
     );
   });
 });
@@ -59,6 +59,8 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
   const random = seededRandom(20_240_601 + lane);
   let journalLength = 0;
   let committedButUnacknowledged = 0;
+  // Kills that found the writer done with its bounded rounds (see crash-writer.mjs): not mid-write.
+  let idleKills = 0;
   for (let round = 0; round < rounds; round++) {
     // The last lane keeps the default inline limits: its medium outputs are written in pieces.
     const thresholds = lane === LANES - 1 ? 'default' : 'small';
@@ -77,6 +79,7 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
     const exit = await child.exited;
     expect(exit.signal, `the writer died on its own: ${exit.stderr}`).toBe('SIGKILL');
     const acks = child.lines.filter((line) => line.startsWith('ack ')).map(parseAck);
+    if (child.lines.includes('idle')) idleKills += 1;
 
     const store = createSqliteStore({ path, busyTimeoutMs: 60_000 });
     try {
@@ -109,5 +112,5 @@ async function killRepeatedly(path: string, runId: string, rounds: number, lane:
       await store.close();
     }
   }
-  return { journalLength, committedButUnacknowledged };
+  return { journalLength, committedButUnacknowledged, idleKills };
 }
