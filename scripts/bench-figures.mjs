@@ -82,7 +82,7 @@ const renderers = {
     ].join('\n'),
   'turn-overhead': (record) =>
     [
-      `${record.steps} goal steps × ${record.turnsPerStep + 1} turns = ${thousands(record.turns)} model turns (scripted model, no-op tool):`,
+      `${record.steps} goal steps × ${record.turnsPerStep + 1} turns = ${thousands(record.turns)} model turns (scripted model, no-op tool)${record.rounds ? `, median of ${record.rounds} interleaved rounds after a warm-up` : ''}:`,
       '',
       table(
         ['contender', 'ms per turn', 'over the bare loop, ms per turn', '× Stepwise (MemoryStore)', 'events'],

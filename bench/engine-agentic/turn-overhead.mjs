@@ -6,8 +6,10 @@
 //    (the floor: what any agent loop costs);
 //  - LangGraph.js: a ReAct-style StateGraph (agent node → ToolNode → agent …) with MemorySaver.
 // Target: < 1 ms engine overhead per turn (MemoryStore).
-// Protocol (bench/README.md): gc() before each timed run, a warm-up run of each contender, the load average
-// printed; what it prints is written to bench/results/turn-overhead.json for the README.
+// Protocol (bench/README.md, `interleave`): gc() before each timed run, a warm-up run of each
+// contender, ROUNDS (default 5) rounds in one order and then its reverse, medians; each contender's
+// engine or graph is made untimed before each run. The load average is printed; what it prints is
+// written to bench/results/turn-overhead.json for the README.
 //
 //   node --expose-gc bench/engine-agentic/turn-overhead.mjs [steps=200] [turnsPerStep=10]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,12 +23,13 @@ import { defineTool, MemoryStore, readAll, ToolRegistry } from '@stepwise/core';
 import { agenticEngine, heuristicEstimator, loadTokenEstimator } from '@stepwise/engine-agentic';
 import { scriptedModel } from '@stepwise/engine-agentic/testing';
 import { z } from 'zod';
-import { machineLine, requireGc, writeResults } from '../_protocol.mjs';
+import { interleave, machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
 
 requireGc();
 
 const steps = Number(process.argv[2] ?? 200);
 const turnsPerStep = Number(process.argv[3] ?? 10);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const turns = steps * (turnsPerStep + 1); // tool turns plus the completing turn, per step
 
 const noop = defineTool({
@@ -63,80 +66,95 @@ function plan(count) {
   };
 }
 
-async function stepwise(label, estimator, storeFactory = () => new MemoryStore()) {
-  const store = storeFactory();
-  const engine = agenticEngine({
-    model: scriptedModel(script()),
-    tools: new ToolRegistry([noop]),
-    store,
-    tokenEstimator: estimator,
-    limits: { maxTurns: turnsPerStep + 5, maxConsecutiveToolCalls: turnsPerStep + 5 },
-  });
-  gc();
-  const started = performance.now();
-  const result = await engine.run(plan(steps), { runId: `run_${label.replace(/\W+/g, '_')}` }).result;
-  const elapsed = performance.now() - started;
-  if (result.status !== 'completed') throw new Error(`${label}: run ${result.status}`);
-  const events = await readAll(store, result.runId);
-  await store.close();
-  return { label, elapsed, perTurnMs: elapsed / turns, events: events.length };
+let runs = 0;
+
+/** Our contender: the engine and its store made untimed before each run (`setup`), the run timed. */
+function stepwise(estimator, storeFactory = () => new MemoryStore()) {
+  let open;
+  return {
+    setup: async () => {
+      await open?.close();
+      open = storeFactory();
+      const engine = agenticEngine({
+        model: scriptedModel(script()),
+        tools: new ToolRegistry([noop]),
+        store: open,
+        tokenEstimator: estimator,
+        limits: { maxTurns: turnsPerStep + 5, maxConsecutiveToolCalls: turnsPerStep + 5 },
+      });
+      return { engine, store: open };
+    },
+    run: async ({ engine }) => {
+      const result = await engine.run(plan(steps), { runId: `run_${runs++}` }).result;
+      if (result.status !== 'completed') throw new Error(`run ${result.status}`);
+    },
+    /** Events one run journals, counted on a run of its own. */
+    events: async () => {
+      const { engine, store } = await stepwise(estimator, storeFactory).setup();
+      const result = await engine.run(plan(steps), { runId: `run_${runs++}` }).result;
+      const count = (await readAll(store, result.runId)).length;
+      await store.close();
+      return count;
+    },
+    close: () => open?.close(),
+  };
 }
 
-async function bareLoop() {
-  const model = scriptedModel(script());
-  gc();
-  const started = performance.now();
-  for (let step = 0; step < steps; step++) {
-    const messages = [
-      { role: 'system', content: 'system' },
-      { role: 'user', content: `step ${step}` },
-    ];
-    for (;;) {
-      const response = await model.generate({ messages, tools: [], toolChoice: 'auto', signal: AbortSignal.abort() });
-      messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
-      const call = response.toolCalls[0];
-      if (call.name === 'complete_step') break;
-      const output = await noop.execute(call.arguments, {});
-      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(output) });
+const bareLoop = {
+  setup: () => scriptedModel(script()),
+  run: async (model) => {
+    for (let step = 0; step < steps; step++) {
+      const messages = [
+        { role: 'system', content: 'system' },
+        { role: 'user', content: `step ${step}` },
+      ];
+      for (;;) {
+        const response = await model.generate({ messages, tools: [], toolChoice: 'auto', signal: AbortSignal.abort() });
+        messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
+        const call = response.toolCalls[0];
+        if (call.name === 'complete_step') break;
+        const output = await noop.execute(call.arguments, {});
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(output) });
+      }
     }
-  }
-  const elapsed = performance.now() - started;
-  return { label: 'bare loop (no journal)', elapsed, perTurnMs: elapsed / turns };
-}
+  },
+};
 
-async function langGraph() {
-  const noopTool = langchainTool(async ({ index }) => JSON.stringify({ ok: true, index }), {
-    name: 'noop',
-    description: 'Does nothing.',
-    schema: z.object({ index: z.number() }),
-  });
-  let counter = 0;
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode('agent', async (state) => {
-      const toolTurns = state.messages.filter((message) => message.getType() === 'tool').length;
-      if (toolTurns >= turnsPerStep) return { messages: [new AIMessage('done')] };
-      return {
-        messages: [
-          new AIMessage({ content: '', tool_calls: [{ id: `c${counter++}`, name: 'noop', args: { index: counter } }] }),
-        ],
-      };
-    })
-    .addNode('tools', new ToolNode([noopTool]))
-    .addEdge(START, 'agent')
-    .addConditionalEdges('agent', (state) => (state.messages.at(-1).tool_calls?.length ? 'tools' : END))
-    .addEdge('tools', 'agent')
-    .compile({ checkpointer: new MemorySaver() });
-  gc();
-  const started = performance.now();
-  for (let step = 0; step < steps; step++) {
-    await graph.invoke(
-      { messages: [{ role: 'user', content: `step ${step}` }] },
-      { configurable: { thread_id: `t${step}` }, recursionLimit: turnsPerStep * 2 + 10 },
-    );
-  }
-  const elapsed = performance.now() - started;
-  return { label: 'LangGraph ReAct graph + MemorySaver', elapsed, perTurnMs: elapsed / turns };
-}
+/** The graph is compiled untimed before each run, as Stepwise's engine is made (`setup`). */
+const langGraph = {
+  setup: () => {
+    const noopTool = langchainTool(async ({ index }) => JSON.stringify({ ok: true, index }), {
+      name: 'noop',
+      description: 'Does nothing.',
+      schema: z.object({ index: z.number() }),
+    });
+    let counter = 0;
+    return new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => {
+        const toolTurns = state.messages.filter((message) => message.getType() === 'tool').length;
+        if (toolTurns >= turnsPerStep) return { messages: [new AIMessage('done')] };
+        return {
+          messages: [
+            new AIMessage({ content: '', tool_calls: [{ id: `c${counter++}`, name: 'noop', args: { index: counter } }] }),
+          ],
+        };
+      })
+      .addNode('tools', new ToolNode([noopTool]))
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', (state) => (state.messages.at(-1).tool_calls?.length ? 'tools' : END))
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer: new MemorySaver() });
+  },
+  run: async (graph) => {
+    for (let step = 0; step < steps; step++) {
+      await graph.invoke(
+        { messages: [{ role: 'user', content: `step ${step}` }] },
+        { configurable: { thread_id: `t${runs}_${step}` }, recursionLimit: turnsPerStep * 2 + 10 },
+      );
+    }
+    runs++;
+  },
+};
 
 async function sqliteStore() {
   try {
@@ -181,23 +199,23 @@ async function memoryPerStep(count) {
 const format = (ms) => `${ms.toFixed(3)} ms`;
 
 console.log(`${machineLine()} at the start`);
-// Warm up JIT and the tokenizer tables so the first measurement is not penalised: every contender
-// runs once untimed, the peers too (bench/README.md, "Warm-up first").
 const tokenizer = await loadTokenEstimator();
-await stepwise('warm-up', heuristicEstimator);
-await bareLoop();
-await langGraph();
-
-const results = [];
-results.push(await bareLoop());
-results.push(await stepwise('stepwise, MemoryStore, heuristic estimator', heuristicEstimator));
-results.push(await stepwise('stepwise, MemoryStore, gpt-tokenizer', tokenizer));
 const sqlite = await sqliteStore();
-if (sqlite) {
-  results.push(await stepwise('stepwise, SQLite store, gpt-tokenizer', tokenizer, sqlite.factory));
-  sqlite.cleanup();
+const ours = {
+  'stepwise, MemoryStore, heuristic estimator': stepwise(heuristicEstimator),
+  'stepwise, MemoryStore, gpt-tokenizer': stepwise(tokenizer),
+  ...(sqlite ? { 'stepwise, SQLite store, gpt-tokenizer': stepwise(tokenizer, sqlite.factory) } : {}),
+};
+const contenders = { 'bare loop (no journal)': bareLoop, ...ours, 'LangGraph ReAct graph + MemorySaver': langGraph };
+const samples = await interleave(contenders, { rounds: ROUNDS, warmUp: 1 });
+const results = [];
+for (const [label, contender] of Object.entries(contenders)) {
+  const elapsed = median(samples[label].ms);
+  const events = contender.events ? await contender.events() : undefined;
+  await contender.close?.();
+  results.push({ label, elapsed, perTurnMs: elapsed / turns, cpuPerTurnMs: median(samples[label].cpuMs) / turns, events });
 }
-results.push(await langGraph());
+sqlite?.cleanup();
 
 console.log(`agentic engine: ${steps} goal steps × ${turnsPerStep + 1} turns = ${turns} model turns, no-op tool`);
 const floor = results[0].perTurnMs;
@@ -224,6 +242,7 @@ console.log(
 );
 console.log(`${machineLine()} at the end`);
 writeResults('turn-overhead', {
+  rounds: ROUNDS,
   steps,
   turnsPerStep,
   turns,
