@@ -6,8 +6,11 @@
 // (step-start, tool-call, tool-result, step-end), appended as one batch (what the kernel commits for a
 // quick idempotent tool) or as two (a non-idempotent tool: before the tool runs; when the step ends).
 // step-cost.mjs measures whole steps through the engine, group commit across concurrent steps included.
-// Protocol (bench/README.md): gc() before each timed run, a warm-up run first, the load average
-// printed; what it prints is written to bench/results/append.json for the README.
+// Protocol (bench/README.md, `interleave`): a new store or database per run, made before the clock,
+// closed on it (a checkpoint of what the run left in the WAL); gc() before each timed run, a
+// full-size warm-up run of every contender, ROUNDS (default 3) rounds in one order and then its
+// reverse, medians. The load average is printed; what it prints is written to
+// bench/results/append.json for the README.
 //
 //   node bench/store-sqlite/append.mjs [steps]      (default 10000; build the packages first)
 
@@ -19,13 +22,13 @@ import { MemoryStore } from '@stepwise/core';
 import { deriveExecutionId, newRunId } from '@stepwise/core/engine';
 import { chainPlan } from '@stepwise/core/testing';
 import { createSqliteStore } from '@stepwise/store-sqlite';
-import { machineLine, requireGc, writeResults } from '../_protocol.mjs';
+import { interleave, machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
 
 requireGc();
 const STEPS = Number(process.argv[2] ?? 10_000);
 // FULL pays an fsync per append: fewer steps keep the run short on slow disks.
 const FULL_STEPS = Math.min(STEPS, 2_000);
-const WARM_UP_STEPS = Math.min(500, STEPS);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TARGET_MICROSECONDS_PER_STEP = 50;
 const TARGET_BYTES_PER_STEP = 1024;
 
@@ -96,30 +99,46 @@ function workload(steps) {
   return { runId, start: runStart(runId, chainPlan(steps)), batches };
 }
 
-async function timeAppends(store, steps, batching) {
-  const { runId, start, batches } = workload(steps);
-  await store.append(runId, [start]);
-  let appends = 0;
-  globalThis.gc();
-  const started = process.hrtime.bigint();
+/** Appends a workload's step batches: one append per step, or two (`batching`). */
+async function appendSteps(store, runId, batches, batching) {
   for (const events of batches) {
-    if (batching === 'one batch') {
-      await store.append(runId, events);
-      appends += 1;
-    } else {
+    if (batching === 'one batch') await store.append(runId, events);
+    else {
       await store.append(runId, events.slice(0, 2));
       await store.append(runId, events.slice(2));
-      appends += 2;
     }
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { steps, runId, microsecondsPerStep: (seconds * 1e6) / steps, appendsPerSecond: appends / seconds };
 }
 
-/** A journal table and nothing else: the same rows, four inserts per transaction. */
-function bareSqlite(steps, batching) {
-  const path = join(directory, `bare-${batching.replace(' ', '-')}.db`);
-  const database = new Database(path);
+let files = 0;
+
+/**
+ * A contender for `interleave`: `open()` makes its store (untimed, with the workload and its
+ * run-start appended); the run appends the steps and, for SQLite, closes the database on the clock
+ * (closing checkpoints what the run left in the WAL: bench/README.md).
+ */
+const contender = (open, steps, batching) => ({
+  setup: async () => {
+    const store = await open();
+    const { runId, start, batches } = workload(steps);
+    await store.append(runId, [start]);
+    return { store, runId, batches };
+  },
+  run: async ({ store, runId, batches }) => {
+    await appendSteps(store, runId, batches, batching);
+    await store.close();
+  },
+});
+
+const openSqliteStore = (synchronous) => async () => {
+  const store = createSqliteStore({ path: join(directory, `store-${files++}.db`), synchronous });
+  await store.ready;
+  return store;
+};
+
+/** A journal table and nothing else: the same rows, four inserts per transaction, with the store's interface. */
+async function openBareSqlite() {
+  const database = new Database(join(directory, `bare-${files++}.db`));
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('wal_autocheckpoint = 10000'); // the store's default checkpointPages
@@ -130,53 +149,19 @@ function bareSqlite(steps, batching) {
   const write = database.transaction((events) => {
     for (const { runId, seq, type, at, ...rest } of events) insert.run(runId, seq, type, at, JSON.stringify(rest));
   });
-  const measure = (count) => {
-    const { batches } = workload(count);
-    let appends = 0;
-    globalThis.gc();
-    const started = process.hrtime.bigint();
-    for (const events of batches) {
-      if (batching === 'one batch') {
-        write.immediate(events);
-        appends += 1;
-      } else {
-        write.immediate(events.slice(0, 2));
-        write.immediate(events.slice(2));
-        appends += 2;
-      }
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    return { steps: count, microsecondsPerStep: (seconds * 1e6) / count, appendsPerSecond: appends / seconds };
+  return {
+    append: async (_runId, events) => write.immediate(events),
+    close: async () => database.close(),
   };
-  measure(WARM_UP_STEPS);
-  const result = measure(steps);
-  database.close();
-  return result;
-}
-
-async function sqliteStore(synchronous, batching, steps) {
-  const store = createSqliteStore({
-    path: join(directory, `${synchronous}-${batching.replace(' ', '-')}.db`),
-    synchronous,
-  });
-  await store.ready;
-  await timeAppends(store, WARM_UP_STEPS, batching); // JIT, page cache
-  const result = await timeAppends(store, steps, batching);
-  await store.close();
-  return result;
-}
-
-async function memoryStore(batching, steps) {
-  const store = new MemoryStore();
-  await timeAppends(store, WARM_UP_STEPS, batching);
-  return timeAppends(store, steps, batching);
 }
 
 /** Database bytes of one run of `steps` no-output steps (its plan included), after the WAL is checkpointed. */
 async function bytesPerStep(steps) {
   const path = join(directory, 'size.db');
   const store = createSqliteStore({ path });
-  const { runId } = await timeAppends(store, steps, 'two batches');
+  const { runId, start, batches } = workload(steps);
+  await store.append(runId, [start]);
+  await appendSteps(store, runId, batches, 'two batches');
   await store.close();
   const database = new Database(path, { readonly: true });
   let tables = [];
@@ -199,12 +184,30 @@ const format = (value, digits = 1) => value.toLocaleString('en-US', { maximumFra
 console.log(`${machineLine()} at the start`);
 const rows = [];
 for (const batching of ['one batch', 'two batches']) {
-  const memory = await memoryStore(batching, STEPS);
-  const bare = bareSqlite(STEPS, batching);
+  const appendsPerStep = batching === 'one batch' ? 1 : 2;
+  const contenders = {
+    MemoryStore: contender(async () => new MemoryStore(), STEPS, batching),
+    'bare SQLite': contender(openBareSqlite, STEPS, batching),
+    'store NORMAL': contender(openSqliteStore('NORMAL'), STEPS, batching),
+    'store FULL': contender(openSqliteStore('FULL'), FULL_STEPS, batching),
+  };
+  const samples = await interleave(contenders, { rounds: ROUNDS, warmUp: 1 });
+  const measured = Object.fromEntries(
+    Object.keys(contenders).map((name) => {
+      const steps = name === 'store FULL' ? FULL_STEPS : STEPS;
+      const ms = median(samples[name].ms);
+      return [
+        name,
+        { steps, microsecondsPerStep: (ms * 1000) / steps, appendsPerSecond: (steps * appendsPerStep * 1000) / ms },
+      ];
+    }),
+  );
+  const memory = measured.MemoryStore;
+  const bare = measured['bare SQLite'];
   rows.push({ store: 'MemoryStore', batching, ...memory });
   rows.push({ store: 'bare SQLite', batching, ...bare });
   for (const synchronous of ['NORMAL', 'FULL']) {
-    const result = await sqliteStore(synchronous, batching, synchronous === 'FULL' ? FULL_STEPS : STEPS);
+    const result = measured[`store ${synchronous}`];
     rows.push({
       store: `store ${synchronous}`,
       batching,
@@ -252,6 +255,7 @@ console.log(
 rmSync(directory, { recursive: true, force: true });
 writeResults('append', {
   steps: STEPS,
+  rounds: ROUNDS,
   targets: { microsecondsPerStep: TARGET_MICROSECONDS_PER_STEP, bytesPerStep: TARGET_BYTES_PER_STEP },
   rows: rows.map((row) => ({
     store: row.store,
