@@ -135,7 +135,10 @@ const langGraph = {
         if (toolTurns >= turnsPerStep) return { messages: [new AIMessage('done')] };
         return {
           messages: [
-            new AIMessage({ content: '', tool_calls: [{ id: `c${counter++}`, name: 'noop', args: { index: counter } }] }),
+            new AIMessage({
+              content: '',
+              tool_calls: [{ id: `c${counter++}`, name: 'noop', args: { index: counter } }],
+            }),
           ],
         };
       })
@@ -213,7 +216,13 @@ for (const [label, contender] of Object.entries(contenders)) {
   const elapsed = median(samples[label].ms);
   const events = contender.events ? await contender.events() : undefined;
   await contender.close?.();
-  results.push({ label, elapsed, perTurnMs: elapsed / turns, cpuPerTurnMs: median(samples[label].cpuMs) / turns, events });
+  results.push({
+    label,
+    elapsed,
+    perTurnMs: elapsed / turns,
+    cpuPerTurnMs: median(samples[label].cpuMs) / turns,
+    events,
+  });
 }
 sqlite?.cleanup();
 
