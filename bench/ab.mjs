@@ -26,47 +26,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repositoryRoot, stepwisePackages } from './_packages.mjs';
 import { machineLine, median, requireGc } from './_protocol.mjs';
+import { noopChain, noopFanOut, noopTools } from './_workloads.mjs';
 import { prepareWorktree } from './_worktree.mjs';
 
 const WARM_UP = 8;
 const ROUNDS = 9;
 const ONE_STEP_RUNS = 500;
 
-function noopTools(core) {
-  return new core.ToolRegistry([
-    core.defineTool({
-      name: 'noop',
-      description: 'nothing',
-      input: { type: 'object' },
-      effect: 'read',
-      execute: () => ({}),
-    }),
-  ]);
-}
-
-function chainOf(testing, steps) {
-  const plan = testing.chainPlan(steps, 'noop');
-  return { ...plan, steps: plan.steps.map((step) => ({ ...step, args: {} })) };
-}
-
-function fanOutOf(testing, steps) {
-  const middle = Array.from({ length: steps - 2 }, (_, index) => ({
-    id: `m${index}`,
-    tool: 'noop',
-    dependsOn: ['root'],
-  }));
-  return testing.makePlan([
-    { id: 'root', tool: 'noop' },
-    ...middle,
-    { id: 'join', tool: 'noop', dependsOn: middle.map((step) => step.id) },
-  ]);
-}
-
 /** Each scenario: `round()` runs once and resolves to the figure of that round (µs per run or per step). */
 const scenarios = {
-  'one-step': ({ core, dag }) => {
+  'one-step': (packages) => {
+    const { core, dag } = packages;
     const plan = { id: 'one', version: 1, goal: 'one step', steps: [{ id: 'only', tool: 'noop', args: {} }] };
-    const engine = dag.dagEngine({ tools: noopTools(core), store: new core.MemoryStore() });
+    const engine = dag.dagEngine({ tools: noopTools(packages), store: new core.MemoryStore() });
     return async () => {
       const started = performance.now();
       for (let index = 0; index < ONE_STEP_RUNS; index++) {
@@ -76,17 +48,18 @@ const scenarios = {
       return ((performance.now() - started) * 1000) / ONE_STEP_RUNS;
     };
   },
-  chain: (packages) => perStep(packages, chainOf(packages.testing, 2000)),
-  'fan-out': (packages) => perStep(packages, fanOutOf(packages.testing, 1000)),
-  'sqlite-chain': (packages) => perStep(packages, chainOf(packages.testing, 2000), 'NORMAL'),
+  chain: (packages) => perStep(packages, noopChain(packages, 2000)),
+  'fan-out': (packages) => perStep(packages, noopFanOut(packages, 1000)),
+  'sqlite-chain': (packages) => perStep(packages, noopChain(packages, 2000), 'NORMAL'),
 };
 
 /**
  * A round that runs `plan` once on a new engine and store (a new database for SQLite, opened before
  * the clock, closed on it), after a collection (bench/README.md).
  */
-function perStep({ core, dag, sqlite }, plan, synchronous) {
-  const tools = noopTools(core);
+function perStep(packages, plan, synchronous) {
+  const { core, dag, sqlite } = packages;
+  const tools = noopTools(packages);
   const directory = synchronous ? mkdtempSync(join(tmpdir(), 'stepwise-ab-')) : undefined;
   let files = 0;
   process.on('exit', () => directory && rmSync(directory, { recursive: true, force: true }));

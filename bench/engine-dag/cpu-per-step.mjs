@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutsFromArguments } from '../_packages.mjs';
 import { interleave, machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopTools } from '../_workloads.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
 
 requireGc();
@@ -52,16 +53,9 @@ function shapes(steps) {
 }
 
 /** Our contenders with one checkout's packages: engine × store. */
-function oursOf({ core, dag, sequential, sqlite }) {
-  const tools = new core.ToolRegistry([
-    core.defineTool({
-      name: 'noop',
-      description: 'nothing',
-      input: { type: 'object' },
-      effect: 'read',
-      execute: () => ({}),
-    }),
-  ]);
+function oursOf(packages) {
+  const { core, dag, sequential, sqlite } = packages;
+  const tools = noopTools(packages);
   const completed = async (handle) => {
     const result = await handle.result;
     if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);

@@ -19,6 +19,7 @@
 import { createRequire } from 'node:module';
 import { checkoutsFromArguments } from '../_packages.mjs';
 import { interleave, machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopTools } from '../_workloads.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
 
 requireGc();
@@ -55,16 +56,9 @@ const approvedRuns = (core, engine) => ({
   },
 });
 
-function stepwiseContenders({ core, dag, sequential, agentic, agenticTesting }, label) {
-  const tools = new core.ToolRegistry([
-    core.defineTool({
-      name: 'noop',
-      description: 'nothing',
-      input: { type: 'object' },
-      effect: 'read',
-      execute: () => ({}),
-    }),
-  ]);
+function stepwiseContenders(packages, label) {
+  const { core, dag, sequential, agentic, agenticTesting } = packages;
+  const tools = noopTools(packages);
   const runOf = (engine) => async () => {
     const result = await engine.run(plan).result;
     if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
@@ -83,16 +77,9 @@ function stepwiseContenders({ core, dag, sequential, agentic, agenticTesting }, 
   };
 }
 
-function creationOf({ core, dag }) {
-  const tools = new core.ToolRegistry([
-    core.defineTool({
-      name: 'noop',
-      description: 'nothing',
-      input: { type: 'object' },
-      effect: 'read',
-      execute: () => ({}),
-    }),
-  ]);
+function creationOf(packages) {
+  const { core, dag } = packages;
+  const tools = noopTools(packages);
   let kept;
   return () => {
     for (let index = 0; index < CREATIONS; index++) kept = dag.dagEngine({ tools, store: new core.MemoryStore() });

@@ -41,12 +41,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutsFromArguments } from '../_packages.mjs';
 import { median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopChain, noopFanOut, noopTools } from '../_workloads.mjs';
 import { buildGraph, invoke, savers } from './_langgraph.mjs';
 
 requireGc();
 const { checkouts, rest } = await checkoutsFromArguments();
 const current = checkouts[checkouts.length - 1].packages;
-const { chainPlan, makePlan } = current.testing;
 
 setMaxListeners(0);
 process.removeAllListeners('warning');
@@ -71,34 +71,10 @@ const mastraVersion = require('@mastra/core/package.json').version;
 const { createStep, createWorkflow } = await import('@mastra/core/workflows');
 const { z } = await import('zod');
 
-const toolsOf = ({ core }) =>
-  new core.ToolRegistry([
-    core.defineTool({
-      name: 'noop',
-      description: 'nothing',
-      input: { type: 'object' },
-      effect: 'read',
-      execute: () => ({}),
-    }),
-  ]);
-const toolsByCheckout = new Map(checkouts.map(({ packages }) => [packages, toolsOf(packages)]));
+const toolsByCheckout = new Map(checkouts.map(({ packages }) => [packages, noopTools(packages)]));
 const shapes = {
-  chain: (steps) => {
-    const plan = chainPlan(steps, 'noop');
-    return { ...plan, steps: plan.steps.map((step) => ({ ...step, args: {} })) };
-  },
-  'fan-out': (steps) => {
-    const middle = Array.from({ length: steps - 2 }, (_, index) => ({
-      id: `m${index}`,
-      tool: 'noop',
-      dependsOn: ['root'],
-    }));
-    return makePlan([
-      { id: 'root', tool: 'noop' },
-      ...middle,
-      { id: 'join', tool: 'noop', dependsOn: middle.map((s) => s.id) },
-    ]);
-  },
+  chain: (steps) => noopChain(current, steps),
+  'fan-out': (steps) => noopFanOut(current, steps),
 };
 
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-peers-'));

@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutsFromArguments } from '../_packages.mjs';
 import { interleave, machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopChain, noopFanOut, noopTools } from '../_workloads.mjs';
 import { betterSqlite, floorWorkload, openFloor, writeFloor, writeFloorRows } from './_floor.mjs';
 
 requireGc();
@@ -42,28 +43,6 @@ const TARGET_FAN_OUT = 50;
 const directory = mkdtempSync(join(tmpdir(), 'stepwise-bench-chain-floor-'));
 let files = 0;
 const newPath = () => join(directory, `${files++}.db`);
-
-function toolsOf({ core }) {
-  const execute = () => ({});
-  return new core.ToolRegistry([
-    core.defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute }),
-  ]);
-}
-
-function chainOf({ testing }, steps) {
-  const plan = testing.chainPlan(steps, 'noop');
-  return { ...plan, steps: plan.steps.map((step) => ({ ...step, args: {} })) };
-}
-
-function fanOutOf({ testing }, steps) {
-  const middle = Array.from({ length: steps - 2 }, (_, index) => ({
-    id: `m${index}`,
-    tool: 'noop',
-    dependsOn: ['root'],
-  }));
-  const last = { id: 'join', tool: 'noop', dependsOn: middle.map((step) => step.id) };
-  return testing.makePlan([{ id: 'root', tool: 'noop' }, ...middle, last]);
-}
 
 /** A store that records what each append carried and counts its write transactions. */
 function recording(store, log) {
@@ -102,7 +81,11 @@ async function recordChain(packages, plan, synchronous) {
   const store = packages.sqlite.createSqliteStore({ path, synchronous, checkpointPages: 1e9 });
   await store.ready;
   const log = { batches: [], leaseCommits: 0 };
-  const engine = packages.dag.dagEngine({ tools: toolsOf(packages), store: recording(store, log), durability: 'step' });
+  const engine = packages.dag.dagEngine({
+    tools: noopTools(packages),
+    store: recording(store, log),
+    durability: 'step',
+  });
   const result = await engine.run(plan).result;
   if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
   const frames = walFrames(path, 4096);
@@ -132,7 +115,7 @@ async function openStore(packages, synchronous) {
  */
 function contendersOf(packages, plan, recorded, workload, synchronous) {
   const Database = betterSqlite(packages);
-  const tools = toolsOf(packages);
+  const tools = noopTools(packages);
   const setup = () => openStore(packages, synchronous);
   return {
     engine: {
@@ -167,7 +150,7 @@ for (const steps of SIZES) {
     const cases = {};
     const meta = {};
     for (const { label, packages } of checkouts) {
-      const plan = chainOf(packages, steps);
+      const plan = noopChain(packages, steps);
       const recorded = await recordChain(packages, plan, synchronous);
       const workload = floorWorkload(betterSqlite(packages), recorded.path, recorded.batches);
       meta[label] = {
@@ -209,8 +192,8 @@ for (const steps of SIZES) {
 
 const fanOut = {};
 for (const { label, packages } of checkouts) {
-  const plan = fanOutOf(packages, FAN_OUT_STEPS);
-  const tools = toolsOf(packages);
+  const plan = noopFanOut(packages, FAN_OUT_STEPS);
+  const tools = noopTools(packages);
   fanOut[label] = {
     setup: () => openStore(packages, 'NORMAL'),
     run: async (store) => {
