@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkoutsFromArguments } from '../_packages.mjs';
 import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopChain, noopFanOut, noopTools } from '../_workloads.mjs';
 import { betterSqlite } from './_floor.mjs';
 
 requireGc();
@@ -58,25 +59,8 @@ Statement.prototype.get = function (...values) {
       };
 };
 
-function toolsOf({ core }) {
-  const execute = () => ({});
-  return new core.ToolRegistry([
-    core.defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute }),
-  ]);
-}
-
-function planOf({ testing }, shape) {
-  if (shape === 'chain') {
-    const plan = testing.chainPlan(STEPS, 'noop');
-    return { ...plan, steps: plan.steps.map((step) => ({ ...step, args: {} })) };
-  }
-  const middle = Array.from({ length: STEPS - 2 }, (_, index) => ({
-    id: `m${index}`,
-    tool: 'noop',
-    dependsOn: ['root'],
-  }));
-  const last = { id: 'join', tool: 'noop', dependsOn: middle.map((step) => step.id) };
-  return testing.makePlan([{ id: 'root', tool: 'noop' }, ...middle, last]);
+function planOf(packages, shape) {
+  return shape === 'chain' ? noopChain(packages, STEPS) : noopFanOut(packages, STEPS);
 }
 
 /** The batches one run of the shape appends (recorded on MemoryStore, statements not stubbed). */
@@ -95,7 +79,7 @@ async function recordBatches(packages, shape) {
     },
   });
   const durability = shape === 'chain' ? 'step' : 'batched';
-  const engine = packages.dag.dagEngine({ tools: toolsOf(packages), store, durability, concurrency: 16 });
+  const engine = packages.dag.dagEngine({ tools: noopTools(packages), store, durability, concurrency: 16 });
   const result = await engine.run(planOf(packages, shape)).result;
   if (result.status !== 'completed') throw new Error(`run ended ${result.status}`);
   return batches;
