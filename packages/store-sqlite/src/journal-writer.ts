@@ -75,7 +75,7 @@ export class JournalWriter {
     checkBatch(runId, lastSeq, events);
     checkSeqRange(runId, events);
     const runKey = row ? row.key : Number(this.#insertRun.run(runId).lastInsertRowid);
-    const fold = this.#folds.take(runId, lastSeq);
+    const fold = this.#folds.take(runId, lastSeq, events);
     const before = runFields(fold);
     const changes = this.#changes;
     changes.clear();
@@ -91,7 +91,7 @@ export class JournalWriter {
       this.#forgetLiveOutput.run(runKey);
     }
     this.#projections.write(runKey, fold, before, changes, events);
-    this.#folds.keep(fold);
+    this.#folds.keep(fold, changes);
   }
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */

@@ -1,0 +1,148 @@
+import { MemoryStore, type RunEvent } from '@stepwise/core';
+import type { RunEventInput } from '@stepwise/core/engine';
+import { applyEvent, FoldChanges } from '@stepwise/core/store';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+import { RunFolds } from '../src/run-folds.js';
+import { stamp } from './helpers.js';
+
+const runId = 'run_cache';
+const call = (stepId: string, attempt = 1): RunEventInput[] => [
+  { type: 'step-start', stepId, tool: 'echo', attempt, executionId: `ex_${stepId}_${attempt}` },
+  {
+    type: 'tool-call',
+    stepId,
+    executionId: `ex_${stepId}_${attempt}`,
+    attempt,
+    tool: 'echo',
+    effect: 'read',
+    idempotent: true,
+    args: { stepId },
+  },
+];
+const result = (stepId: string, output: unknown, attempt = 1): RunEventInput => ({
+  type: 'tool-result',
+  stepId,
+  executionId: `ex_${stepId}_${attempt}`,
+  tool: 'echo',
+  status: 'succeeded',
+  output,
+  startedAt: '2026-11-27T10:00:00.000Z',
+  durationMs: 1,
+});
+const end = (stepId: string, output: unknown, attempt = 1): RunEventInput => ({
+  type: 'step-end',
+  stepId,
+  result: {
+    stepId,
+    tool: 'echo',
+    status: 'succeeded',
+    attempt,
+    executionId: `ex_${stepId}_${attempt}`,
+    output,
+    startedAt: '2026-11-27T10:00:00.000Z',
+    durationMs: 1,
+  },
+});
+const start: RunEventInput = {
+  type: 'run-start',
+  planId: 'p',
+  planDigest: 'd',
+  plan: {
+    id: 'p',
+    version: 1,
+    steps: ['a', 'b', 'c', 'd'].map((id) => ({ id, tool: 'echo' })),
+  },
+  engine: 'test',
+};
+
+/** The batches, stamped in order from seq 1. */
+function batches(...inputs: RunEventInput[][]): RunEvent[][] {
+  let seq = 1;
+  return inputs.map((batch) => {
+    const stamped = stamp(runId, seq, batch);
+    seq += batch.length;
+    return stamped;
+  });
+}
+
+describe("the writer's fold cache", () => {
+  it('forgets a call once its step has ended, and keeps calls still running or whose step has not ended', () => {
+    const [first, second] = batches(
+      [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 }), ...call('b'), ...call('c')],
+      [result('c', { n: 3 }), ...call('d'), result('d', { n: 4 }), end('d', { n: 4 })],
+    ) as [RunEvent[], RunEvent[]];
+    const journal = [...first, ...second];
+    let reads = 0;
+    const folds = new RunFolds(10, (_, after, limit) => {
+      reads++;
+      return journal.filter((e) => e.seq > after).slice(0, limit);
+    });
+    let fold = folds.take(runId, 0, first);
+    const changes = new FoldChanges();
+    for (const event of first) applyEvent(fold, event, changes);
+    folds.keep(fold, changes);
+    // a ended: its call and its copy of the result are gone; b's call is running.
+    expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
+    expect(fold.steps.get('a')?.toolResult).toBeUndefined();
+    expect(fold.steps.get('a')?.result?.output).toEqual({ n: 1 });
+
+    fold = folds.take(runId, first.length, second);
+    changes.clear();
+    for (const event of second) applyEvent(fold, event, changes);
+    folds.keep(fold, changes);
+    // The cached fold went on: d's result follows its call in the batch, which forgets nothing.
+    expect(reads).toBe(0);
+    // c has its result but has not ended: a step-end in a later batch still compares outputs with it.
+    expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
+    expect(fold.executions.get('ex_c_1')?.output).toEqual({ n: 3 });
+  });
+
+  it('folds afresh from the journal when a batch names a call it forgot, then keeps the calls', () => {
+    const [first, late, after] = batches(
+      [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 })],
+      // A second result for the ended call: the kernel never writes one, a journal may hold one.
+      [result('a', { n: 2 })],
+      [...call('b'), result('b', { n: 4 }), end('b', { n: 4 })],
+    ) as [RunEvent[], RunEvent[], RunEvent[]];
+    const journal = [...first, ...late, ...after];
+    let reads = 0;
+    const folds = new RunFolds(10, (_, afterSeq, limit) => {
+      reads++;
+      return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
+    });
+    const changes = new FoldChanges();
+    const append = (events: RunEvent[], lastSeq: number) => {
+      const fold = folds.take(runId, lastSeq, events);
+      changes.clear();
+      for (const event of events) applyEvent(fold, event, changes);
+      folds.keep(fold, changes);
+      return fold;
+    };
+    append(first, 0);
+    expect(reads).toBe(0);
+    const refolded = append(late, first.length);
+    expect(reads).toBeGreaterThan(0);
+    expect(refolded.executions.get('ex_a_1')?.output).toEqual({ n: 2 });
+    const kept = append(after, first.length + late.length);
+    expect([...kept.executions.keys()]).toEqual(['ex_a_1', 'ex_b_1']);
+  });
+
+  it('gives the store the same rows as a fold of the whole journal when a late result names a forgotten call', async () => {
+    const sqlite = createSqliteStore({ path: ':memory:' });
+    const memory = new MemoryStore();
+    const all = batches(
+      [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 })],
+      [result('a', { n: 2 })],
+      [...call('b')],
+    );
+    for (const batch of all) {
+      await sqlite.append(runId, batch);
+      await memory.append(runId, batch);
+    }
+    const fromSqlite = await sqlite.getExecution('ex_a_1');
+    expect(fromSqlite?.output).toEqual({ n: 2 });
+    expect(fromSqlite).toEqual(await memory.getExecution('ex_a_1'));
+    await sqlite.close();
+  });
+});
