@@ -20,32 +20,39 @@ export function runFields(run: FoldedRun): RunFields {
   return { plan, authorization, status, finishedAt, durationMs, usage };
 }
 
-/**
- * A plan's step positions by id (the first step with an id counts): built once per plan. Positions
- * only, the step read from `plan.steps`: an entry object per step cost 40 bytes a step for a run's
- * whole life (4 MB at 100,000 steps).
- */
-const planIndexes = new WeakMap<Plan, Map<string, number>>();
-
-function planIndex(plan: Plan | undefined): ReadonlyMap<string, number> | undefined {
-  if (!plan) return undefined;
-  let index = planIndexes.get(plan);
-  if (!index) {
-    index = new Map();
-    const steps = plan.steps;
-    for (let position = 0; position < steps.length; position++) {
-      const id = (steps[position] as Step).id;
-      if (!index.has(id)) index.set(id, position);
-    }
-    planIndexes.set(plan, index);
+/** A plan's step positions by id (the first step with an id counts). */
+function stepPositions(plan: Plan): Map<string, number> {
+  const positions = new Map<string, number>();
+  const steps = plan.steps;
+  for (let position = 0; position < steps.length; position++) {
+    const id = (steps[position] as Step).id;
+    if (!positions.has(id)) positions.set(id, position);
   }
-  return index;
+  return positions;
 }
 
-/** The description of step `stepId` in `plan`. */
-function descriptionIn(plan: Plan | undefined, stepId: string): string | undefined {
-  const position = planIndex(plan)?.get(stepId);
-  return position === undefined ? undefined : plan?.steps[position]?.description;
+/**
+ * The step positions of each kept fold's plan, built once per run and plan. Keyed by the fold, not
+ * the plan object: a host may run the same plan object again after changing it (a step added, a
+ * description edited), and the new run must not read the old plan's positions. Positions only, the
+ * step read from `plan.steps`: an entry object per step cost 40 bytes a step for the run's life.
+ */
+const runPositions = new WeakMap<FoldedRun, { readonly plan: Plan; readonly positions: Map<string, number> }>();
+
+function positionsOf(run: FoldedRun): ReadonlyMap<string, number> | undefined {
+  const plan = run.plan;
+  if (!plan) return undefined;
+  const kept = runPositions.get(run);
+  if (kept?.plan === plan) return kept.positions;
+  const positions = stepPositions(plan);
+  runPositions.set(run, { plan, positions });
+  return positions;
+}
+
+/** The description of step `stepId` in the run's plan. */
+function descriptionIn(run: FoldedRun, stepId: string): string | undefined {
+  const position = positionsOf(run)?.get(stepId);
+  return position === undefined ? undefined : run.plan?.steps[position]?.description;
 }
 
 /** The columns a step's own events change (see `updateStepState`). */
@@ -199,7 +206,7 @@ export class ProjectionWriter {
     events: readonly RunEvent[],
   ): void {
     for (const stepId of changes.removedSteps) this.#statements.deleteStep.run(runKey, stepId);
-    const plan = planIndex(run.plan);
+    const plan = positionsOf(run);
     const written = changes.steps;
     if (run.plan !== before.plan && before.plan) {
       // Steps the new plan no longer has lose their description.
@@ -212,11 +219,19 @@ export class ProjectionWriter {
     const planChanged = run.plan !== before.plan;
     const modelCalls =
       changes.modelCalls.length === 0 ? undefined : new Set(changes.modelCalls.map((call) => call.stepId));
+    // A plan of the batch other than the run's current one (a revision the batch revised again).
+    let other: { readonly plan: Plan; readonly positions: ReadonlyMap<string, number> } | undefined;
+    const positionIn = (creator: Plan | undefined, stepId: string): number | undefined => {
+      if (creator === undefined) return undefined;
+      if (creator === run.plan) return plan?.get(stepId);
+      if (other?.plan !== creator) other = { plan: creator, positions: stepPositions(creator) };
+      return other.positions.get(stepId);
+    };
     for (const stepId of written) {
       const createdAt = changes.createdSteps.get(stepId);
       // A planned step's place is its index in the plan that added it (run-start or a revision).
       const creator = createdAt === undefined ? undefined : (events[createdAt - firstSeq] as { plan?: Plan });
-      const place = { createdAt, index: planIndex(creator?.plan)?.get(stepId) };
+      const place = { createdAt, index: positionIn(creator?.plan, stepId) };
       this.#writeStep(runKey, run, stepId, place, planChanged || modelCalls?.has(stepId) === true);
     }
   }
@@ -284,7 +299,7 @@ export class ProjectionWriter {
       output.sha256,
       fromExecution ? 1 : 0,
       error,
-      scalar(descriptionIn(run.plan, stepId)),
+      scalar(descriptionIn(run, stepId)),
       json(step.usage),
     );
   }

@@ -66,7 +66,7 @@ function batches(...inputs: RunEventInput[][]): RunEvent[][] {
   });
 }
 
-describe("the writer's fold cache", () => {
+describe("the writer's caches", () => {
   it('forgets a call once its step has ended, and keeps calls still running or whose step has not ended', () => {
     const [first, second] = batches(
       [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 }), ...call('b'), ...call('c')],
@@ -143,6 +143,25 @@ describe("the writer's fold cache", () => {
     const fromSqlite = await sqlite.getExecution('ex_a_1');
     expect(fromSqlite?.output).toEqual({ n: 2 });
     expect(fromSqlite).toEqual(await memory.getExecution('ex_a_1'));
+    await sqlite.close();
+  });
+
+  it("reads a plan object's steps afresh in each run: a host may change the object between runs", async () => {
+    const sqlite = createSqliteStore({ path: ':memory:' });
+    const plan = { id: 'p', version: 1, steps: [{ id: 'a', tool: 'echo', description: 'first' }] };
+    const runStart = (id: string): RunEvent[] =>
+      stamp(id, 1, [{ type: 'run-start', planId: 'p', planDigest: 'd', plan, engine: 'test' }]);
+    await sqlite.append('run_one', runStart('run_one'));
+    plan.steps.unshift({ id: 'b', tool: 'echo', description: 'added' });
+    (plan.steps[1] as { description: string }).description = 'first, edited';
+    await sqlite.append('run_two', runStart('run_two'));
+    const described = (steps: { stepId: string; description: string | undefined }[]) =>
+      steps.map((step) => [step.stepId, step.description]);
+    expect(described(await sqlite.listSteps('run_one'))).toEqual([['a', 'first']]);
+    expect(described(await sqlite.listSteps('run_two'))).toEqual([
+      ['b', 'added'],
+      ['a', 'first, edited'],
+    ]);
     await sqlite.close();
   });
 });
