@@ -41,9 +41,11 @@ import {
 import { openDatabase, unavailable } from './open-database.js';
 import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements, takeLease } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
-import { selectExecutionIds, selectRuns, selectSteps } from './sqlite-queries.js';
+import type * as QueryHelpersModule from './sqlite-queries.js';
 import { inlineBytesOf, outputInlineBytesOf, resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
+
+type QueryHelpers = typeof QueryHelpersModule;
 
 /** A RunStore in one SQLite file, plus the read helpers the CLI uses. */
 export interface SqliteStore extends RunStore {
@@ -133,6 +135,16 @@ class SqliteRunStore implements SqliteStore {
         new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: this.#sqlite }) }),
     );
     return this.#kysely;
+  }
+
+  /**
+   * Runs a query helper: the helpers' module imports kysely, so it is loaded with it, on first use
+   * (a static import would load kysely, about a tenth of a second, into every process that imports
+   * the store).
+   */
+  async #query<T>(run: (queries: QueryHelpers, db: Kysely<StoreDatabase>) => Promise<T>): Promise<T> {
+    const [queries, db] = await Promise.all([import('./sqlite-queries.js'), this.#queries()]);
+    return run(queries, db);
   }
 
   #prepare(): void {
@@ -243,7 +255,7 @@ class SqliteRunStore implements SqliteStore {
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     if (statuses?.length === 0) return [];
     try {
-      const rows = await selectRuns(await this.#queries(), filter, statuses);
+      const rows = await this.#query(({ selectRuns }, db) => selectRuns(db, filter, statuses));
       return rows.map((row) => reader.summarize(row));
     } catch (error) {
       throw this.#translate(error, 'listing runs');
@@ -256,14 +268,14 @@ class SqliteRunStore implements SqliteStore {
 
   listSteps(runId: string): Promise<StepRecord[]> {
     return this.#guarded(`listing the steps of run ${runId}`, async (reader) => {
-      const rows = await selectSteps(await this.#queries(), runId);
+      const rows = await this.#query(({ selectSteps }, db) => selectSteps(db, runId));
       return rows.map((row) => reader.step(runId, row));
     });
   }
 
   listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
     return this.#guarded(`listing the executions of run ${runId}`, async (reader) => {
-      const ids = await selectExecutionIds(await this.#queries(), runId, stepId);
+      const ids = await this.#query(({ selectExecutionIds }, db) => selectExecutionIds(db, runId, stepId));
       return ids
         .map((executionId) => reader.execution(executionId))
         .filter((record): record is ExecutionRecord => record !== undefined);
