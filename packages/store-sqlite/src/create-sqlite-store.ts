@@ -41,11 +41,25 @@ import {
 import { openDatabase, unavailable } from './open-database.js';
 import { heldLease, type LeaseColumns, type LeaseStatements, prepareLeaseStatements, takeLease } from './run-leases.js';
 import { MIGRATION_TABLE, SCHEMA_VERSION } from './schema-version.js';
-import type * as QueryHelpersModule from './sqlite-queries.js';
+import type * as QueryHelpers from './sqlite-queries.js';
 import { inlineBytesOf, outputInlineBytesOf, resolveOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { StepRecord } from './step-record.js';
 
-type QueryHelpers = typeof QueryHelpersModule;
+/** kysely over the store's connection, and the query helpers written with it. */
+interface Queries {
+  readonly db: Kysely<StoreDatabase>;
+  readonly helpers: typeof QueryHelpers;
+}
+
+/**
+ * Loaded on first use (migrations, `listRuns`, `listSteps`, `listExecutions`), the helpers' module
+ * with kysely, which it imports: the append and read paths run on prepared statements, and a process
+ * that imports the store and only appends never loads kysely (about a tenth of a second).
+ */
+async function openQueries(sqlite: Database.Database): Promise<Queries> {
+  const [{ Kysely, SqliteDialect }, helpers] = await Promise.all([import('kysely'), import('./sqlite-queries.js')]);
+  return { db: new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: sqlite }) }), helpers };
+}
 
 /** A RunStore in one SQLite file, plus the read helpers the CLI uses. */
 export interface SqliteStore extends RunStore {
@@ -67,7 +81,7 @@ class SqliteRunStore implements SqliteStore {
   readonly path: string;
   readonly ready: Promise<void>;
   readonly #sqlite: Database.Database;
-  #kysely: Promise<Kysely<StoreDatabase>> | undefined;
+  #kysely: Promise<Queries> | undefined;
   /** Inline limits: values in general, tool outputs; and the size of an output's pieces (see event-chunks). */
   readonly #thresholds: readonly [number, number, number];
   readonly #foldCacheSize: number;
@@ -106,7 +120,7 @@ class SqliteRunStore implements SqliteStore {
     // kysely runs SQLite migrations outside a transaction; one IMMEDIATE transaction around the
     // Migrator makes them all-or-nothing and lets only one process migrate at a time.
     try {
-      const [{ Migrator }, { migrationProvider }, db] = await Promise.all([
+      const [{ Migrator }, { migrationProvider }, { db }] = await Promise.all([
         import('kysely'),
         import('./migrations.js'),
         this.#queries(),
@@ -125,26 +139,9 @@ class SqliteRunStore implements SqliteStore {
     }
   }
 
-  /**
-   * kysely, for migrations and the query helpers. Loaded on first use: the append path runs on
-   * prepared statements and a process that only appends never pays for loading it.
-   */
-  #queries(): Promise<Kysely<StoreDatabase>> {
-    this.#kysely ??= import('kysely').then(
-      ({ Kysely, SqliteDialect }) =>
-        new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database: this.#sqlite }) }),
-    );
+  #queries(): Promise<Queries> {
+    this.#kysely ??= openQueries(this.#sqlite);
     return this.#kysely;
-  }
-
-  /**
-   * Runs a query helper: the helpers' module imports kysely, so it is loaded with it, on first use
-   * (a static import would load kysely, about a tenth of a second, into every process that imports
-   * the store).
-   */
-  async #query<T>(run: (queries: QueryHelpers, db: Kysely<StoreDatabase>) => Promise<T>): Promise<T> {
-    const [queries, db] = await Promise.all([import('./sqlite-queries.js'), this.#queries()]);
-    return run(queries, db);
   }
 
   #prepare(): void {
@@ -255,7 +252,8 @@ class SqliteRunStore implements SqliteStore {
     const statuses = filter.status === undefined ? undefined : [filter.status].flat();
     if (statuses?.length === 0) return [];
     try {
-      const rows = await this.#query(({ selectRuns }, db) => selectRuns(db, filter, statuses));
+      const { db, helpers } = await this.#queries();
+      const rows = await helpers.selectRuns(db, filter, statuses);
       return rows.map((row) => reader.summarize(row));
     } catch (error) {
       throw this.#translate(error, 'listing runs');
@@ -268,14 +266,16 @@ class SqliteRunStore implements SqliteStore {
 
   listSteps(runId: string): Promise<StepRecord[]> {
     return this.#guarded(`listing the steps of run ${runId}`, async (reader) => {
-      const rows = await this.#query(({ selectSteps }, db) => selectSteps(db, runId));
+      const { db, helpers } = await this.#queries();
+      const rows = await helpers.selectSteps(db, runId);
       return rows.map((row) => reader.step(runId, row));
     });
   }
 
   listExecutions(runId: string, stepId?: string): Promise<ExecutionRecord[]> {
     return this.#guarded(`listing the executions of run ${runId}`, async (reader) => {
-      const ids = await this.#query(({ selectExecutionIds }, db) => selectExecutionIds(db, runId, stepId));
+      const { db, helpers } = await this.#queries();
+      const ids = await helpers.selectExecutionIds(db, runId, stepId);
       return ids
         .map((executionId) => reader.execution(executionId))
         .filter((record): record is ExecutionRecord => record !== undefined);
@@ -365,7 +365,7 @@ class SqliteRunStore implements SqliteStore {
     this.#closing ??= (async () => {
       await this.ready.catch(() => undefined);
       this.#closed = true;
-      if (this.#kysely) await (await this.#kysely).destroy().catch(() => undefined);
+      if (this.#kysely) await (await this.#kysely).db.destroy().catch(() => undefined);
       // kysely only closes a database it has used; the hot path never goes through it.
       if (this.#sqlite.open) this.#sqlite.close();
     })();
