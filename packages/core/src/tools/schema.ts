@@ -1,6 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { Ajv, ValidateFunction } from 'ajv';
-import { requireFromCore } from './require-from-core.js';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { standardToJsonSchema } from './standard-json-schema.js';
 
 /** A JSON Schema object (validated with ajv). */
@@ -53,16 +52,9 @@ function fromStandard<T>(result: StandardSchemaV1.Result<T>): SchemaResult<T> {
 }
 
 let sharedAjv: Ajv | undefined;
-/**
- * One ajv for every JSON Schema, loaded with the first: a host whose tools all have Standard Schemas
- * (zod…) never loads it, nor does importing core (a fortieth of a second of module loading).
- */
 function ajv(): Ajv {
-  if (sharedAjv === undefined) {
-    const { Ajv: AjvClass } = requireFromCore('ajv') as typeof import('ajv');
-    // strict: false so schemas from MCP servers and other tools with vendor keywords still compile.
-    sharedAjv = new AjvClass({ allErrors: true, strict: false, useDefaults: true });
-  }
+  // strict: false so schemas from MCP servers and other tools with vendor keywords still compile.
+  sharedAjv ??= new Ajv({ allErrors: true, strict: false, useDefaults: true });
   return sharedAjv;
 }
 

@@ -1,14 +1,17 @@
+import { createRequire } from 'node:module';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { toJSONSchema } from 'zod';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import { requireFromCore } from './require-from-core.js';
 
 type JsonSchema = Record<string, unknown>;
 
 // The converters are optional peers: loaded synchronously, on first use, from where core is installed.
+declare const __filename: string | undefined;
+let requireFromHere: NodeRequire | undefined;
 function load(name: string, vendor: string): Record<string, unknown> {
+  requireFromHere ??= createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
   try {
-    return requireFromCore(name) as Record<string, unknown>;
+    return requireFromHere(name) as Record<string, unknown>;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
     throw new StepwiseError(
