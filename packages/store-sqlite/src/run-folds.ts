@@ -100,13 +100,14 @@ function calledBefore(events: readonly RunEvent[], before: number, executionId: 
 }
 
 /**
- * Drops the calls this batch finished that no later event of the run can touch: a call with its
- * result whose step has ended or gone on to another attempt (the kernel names a call only from its
- * `tool-call` to its `tool-result`, both before its step's `step-end`; a journal that names one
- * later gets its fold afresh, see `take`), and an ended step's copy of
- * its call's result (read only by a resume, which folds the journal afresh). Their rows and events
- * hold them; without this a long run's fold kept every call it made, arguments and output, until the
- * run ended: about 300 bytes a no-op step, more than the step's own state.
+ * Drops the calls no later event of the run can touch, once a batch finished them or ended their
+ * step: a call with its result whose step has ended (or, in the same batch, gone on to another
+ * attempt), and an ended step's copy of its call's result (read only by a resume, which folds the
+ * journal afresh). The kernel names a call only from its `tool-call` to its `tool-result`, both
+ * before its step's `step-end`; a journal that names one later gets its fold afresh (see `take`).
+ * Their rows and events hold them; without this a long run's fold kept every call it made,
+ * arguments and output, until the run ended: about 300 bytes a no-op step, more than the step's own
+ * state. A failed attempt's call whose retry starts in a later batch stays until the run ends.
  */
 function forgetEndedCalls(fold: FoldedRun, changes: FoldChanges): void {
   for (const executionId of changes.executions) {
