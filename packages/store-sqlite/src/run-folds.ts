@@ -78,15 +78,23 @@ export class RunFolds {
   }
 }
 
+/** Batches up to this many events look for a result's call by scanning back; larger ones index their calls. */
+const SCAN_BACK_MAX = 16;
+
 /**
  * A `tool-result` of a call neither the fold nor an earlier event of the batch has: one the fold
- * forgot, or one the journal never called. A result's call is most often just before it in the batch.
+ * forgot, or one the journal never called. A small batch's result has its call just before it; a
+ * large one (a batched fan-out's, calls first and results after) gets its calls in a set, so the
+ * check stays linear in the batch.
  */
 function namesForgottenCall(fold: FoldedRun, events: readonly RunEvent[]): boolean {
+  const called = events.length > SCAN_BACK_MAX ? new Set<string>() : undefined;
   for (let index = 0; index < events.length; index++) {
     const event = events[index] as RunEvent;
+    if (event.type === 'tool-call') called?.add(event.executionId);
     if (event.type !== 'tool-result' || fold.executions.has(event.executionId)) continue;
-    if (!calledBefore(events, index, event.executionId)) return true;
+    const known = called ? called.has(event.executionId) : calledBefore(events, index, event.executionId);
+    if (!known) return true;
   }
   return false;
 }

@@ -128,6 +128,46 @@ describe("the writer's caches", () => {
     expect([...kept.executions.keys()]).toEqual(['ex_a_1', 'ex_b_1']);
   });
 
+  it('finds the calls of a large batch (calls first, results after) without folding again, and a dropped one in it', () => {
+    const ids = Array.from({ length: 20 }, (_, index) => `s${index}`);
+    const wide: RunEventInput = {
+      ...start,
+      plan: { id: 'p', version: 1, steps: ids.map((id) => ({ id, tool: 'echo' })) },
+    };
+    const [first, fanned, late] = batches(
+      [wide],
+      [...ids.flatMap((id) => call(id)), ...ids.flatMap((id) => [result(id, { id }), end(id, { id })])],
+      [
+        ...ids.slice(0, 9).map((id) => result(id, { late: id })),
+        ...ids.slice(0, 9).map((id) => result(id, { again: id })),
+      ],
+    ) as [RunEvent[], RunEvent[], RunEvent[]];
+    const journal = [...first, ...fanned, ...late];
+    let reads = 0;
+    const folds = new RunFolds(10, (_, afterSeq, limit) => {
+      reads++;
+      return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
+    });
+    const changes = new FoldChanges();
+    let lastSeq = 0;
+    const append = (events: RunEvent[]) => {
+      const fold = folds.take(runId, lastSeq, events);
+      changes.clear();
+      for (const event of events) applyEvent(fold, event, changes);
+      folds.keep(fold, changes);
+      lastSeq += events.length;
+      return fold;
+    };
+    append(first);
+    expect(append(fanned).executions.size).toBe(0);
+    expect(reads).toBe(0);
+    // 18 results of calls the fold dropped: folded afresh from the journal, every call kept.
+    const refolded = append(late);
+    expect(reads).toBeGreaterThan(0);
+    expect(refolded.executions.get('ex_s0_1')?.output).toEqual({ again: 's0' });
+    expect(refolded.executions.size).toBe(20);
+  });
+
   it('gives the store the same rows as a fold of the whole journal when a late result names a forgotten call', async () => {
     const sqlite = createSqliteStore({ path: ':memory:' });
     const memory = new MemoryStore();
