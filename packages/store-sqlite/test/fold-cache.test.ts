@@ -66,33 +66,47 @@ function batches(...inputs: RunEventInput[][]): RunEvent[][] {
   });
 }
 
+/**
+ * A fold cache over `journal` (the batches in order), appended to as the store's writer does: take,
+ * apply the batch, keep. `reads()`: how many pages it read from the journal.
+ */
+function cacheOver(journal: readonly RunEvent[]) {
+  let reads = 0;
+  const folds = new RunFolds(10, (_, afterSeq, limit) => {
+    reads++;
+    return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
+  });
+  const changes = new FoldChanges();
+  let lastSeq = 0;
+  return {
+    reads: () => reads,
+    append(events: readonly RunEvent[]) {
+      const fold = folds.take(runId, lastSeq, events);
+      changes.clear();
+      for (const event of events) applyEvent(fold, event, changes);
+      folds.keep(fold, changes);
+      lastSeq += events.length;
+      return fold;
+    },
+  };
+}
+
 describe("the writer's caches", () => {
   it('forgets a call once its step has ended, and keeps calls still running or whose step has not ended', () => {
     const [first, second] = batches(
       [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 }), ...call('b'), ...call('c')],
       [result('c', { n: 3 }), ...call('d'), result('d', { n: 4 }), end('d', { n: 4 })],
     ) as [RunEvent[], RunEvent[]];
-    const journal = [...first, ...second];
-    let reads = 0;
-    const folds = new RunFolds(10, (_, after, limit) => {
-      reads++;
-      return journal.filter((e) => e.seq > after).slice(0, limit);
-    });
-    let fold = folds.take(runId, 0, first);
-    const changes = new FoldChanges();
-    for (const event of first) applyEvent(fold, event, changes);
-    folds.keep(fold, changes);
+    const cache = cacheOver([...first, ...second]);
+    let fold = cache.append(first);
     // a ended: its call and its copy of the result are gone; b's call is running.
     expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
     expect(fold.steps.get('a')?.toolResult).toBeUndefined();
     expect(fold.steps.get('a')?.result?.output).toEqual({ n: 1 });
 
-    fold = folds.take(runId, first.length, second);
-    changes.clear();
-    for (const event of second) applyEvent(fold, event, changes);
-    folds.keep(fold, changes);
+    fold = cache.append(second);
     // The cached fold went on: d's result follows its call in the batch, which forgets nothing.
-    expect(reads).toBe(0);
+    expect(cache.reads()).toBe(0);
     // c has its result but has not ended: a step-end in a later batch still compares outputs with it.
     expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
     expect(fold.executions.get('ex_c_1')?.output).toEqual({ n: 3 });
@@ -105,26 +119,13 @@ describe("the writer's caches", () => {
       [result('a', { n: 2 })],
       [...call('b'), result('b', { n: 4 }), end('b', { n: 4 })],
     ) as [RunEvent[], RunEvent[], RunEvent[]];
-    const journal = [...first, ...late, ...after];
-    let reads = 0;
-    const folds = new RunFolds(10, (_, afterSeq, limit) => {
-      reads++;
-      return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
-    });
-    const changes = new FoldChanges();
-    const append = (events: RunEvent[], lastSeq: number) => {
-      const fold = folds.take(runId, lastSeq, events);
-      changes.clear();
-      for (const event of events) applyEvent(fold, event, changes);
-      folds.keep(fold, changes);
-      return fold;
-    };
-    append(first, 0);
-    expect(reads).toBe(0);
-    const refolded = append(late, first.length);
-    expect(reads).toBeGreaterThan(0);
+    const cache = cacheOver([...first, ...late, ...after]);
+    cache.append(first);
+    expect(cache.reads()).toBe(0);
+    const refolded = cache.append(late);
+    expect(cache.reads()).toBeGreaterThan(0);
     expect(refolded.executions.get('ex_a_1')?.output).toEqual({ n: 2 });
-    const kept = append(after, first.length + late.length);
+    const kept = cache.append(after);
     expect([...kept.executions.keys()]).toEqual(['ex_a_1', 'ex_b_1']);
   });
 
@@ -142,28 +143,13 @@ describe("the writer's caches", () => {
         ...ids.slice(0, 9).map((id) => result(id, { again: id })),
       ],
     ) as [RunEvent[], RunEvent[], RunEvent[]];
-    const journal = [...first, ...fanned, ...late];
-    let reads = 0;
-    const folds = new RunFolds(10, (_, afterSeq, limit) => {
-      reads++;
-      return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
-    });
-    const changes = new FoldChanges();
-    let lastSeq = 0;
-    const append = (events: RunEvent[]) => {
-      const fold = folds.take(runId, lastSeq, events);
-      changes.clear();
-      for (const event of events) applyEvent(fold, event, changes);
-      folds.keep(fold, changes);
-      lastSeq += events.length;
-      return fold;
-    };
-    append(first);
-    expect(append(fanned).executions.size).toBe(0);
-    expect(reads).toBe(0);
+    const cache = cacheOver([...first, ...fanned, ...late]);
+    cache.append(first);
+    expect(cache.append(fanned).executions.size).toBe(0);
+    expect(cache.reads()).toBe(0);
     // 18 results of calls the fold dropped: folded afresh from the journal, every call kept.
-    const refolded = append(late);
-    expect(reads).toBeGreaterThan(0);
+    const refolded = cache.append(late);
+    expect(cache.reads()).toBeGreaterThan(0);
     expect(refolded.executions.get('ex_s0_1')?.output).toEqual({ again: 's0' });
     expect(refolded.executions.size).toBe(20);
   });
