@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseCommandArguments, UsageError } from './command-arguments.js';
 import { approveCommand } from './commands/approve-command.js';
 import { cancelCommand } from './commands/cancel-command.js';
@@ -20,6 +19,7 @@ import { verifyCommand } from './commands/verify-command.js';
 import { workerCommand } from './commands/worker-command.js';
 import { ExitCodes, exitCodeForError } from './exit-codes.js';
 import { type CommandIo, processIo } from './terminal.js';
+import { version } from './version.js';
 
 export const COMMANDS: readonly CommandDefinition[] = [
   runCommand,
@@ -41,15 +41,6 @@ export const COMMANDS: readonly CommandDefinition[] = [
   solveCommand,
   trustCommand,
 ];
-
-function version(): string {
-  try {
-    const file = new URL('../package.json', import.meta.url);
-    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

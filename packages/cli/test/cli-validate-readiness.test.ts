@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, readdir, symlink } from 'node:fs/promises';
+import { copyFile, cp, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, cliEnvironment, createWorkspace, PACKAGE_DIRECTORY, runCli } from './helpers.js';
@@ -115,8 +115,8 @@ describe('in a project without @stepwise/engine-agentic', () => {
     const modules = path.join(project.directory, 'node_modules');
     const installed = path.join(PACKAGE_DIRECTORY, '..', '..', 'node_modules');
     const cli = path.join(modules, '@stepwise', 'cli');
-    await mkdir(path.join(cli, 'dist'), { recursive: true });
-    await copyFile(BIN, path.join(cli, 'dist', 'bin.js'));
+    // The whole build: bin.js loads the commands from a chunk beside it.
+    await cp(path.dirname(BIN), path.join(cli, 'dist'), { recursive: true });
     await copyFile(path.join(PACKAGE_DIRECTORY, 'package.json'), path.join(cli, 'package.json'));
     await symlink(path.join(PACKAGE_DIRECTORY, 'node_modules'), path.join(cli, 'node_modules'));
     for (const name of await readdir(installed)) {
