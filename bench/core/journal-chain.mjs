@@ -8,16 +8,15 @@
 //   node --expose-gc bench/core/journal-chain.mjs [steps = 1000]
 import * as crypto from 'node:crypto';
 import { loadavg } from 'node:os';
-import { defineTool, MemoryStore, readAll, ToolRegistry } from '@stepwise/core';
+import * as core from '@stepwise/core';
 import { canonicalJson } from '@stepwise/core/engine';
 import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
+import { noopTools } from '../_workloads.mjs';
 
 const STEPS = Number(process.argv[2] ?? 1000);
 const KEY = 'a journal key for the benchmark, 32+';
-const tools = new ToolRegistry([
-  defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({}) }),
-]);
+const tools = noopTools({ core });
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const cpu = (start) => {
   const used = process.cpuUsage(start);
@@ -26,9 +25,9 @@ const cpu = (start) => {
 
 /** The events of a 100-step no-op run, without their chain values. */
 async function sampleEvents() {
-  const store = new MemoryStore();
+  const store = new core.MemoryStore();
   const { runId } = await dagEngine({ tools, store }).run(chainPlan(100, 'noop')).result;
-  return { runId, events: (await readAll(store, runId)).slice(1, -1).map(({ chain: _chain, ...event }) => event) };
+  return { runId, events: (await core.readAll(store, runId)).slice(1, -1).map(({ chain: _chain, ...event }) => event) };
 }
 
 async function perEvent() {
@@ -86,7 +85,7 @@ async function perStep() {
       for (const keyed of round % 2 ? [true, false] : [false, true]) {
         const engine = dagEngine({
           tools,
-          store: new MemoryStore(),
+          store: new core.MemoryStore(),
           concurrency: 16,
           ...(keyed ? { journalKey: KEY } : {}),
         });

@@ -18,11 +18,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool, MemoryStore, ToolRegistry } from '@stepwise/core';
+import * as core from '@stepwise/core';
 import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { dagEngine } from '@stepwise/engine-dag';
 import { createSqliteStore } from '@stepwise/store-sqlite';
 import { machineLine, median, requireGc, writeResults } from '../_protocol.mjs';
+import { noopTools } from '../_workloads.mjs';
 
 requireGc();
 const STEPS = Number(process.argv[2] ?? 2000);
@@ -31,16 +32,16 @@ const CONCURRENCY = 16;
 const TARGET_CHAIN = 100;
 const TARGET_FAN_OUT = 50;
 
-const tools = new ToolRegistry([
-  defineTool({ name: 'noop', description: 'nothing', input: { type: 'object' }, effect: 'read', execute: () => ({}) }),
-  defineTool({
+const tools = noopTools({ core });
+tools.register(
+  core.defineTool({
     name: 'noop_write',
     description: 'nothing, declared not idempotent',
     input: { type: 'object' },
     effect: 'write',
     execute: () => ({}),
   }),
-]);
+);
 
 function chain(steps, tool) {
   const plan = chainPlan(steps, tool);
@@ -57,7 +58,7 @@ let files = 0;
 const sqlite = (synchronous) => () => createSqliteStore({ path: join(directory, `${files++}.db`), synchronous });
 /** Each contender: a store and the engine's durability (`batched`: idempotent step ends share commits). */
 const stores = {
-  memory: { store: () => new MemoryStore(), durability: 'step' },
+  memory: { store: () => new core.MemoryStore(), durability: 'step' },
   'sqlite NORMAL': { store: sqlite('NORMAL'), durability: 'step' },
   'sqlite FULL': { store: sqlite('FULL'), durability: 'step' },
   'sqlite NORMAL batched': { store: sqlite('NORMAL'), durability: 'batched' },
