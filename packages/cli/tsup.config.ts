@@ -8,10 +8,15 @@ import { packageBuild } from '../../tsup.package';
 const ESM_ONLY_DEPENDENCIES = ['string-width', 'cli-truncate'];
 
 export default defineConfig([
-  // Only this build cleans `dist`, sparing what the three others write at the same time.
+  // This build cleans `dist`, sparing what the three others write at the same time (the command
+  // line's chunks, `main-*` and `chunk-*`, included; its own build clears the old ones).
   packageBuild(
     { index: 'src/index.ts' },
-    { format: ['esm'], dts: false, clean: ['!bin.*', '!index.cjs', '!index.d.ts', '!index.d.cts'] },
+    {
+      format: ['esm'],
+      dts: false,
+      clean: ['!bin.*', '!index.cjs', '!index.d.ts', '!index.d.cts', '!main-*', '!chunk-*'],
+    },
   ),
   packageBuild(
     { index: 'src/index.ts' },
@@ -19,9 +24,11 @@ export default defineConfig([
   ),
   // The declarations of both builds from one TypeScript program (.d.ts and .d.cts), not one each.
   packageBuild({ index: 'src/index.ts' }, { format: ['esm', 'cjs'], dts: { only: true }, clean: false }),
-  // The command line: ESM only, with a shebang so npm can link it as `stepwise`.
+  // The command line: ESM only, with a shebang so npm can link it as `stepwise`. bin.js loads the
+  // commands from a chunk (`main-*`) only when it must: `--version` answers without them. It clears
+  // its old chunks and nothing the other builds write.
   packageBuild(
     { bin: 'src/bin.ts' },
-    { format: ['esm'], dts: false, clean: false, banner: { js: '#!/usr/bin/env node' } },
+    { format: ['esm'], dts: false, clean: ['!bin.*', '!index.*'], banner: { js: '#!/usr/bin/env node' } },
   ),
 ]);
