@@ -3,15 +3,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertBuilt, BIN, FIXTURES, PACKAGE_DIRECTORY } from './helpers.js';
+import { assertBuilt, BIN, PACKAGE_DIRECTORY } from './helpers.js';
 
+const RECORD_RESOLUTIONS = path.join(PACKAGE_DIRECTORY, '..', '..', 'scripts', 'record-resolutions.mjs');
 const directory = mkdtempSync(path.join(tmpdir(), 'stepwise-cli-version-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 /** Runs the built CLI with `args`; its output and the modules it resolved. */
 function resolvedBy(args: string[]) {
   const record = path.join(directory, `${args.join('_')}.txt`);
-  const child = spawnSync(process.execPath, ['--import', path.join(FIXTURES, 'record-resolutions.mjs'), BIN, ...args], {
+  const child = spawnSync(process.execPath, ['--import', RECORD_RESOLUTIONS, BIN, ...args], {
     encoding: 'utf8',
     env: { ...process.env, STEPWISE_TEST_RESOLUTIONS: record },
     timeout: 30_000,

@@ -1,7 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
-import { fixture, spawnNode, temporaryDirectory } from './helpers.js';
+import { fixture, temporaryDirectory } from './helpers.js';
+
+const RECORD_RESOLUTIONS = fileURLToPath(new URL('../../../scripts/record-resolutions.mjs', import.meta.url));
 
 const directory = temporaryDirectory('lazy');
 
@@ -12,15 +16,19 @@ describe('loading kysely', () => {
     const first = createSqliteStore({ path });
     await first.ready;
     await first.close();
-    const child = spawnNode(fixture('lazy-kysely.mjs'), [path, join(directory, 'resolved.txt')]);
-    const line = await child.waitFor((text) => text.startsWith('{'), 30_000);
-    expect(JSON.parse(line)).toEqual({
+    const child = spawnSync(process.execPath, ['--import', RECORD_RESOLUTIONS, fixture('lazy-kysely.mjs'), path], {
+      encoding: 'utf8',
+      env: { ...process.env, STEPWISE_TEST_RESOLUTIONS: join(directory, 'resolved.txt') },
+      timeout: 30_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual({
       afterAppend: false,
       afterRead: false,
       afterQuery: true,
       read: 'run_lazy',
       listed: 1,
     });
-    expect((await child.exited).code).toBe(0);
+    expect(child.status).toBe(0);
   });
 });
