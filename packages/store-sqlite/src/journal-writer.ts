@@ -38,8 +38,6 @@ export class JournalWriter {
   readonly #sqlite: Database.Database;
   /** `#insertEvents[n]` inserts n events in one statement (prepared on first use, up to EVENTS_PER_INSERT). */
   readonly #insertEvents: Database.Statement[] = [];
-  /** The attempts of the batch's tool-calls, by execution id (see `#attemptOf`). */
-  readonly #callAttempts = new Map<string, unknown>();
   /**
    * One chain value's bytes per row of an insert, reused batch after batch: better-sqlite3 copies a
    * bound buffer (SQLITE_TRANSIENT), and a new 17-byte Buffer for every event cost about 100 bytes
@@ -48,8 +46,6 @@ export class JournalWriter {
   readonly #chainSlots = Array.from({ length: EVENTS_PER_INSERT }, () => Buffer.alloc(CHAIN_BYTES));
   /** `#eventValues[n]`: the bound values of an insert of n events, reused batch after batch. */
   readonly #eventValues: (string | number | bigint | Buffer | null)[][] = [];
-  /** Filled by each batch's events, cleared before the next. */
-  readonly #changes = new FoldChanges();
 
   constructor(sqlite: Database.Database, blobs: BlobWriter, read: ReadEvents, foldCacheSize: number) {
     this.#blobs = blobs;
@@ -77,8 +73,10 @@ export class JournalWriter {
     const runKey = row ? row.key : Number(this.#insertRun.run(runId).lastInsertRowid);
     const fold = this.#folds.take(runId, lastSeq, events);
     const before = runFields(fold);
-    const changes = this.#changes;
-    changes.clear();
+    // A new one per batch, as the attempts map below: a long-lived Map or Set, cleared, allocates
+    // its next table in the old generation (V8 allocates it where the old one was), where it
+    // stays as garbage until a full collection; a new one dies young, at no cost to the collector.
+    const changes = new FoldChanges();
     this.#insertEventRows(runId, runKey, events, fold);
     let ended = false;
     for (const event of events) {
@@ -96,7 +94,7 @@ export class JournalWriter {
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
-    this.#callAttempts.clear();
+    const callAttempts = new Map<string, unknown>();
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
       // Filled by index: an array emptied and pushed again would grow a new backing store each batch.
@@ -104,7 +102,7 @@ export class JournalWriter {
       let at = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
-        const attempt = this.#attemptOf(event, fold);
+        const attempt = attemptOf(event, fold, callAttempts);
         const chainSlot = this.#chainSlots[index - from];
         const distance = this.#outputDistance(events, index);
         const encoded = encodeEvent(runId, event, this.#blobs, runKey, distance, attempt, chainSlot);
@@ -153,17 +151,6 @@ export class JournalWriter {
     return 0;
   }
 
-  /**
-   * For a tool-result: the attempt of its call (a tool-call earlier in the batch, else the fold's
-   * execution as the batch found it), from which its execution id may derive; else `undefined`.
-   */
-  #attemptOf(event: RunEvent, fold: FoldedRun): number | undefined {
-    if (event.type === 'tool-call') this.#callAttempts.set(event.executionId, event.attempt);
-    if (event.type !== 'tool-result') return undefined;
-    const attempt = this.#callAttempts.get(event.executionId) ?? fold.executions.get(event.executionId)?.attempt;
-    return typeof attempt === 'number' ? attempt : undefined;
-  }
-
   #insertEventsOf(count: number): Database.Statement {
     let statement = this.#insertEvents[count];
     if (!statement) {
@@ -191,4 +178,16 @@ function checkSeqRange(runId: string, events: readonly RunEvent[]): void {
     `run ${runId}: the SQLite store holds at most ${RUN_KEY_SHIFT - 1} events per run`,
     { location: `events[${last}].seq` },
   );
+}
+
+/**
+ * For a tool-result: the attempt of its call (a tool-call earlier in the batch, recorded in
+ * `callAttempts`, else the fold's execution as the batch found it), from which its execution id
+ * may derive; else `undefined`.
+ */
+function attemptOf(event: RunEvent, fold: FoldedRun, callAttempts: Map<string, unknown>): number | undefined {
+  if (event.type === 'tool-call') callAttempts.set(event.executionId, event.attempt);
+  if (event.type !== 'tool-result') return undefined;
+  const attempt = callAttempts.get(event.executionId) ?? fold.executions.get(event.executionId)?.attempt;
+  return typeof attempt === 'number' ? attempt : undefined;
 }

@@ -7,9 +7,19 @@ export type ReadEvents = (runId: string, afterSeq: number, limit: number) => rea
 const CATCH_UP_PAGE = 500;
 
 /**
+ * A kept fold forgets its ended calls in one pass once it holds this many calls (and twice what the
+ * last pass kept, so a run with many calls in flight pays a pass per doubling, not per batch).
+ * Forgetting each at its step's end emptied the fold's `executions` Map at every step of a
+ * chain, and V8 gives an emptied Map a new table, allocated in the old generation when the Map
+ * lives there: about 150 bytes of old garbage a step, which made the heap grow until a full
+ * collection.
+ */
+const FORGET_CALLS_AT = 64;
+
+/**
  * Core's folds of the runs this store appends to, so an append applies only its own events. A
- * fold is taken out while a batch uses it and put back only after the batch succeeded: a failed
- * batch leaves nothing behind. A fold that is behind the journal (another process appended, or
+ * batch that fails never puts its fold back (`keep`), and the next `take` drops it: a failed batch
+ * leaves nothing behind. A fold that is behind the journal (another process appended, or
  * the process opened the file) catches up from the journal; one that is ahead (a batch whose
  * commit failed) is folded again. Only running runs are kept: an ended or waiting run's next
  * append (continue, respond, resume) folds its journal once.
@@ -20,21 +30,36 @@ export class RunFolds {
   readonly #read: ReadEvents;
   /** Runs whose folds keep every call: a batch named a call their fold had forgotten. */
   readonly #keepsCalls = new Set<string>();
+  /** How many calls a kept fold may hold before its next pass (see FORGET_CALLS_AT). */
+  readonly #forgetAt = new WeakMap<FoldedRun, number>();
+  readonly #forgetCallsAt: number;
+  /** The run whose fold a batch took and has not put back: if that batch threw, its fold is stale. */
+  #taken: string | undefined;
+  /** The run kept last, the newest in the cache's order. */
+  #newest: string | undefined;
 
-  constructor(capacity: number, read: ReadEvents) {
+  constructor(capacity: number, read: ReadEvents, forgetCallsAt = FORGET_CALLS_AT) {
     this.#capacity = capacity;
     this.#read = read;
+    this.#forgetCallsAt = forgetCallsAt;
   }
 
   /**
-   * The run's fold at `lastSeq` (the journal's last seq), taken out of the cache, for a batch of
-   * `events`. A kept fold has forgotten its ended calls (see `forgetEndedCalls`): one that must catch
+   * The run's fold at `lastSeq` (the journal's last seq), for a batch of `events`, to be put back
+   * with `keep` when the batch succeeded. A kept fold has forgotten its ended calls (see `forgetEndedCalls`): one that must catch
    * up or whose batch names a call it forgot is folded afresh, and a run whose batch named one keeps
    * its calls from then on.
    */
   take(runId: string, lastSeq: number, events: readonly RunEvent[]): FoldedRun {
+    // The fold stays in the map while its batch runs (taking it out and putting it back would give
+    // the map two new tables a batch, see FORGET_CALLS_AT); a batch that threw never put it back.
+    const failed = this.#taken;
+    if (failed !== undefined) {
+      this.#folds.delete(failed);
+      if (this.#newest === failed) this.#newest = undefined;
+    }
+    this.#taken = runId;
     let fold = this.#folds.get(runId);
-    this.#folds.delete(runId);
     if (fold && !this.#keepsCalls.has(runId) && fold.lastSeq <= lastSeq) {
       const forgotten = namesForgottenCall(fold, events);
       if (forgotten) this.#keepsCalls.add(runId);
@@ -54,27 +79,50 @@ export class RunFolds {
    * recently used fold leaves when the cache is full.
    */
   keep(fold: FoldedRun, changes: FoldChanges): void {
+    this.#taken = undefined;
     if (fold.status !== 'running' || this.#capacity === 0) {
-      this.#keepsCalls.delete(fold.runId);
+      this.#drop(fold.runId);
       return;
     }
     // The fold never reads these lists back, and their entries are in the journal and the tables.
     fold.modelCalls.length = 0;
     fold.approvals.length = 0;
     fold.revisions.length = 0;
-    if (!this.#keepsCalls.has(fold.runId)) forgetEndedCalls(fold, changes);
+    if (!this.#keepsCalls.has(fold.runId)) this.#forgetEndedCalls(fold, changes);
+    // Least recently used first: a fold moves to the end only when another run's was kept after it.
+    if (this.#newest !== fold.runId) {
+      this.#folds.delete(fold.runId);
+      this.#newest = fold.runId;
+    }
     this.#folds.set(fold.runId, fold);
     if (this.#folds.size > this.#capacity) {
       const oldest = this.#folds.keys().next().value;
-      if (oldest !== undefined) {
-        this.#folds.delete(oldest);
-        this.#keepsCalls.delete(oldest);
-      }
+      if (oldest !== undefined) this.#drop(oldest);
     }
   }
 
   forget(runId: string): void {
+    this.#drop(runId);
+  }
+
+  #drop(runId: string): void {
     this.#folds.delete(runId);
+    this.#keepsCalls.delete(runId);
+    if (this.#newest === runId) this.#newest = undefined;
+  }
+
+  /**
+   * Drops an ended step's copy of its call's result at once, and the calls no later event of the
+   * run can touch in a pass once the fold holds enough of them (see FORGET_CALLS_AT).
+   */
+  #forgetEndedCalls(fold: FoldedRun, changes: FoldChanges): void {
+    for (const stepId of changes.steps) {
+      const step = fold.steps.get(stepId);
+      if (step?.endedAt !== undefined) step.toolResult = undefined;
+    }
+    if (fold.executions.size < (this.#forgetAt.get(fold) ?? this.#forgetCallsAt)) return;
+    forgetEndedCalls(fold);
+    this.#forgetAt.set(fold, Math.max(this.#forgetCallsAt, 2 * fold.executions.size));
   }
 }
 
@@ -108,30 +156,18 @@ function calledBefore(events: readonly RunEvent[], before: number, executionId: 
 }
 
 /**
- * Drops the calls no later event of the run can touch, once a batch finished them or ended their
- * step: a call with its result whose step has ended (or, in the same batch, gone on to another
- * attempt), and an ended step's copy of its call's result (read only by a resume, which folds the
- * journal afresh). The kernel names a call only from its `tool-call` to its `tool-result`, both
- * before its step's `step-end`; a journal that names one later gets its fold afresh (see `take`).
- * Their rows and events hold them; without this a long run's fold kept every call it made,
- * arguments and output, until the run ended: about 300 bytes a no-op step, more than the step's own
- * state. A failed attempt's call whose retry starts in a later batch stays until the run ends.
+ * Drops the calls no later event of the run can touch: a call with its result whose step has
+ * ended or gone on to another attempt. The kernel names a call only from its `tool-call` to its
+ * `tool-result`, both before its step's `step-end`; a journal that names one later gets its fold
+ * afresh (see `take`). Their rows and events hold them; without this a long run's fold kept every
+ * call it made, arguments and output, until the run ended: about 300 bytes a no-op step, more than
+ * the step's own state.
  */
-function forgetEndedCalls(fold: FoldedRun, changes: FoldChanges): void {
-  for (const executionId of changes.executions) {
-    const execution = fold.executions.get(executionId);
-    if (execution?.resultSeq === undefined) continue;
+function forgetEndedCalls(fold: FoldedRun): void {
+  for (const [executionId, execution] of fold.executions) {
+    if (execution.resultSeq === undefined) continue;
     const step = fold.steps.get(execution.stepId);
     if (step === undefined || step.endedAt !== undefined || step.executionId !== executionId) {
-      fold.executions.delete(executionId);
-    }
-  }
-  for (const stepId of changes.steps) {
-    const step = fold.steps.get(stepId);
-    if (step?.endedAt === undefined) continue;
-    step.toolResult = undefined;
-    const executionId = step.executionId;
-    if (executionId !== undefined && fold.executions.get(executionId)?.resultSeq !== undefined) {
       fold.executions.delete(executionId);
     }
   }

@@ -51,7 +51,7 @@ const start: RunEventInput = {
   plan: {
     id: 'p',
     version: 1,
-    steps: ['a', 'b', 'c', 'd'].map((id) => ({ id, tool: 'echo' })),
+    steps: ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, tool: 'echo' })),
   },
   engine: 'test',
 };
@@ -68,21 +68,25 @@ function batches(...inputs: RunEventInput[][]): RunEvent[][] {
 
 /**
  * A fold cache over `journal` (the batches in order), appended to as the store's writer does: take,
- * apply the batch, keep. `reads()`: how many pages it read from the journal.
+ * apply the batch, keep. `reads()`: how many pages it read from the journal. `forgetCallsAt`: 1,
+ * a pass over the calls at the first batch (the store waits for 64 calls).
  */
-function cacheOver(journal: readonly RunEvent[]) {
+function cacheOver(journal: readonly RunEvent[], forgetCallsAt = 1) {
   let reads = 0;
-  const folds = new RunFolds(10, (_, afterSeq, limit) => {
-    reads++;
-    return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
-  });
-  const changes = new FoldChanges();
+  const folds = new RunFolds(
+    10,
+    (_, afterSeq, limit) => {
+      reads++;
+      return journal.filter((e) => e.seq > afterSeq).slice(0, limit);
+    },
+    forgetCallsAt,
+  );
   let lastSeq = 0;
   return {
     reads: () => reads,
     append(events: readonly RunEvent[]) {
       const fold = folds.take(runId, lastSeq, events);
-      changes.clear();
+      const changes = new FoldChanges();
       for (const event of events) applyEvent(fold, event, changes);
       folds.keep(fold, changes);
       lastSeq += events.length;
@@ -93,11 +97,12 @@ function cacheOver(journal: readonly RunEvent[]) {
 
 describe("the writer's caches", () => {
   it('forgets a call once its step has ended, and keeps calls still running or whose step has not ended', () => {
-    const [first, second] = batches(
+    const [first, second, third] = batches(
       [start, ...call('a'), result('a', { n: 1 }), end('a', { n: 1 }), ...call('b'), ...call('c')],
       [result('c', { n: 3 }), ...call('d'), result('d', { n: 4 }), end('d', { n: 4 })],
-    ) as [RunEvent[], RunEvent[]];
-    const cache = cacheOver([...first, ...second]);
+      [end('c', { n: 3 }), ...call('e'), result('e', { n: 5 }), end('e', { n: 5 })],
+    ) as [RunEvent[], RunEvent[], RunEvent[]];
+    const cache = cacheOver([...first, ...second, ...third]);
     let fold = cache.append(first);
     // a ended: its call and its copy of the result are gone; b's call is running.
     expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
@@ -107,9 +112,32 @@ describe("the writer's caches", () => {
     fold = cache.append(second);
     // The cached fold went on: d's result follows its call in the batch, which forgets nothing.
     expect(cache.reads()).toBe(0);
+    // Three calls, fewer than twice the two the last pass kept: no pass, d's call stays for now
+    // (its step's copy of the result goes at once).
+    expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1', 'ex_d_1']);
+    expect(fold.steps.get('d')?.toolResult).toBeUndefined();
     // c has its result but has not ended: a step-end in a later batch still compares outputs with it.
-    expect([...fold.executions.keys()]).toEqual(['ex_b_1', 'ex_c_1']);
     expect(fold.executions.get('ex_c_1')?.output).toEqual({ n: 3 });
+
+    fold = cache.append(third);
+    expect(cache.reads()).toBe(0);
+    // Four: a pass, which keeps only the running call.
+    expect([...fold.executions.keys()]).toEqual(['ex_b_1']);
+  });
+
+  it('holds no more than its threshold of calls through a long run, whose every step ends', () => {
+    const ids = Array.from({ length: 300 }, (_, index) => `s${index}`);
+    const long: RunEventInput = {
+      ...start,
+      plan: { id: 'p', version: 1, steps: ids.map((id) => ({ id, tool: 'echo' })) },
+    };
+    const all = batches([long], ...ids.map((id) => [...call(id), result(id, { id }), end(id, { id })]));
+    const cache = cacheOver(all.flat(), 64);
+    const sizes = all.map((batch) => cache.append(batch).executions.size);
+    // A pass as the 64th call is kept, down to none: 300 calls, four passes.
+    expect(Math.max(...sizes)).toBe(63);
+    expect(sizes.at(-1)).toBe(300 - 4 * 64);
+    expect(cache.reads()).toBe(0);
   });
 
   it('folds afresh from the journal when a batch names a call it forgot, then keeps the calls', () => {

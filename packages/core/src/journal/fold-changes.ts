@@ -29,7 +29,12 @@ export class FoldChanges {
     if (created) this.createdSteps.set(stepId, this.seq);
   }
 
-  /** Forgets everything, for the next batch (a store may keep one instance). */
+  /**
+   * Forgets everything, for the next batch. A new instance per batch is cheaper for one that would
+   * outlive many batches: V8 gives a cleared Set a new table in the old one's generation, and a
+   * long-lived instance's is the old generation, where each batch's table stays until a full
+   * collection.
+   */
   clear(): void {
     this.seq = 0;
     // Only what holds something: V8's clear() allocates a new table even for an empty collection,

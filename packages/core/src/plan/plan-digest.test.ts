@@ -145,6 +145,16 @@ describe('planDigest', () => {
     expect(canonicalJson(JSON.parse(input))).toBe(expected);
   });
 
+  it('writes every number as JSON.stringify does, the small integers it keeps and the rest', () => {
+    const numbers = [0, -0, 1, 1023, 1024, -1, 0.1, 2 ** 53, 1e21, 5e-324, -1e-7, NaN, Infinity, -Infinity];
+    fc.assert(fc.property(fc.array(fc.double()), (more) => canonicalJson(more) === JSON.stringify(more)));
+    // Twice: the second time through the kept texts.
+    for (let round = 0; round < 2; round++) {
+      for (const value of numbers) expect(canonicalJson({ value })).toBe(JSON.stringify({ value }));
+    }
+    expect(canonicalJson([-0, NaN, 1e21, 7])).toBe('[0,null,1e+21,7]');
+  });
+
   it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
     expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
     expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
