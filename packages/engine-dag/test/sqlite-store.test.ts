@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunStore, readAll, type StepResult } from '@stepwise/core';
+import { type RunStore, readAll, type StepResult, verifyRun } from '@stepwise/core';
 import { foldRun } from '@stepwise/core/store';
-import { makePlan } from '@stepwise/core/testing';
+import { chainPlan, makePlan } from '@stepwise/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dagEngine } from '../src/index.js';
 import { createHarness } from './harness.js';
@@ -81,6 +81,31 @@ describe.skipIf(!sqliteAvailable)('on the SQLite store', () => {
       expect((await store.getRun(result.runId))?.status).toBe('partial');
       const flakyExecution = result.steps.find((step) => step.stepId === 'flaky')?.executionId as string;
       expect((await store.getExecution(flakyExecution))?.attempt).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("chains a large plan's run-start as the plan is when journaled, a host's change after run() included", async () => {
+    const { createSqliteStore } = (await import('@stepwise/store-sqlite')) as unknown as {
+      createSqliteStore: (options: { path: string }) => SqliteStoreLike;
+    };
+    const store = createSqliteStore({ path: join(directory, 'large.db') });
+    const harness = createHarness();
+    const engine = dagEngine({ tools: harness.registry, store });
+    try {
+      // Large enough that its digest's canonical text is kept for the run-start event (64 KB).
+      const unchanged = chainPlan(2_000);
+      const first = await engine.run(unchanged).result;
+      expect((await verifyRun(store, first.runId)).ok).toBe(true);
+      const changed = chainPlan(2_000);
+      const handle = engine.run(changed);
+      (changed.steps[5] as { args: unknown }).args = { message: 'changed after run()' };
+      const second = await handle.result;
+      const events = await readAll(store, second.runId);
+      const start = events[0] as { plan?: typeof changed };
+      expect(start.plan?.steps[5]?.args).toEqual({ message: 'changed after run()' });
+      expect((await verifyRun(store, second.runId)).ok).toBe(true);
     } finally {
       await store.close();
     }

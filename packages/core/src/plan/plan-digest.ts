@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCodes, StepwiseError } from '../errors.js';
+import { canonicalJson, REMEMBERED_TEXT_MIN, rememberCanonicalText } from './canonical-json.js';
 import { tooDeepMessage } from './nesting-depth.js';
 import type { Plan } from './plan-schema.js';
 
@@ -14,162 +15,6 @@ export interface PlanAuthorization {
   readonly at: string;
 }
 
-/** Object keys as JSON strings, kept: plans and journal events repeat a few dozen keys endlessly. */
-const quotedKeys = new Map<string, string>();
-const QUOTED_KEYS_MAX = 10_000;
-
-function quoteKey(key: string): string {
-  let quoted = quotedKeys.get(key);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(key);
-    if (quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, quoted);
-  }
-  return quoted;
-}
-
-/** An object's keys in their own order, then sorted, each sorted key quoted with its colon. */
-interface KeyShape {
-  readonly keys: readonly string[];
-  readonly sorted: readonly string[];
-  readonly members: readonly string[];
-}
-
-/**
- * Shapes seen, by first key: journal events and plan steps come in a few dozen shapes, so sorting
- * and quoting their keys once saves most of an object's cost. Bounded: objects with keys of their
- * own (a tool's output) stop adding shapes and pay the sort.
- */
-const keyShapes = new Map<string, KeyShape[]>();
-const KEY_SHAPES_MAX = 1_000;
-const SHAPES_PER_FIRST_KEY_MAX = 16;
-let keyShapeCount = 0;
-
-function sameKeys(left: readonly string[], right: readonly string[]): boolean {
-  if (left.length !== right.length) return false;
-  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
-  return true;
-}
-
-function keyShapeOf(keys: string[]): KeyShape {
-  const first = keys.length === 0 ? '' : (keys[0] as string);
-  const shapes = keyShapes.get(first);
-  if (shapes !== undefined) for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape;
-  // Own enumerable string keys, as JSON.stringify takes them, in plain string (UTF-16) order:
-  // integer-like keys ("0", "12") too, which JavaScript itself enumerates first.
-  const sorted = keys.length > 1 ? [...keys].sort() : keys;
-  const shape: KeyShape = { keys, sorted, members: sorted.map((key) => `${quoteKey(key)}:`) };
-  if (keyShapeCount < KEY_SHAPES_MAX && (shapes === undefined || shapes.length < SHAPES_PER_FIRST_KEY_MAX)) {
-    keyShapeCount++;
-    if (shapes === undefined) keyShapes.set(first, [shape]);
-    else shapes.push(shape);
-  }
-  return shape;
-}
-
-/**
- * Objects and arrays with more members than this (and everything inside them) are joined: see
- * `canonicalObject`.
- */
-const APPENDED_MEMBERS_MAX = 16;
-
-/**
- * `joined`: members joined into one string, not appended. A string built by appending is a tree of
- * pieces; a large plan's thousands of such trees, alive until the plan's array is joined, cost more
- * in garbage collection than joining each object at once. A small object (a journal event) on its
- * own is cheaper appended.
- */
-function canonicalObject(value: object, joined: boolean): string {
-  const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
-  const count = sorted.length;
-  if (count === 0) return '{}';
-  const inner = joined || count > APPENDED_MEMBERS_MAX;
-  if (!inner) {
-    let text = '';
-    for (let index = 0; index < count; index++) {
-      const key = sorted[index] as string;
-      const item = canonicalValue((value as Record<string, unknown>)[key], key, false);
-      if (item !== undefined) text = text === '' ? `{${quoted[index]}${item}` : `${text},${quoted[index]}${item}`;
-    }
-    return text === '' ? '{}' : `${text}}`;
-  }
-  const members = new Array<string>(count);
-  let kept = 0;
-  for (let index = 0; index < count; index++) {
-    const key = sorted[index] as string;
-    const item = canonicalValue((value as Record<string, unknown>)[key], key, true);
-    if (item !== undefined) members[kept++] = `${quoted[index]}${item}`;
-  }
-  if (kept < count) members.length = kept;
-  return `{${members.join(',')}}`;
-}
-
-/** The texts of small non-negative integers (attempts, counts), made once. */
-const SMALL_INTEGER_MAX = 1024;
-const smallIntegers = new Array<string | undefined>(SMALL_INTEGER_MAX);
-
-/**
- * A number as JSON.stringify writes it ('null' for NaN and ±Infinity, '0' for -0). Not `${value}`: V8 keeps
- * that text in its number-to-string cache, in the old generation, so each new number a journal
- * event carries (its seq, a duration) left a string there as garbage until a full collection,
- * about 100 bytes of a no-op step's. JSON.stringify writes the same text without the cache, as
- * fast for a fraction.
- */
-function numberText(value: number): string {
-  if (value >= 0 && value < SMALL_INTEGER_MAX && Number.isInteger(value)) {
-    let text = smallIntegers[value];
-    if (text === undefined) {
-      text = JSON.stringify(value);
-      smallIntegers[value] = text;
-    }
-    return text;
-  }
-  return JSON.stringify(value);
-}
-
-/** Characters JSON.stringify escapes in a string (lone surrogates too); most strings have none. */
-const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
-
-/** `value` as JSON.stringify would write it (toJSON, boxed primitives, dropped members), keys sorted. */
-function canonicalValue(value: unknown, key: string | number, joined: boolean): string | undefined {
-  switch (typeof value) {
-    case 'string':
-      return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
-    case 'number':
-      return numberText(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object':
-    case 'bigint':
-      break;
-    default:
-      return undefined;
-  }
-  if (value === null) return 'null';
-  const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return canonicalValue(toJSON.call(value, String(key)), key, joined);
-  if (typeof value === 'bigint') throw new TypeError('canonicalJson: a BigInt is not JSON');
-  if (value instanceof Number || value instanceof String || value instanceof Boolean) {
-    return canonicalValue(value.valueOf(), key, joined);
-  }
-  if (!Array.isArray(value)) return canonicalObject(value as object, joined);
-  const items = new Array<string>(value.length);
-  const inner = joined || value.length > APPENDED_MEMBERS_MAX;
-  for (let index = 0; index < value.length; index++)
-    items[index] = canonicalValue(value[index], index, inner) ?? 'null';
-  return `[${items.join(',')}]`;
-}
-
-/**
- * JSON with object keys sorted (plain string order) at every level; `undefined` members dropped:
- * what JSON.stringify writes for the same value (so a value and its JSON round trip give the same
- * text), with sorted keys. For JSON input this is RFC 8785. Written out by hand rather than as a
- * key-sorting replacer of the native JSON.stringify, which is called for every value and copies
- * every object: as fast for a large plan, faster for the small objects every journal event is.
- */
-export function canonicalJson(value: unknown): string {
-  return canonicalValue(value, '', false) ?? 'null';
-}
-
 // `crypto.hash` (Node 20.12+) hashes in one call, 2.5× faster than a Hash object for the short
 // inputs of execution ids; older Node 20 releases fall back to `createHash`.
 const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
@@ -179,8 +24,18 @@ export function sha256(text: string): string {
   return oneShotHash ? oneShotHash('sha256', text, 'hex') : createHash('sha256').update(text).digest('hex');
 }
 
+export { canonicalJson };
+
 /** SHA-256 (hex) of the plan's canonical JSON: key order does not matter, every value does. */
 export function planDigest(plan: Plan): string {
+  return digestPlan(plan);
+}
+
+/**
+ * `planDigest`; `json`: the plan's JSON.stringify when the caller has it. A large plan's canonical
+ * text is remembered for its run-start event (see `rememberCanonicalText`).
+ */
+export function digestPlan(plan: Plan, json?: string): string {
   let text: string;
   try {
     text = canonicalJson(plan);
@@ -189,6 +44,7 @@ export function planDigest(plan: Plan): string {
     if (!(error instanceof RangeError)) throw error;
     throw new StepwiseError(ErrorCodes.PLAN_INVALID, tooDeepMessage('plan too deep to hash'), { location: '/' });
   }
+  if (text.length >= REMEMBERED_TEXT_MIN) rememberCanonicalText(plan, text, json ?? JSON.stringify(plan));
   return sha256(text);
 }
 

@@ -1,0 +1,200 @@
+/**
+ * Canonical JSON: the text every digest and chain value of Stepwise hashes (plans, execution ids,
+ * journal events). Written by hand for speed; see `canonicalJson`.
+ */
+
+/** Object keys as JSON strings, kept: plans and journal events repeat a few dozen keys endlessly. */
+const quotedKeys = new Map<string, string>();
+const QUOTED_KEYS_MAX = 10_000;
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/** An object's keys in their own order, then sorted, each sorted key quoted with its colon. */
+interface KeyShape {
+  readonly keys: readonly string[];
+  readonly sorted: readonly string[];
+  readonly members: readonly string[];
+}
+
+/**
+ * Shapes seen, by first key: journal events and plan steps come in a few dozen shapes, so sorting
+ * and quoting their keys once saves most of an object's cost. Bounded: objects with keys of their
+ * own (a tool's output) stop adding shapes and pay the sort.
+ */
+const keyShapes = new Map<string, KeyShape[]>();
+const KEY_SHAPES_MAX = 1_000;
+const SHAPES_PER_FIRST_KEY_MAX = 16;
+let keyShapeCount = 0;
+
+function sameKeys(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
+}
+
+function keyShapeOf(keys: string[]): KeyShape {
+  const first = keys.length === 0 ? '' : (keys[0] as string);
+  const shapes = keyShapes.get(first);
+  if (shapes !== undefined) for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape;
+  // Own enumerable string keys, as JSON.stringify takes them, in plain string (UTF-16) order:
+  // integer-like keys ("0", "12") too, which JavaScript itself enumerates first.
+  const sorted = keys.length > 1 ? [...keys].sort() : keys;
+  const shape: KeyShape = { keys, sorted, members: sorted.map((key) => `${quoteKey(key)}:`) };
+  if (keyShapeCount < KEY_SHAPES_MAX && (shapes === undefined || shapes.length < SHAPES_PER_FIRST_KEY_MAX)) {
+    keyShapeCount++;
+    if (shapes === undefined) keyShapes.set(first, [shape]);
+    else shapes.push(shape);
+  }
+  return shape;
+}
+
+/**
+ * Objects and arrays with more members than this (and everything inside them) are joined: see
+ * `canonicalObject`.
+ */
+const APPENDED_MEMBERS_MAX = 16;
+
+/**
+ * `joined`: members joined into one string, not appended. A string built by appending is a tree of
+ * pieces; a large plan's thousands of such trees, alive until the plan's array is joined, cost more
+ * in garbage collection than joining each object at once. A small object (a journal event) on its
+ * own is cheaper appended.
+ */
+function canonicalObject(value: object, joined: boolean): string {
+  if (remembered !== undefined) {
+    const text = rememberedTextOf(value);
+    if (text !== undefined) return text;
+  }
+  const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
+  const count = sorted.length;
+  if (count === 0) return '{}';
+  const inner = joined || count > APPENDED_MEMBERS_MAX;
+  if (!inner) {
+    let text = '';
+    for (let index = 0; index < count; index++) {
+      const key = sorted[index] as string;
+      const item = canonicalValue((value as Record<string, unknown>)[key], key, false);
+      if (item !== undefined) text = text === '' ? `{${quoted[index]}${item}` : `${text},${quoted[index]}${item}`;
+    }
+    return text === '' ? '{}' : `${text}}`;
+  }
+  const members = new Array<string>(count);
+  let kept = 0;
+  for (let index = 0; index < count; index++) {
+    const key = sorted[index] as string;
+    const item = canonicalValue((value as Record<string, unknown>)[key], key, true);
+    if (item !== undefined) members[kept++] = `${quoted[index]}${item}`;
+  }
+  if (kept < count) members.length = kept;
+  return `{${members.join(',')}}`;
+}
+
+/** The texts of small non-negative integers (attempts, counts), made once. */
+const SMALL_INTEGER_MAX = 1024;
+const smallIntegers = new Array<string | undefined>(SMALL_INTEGER_MAX);
+
+/**
+ * A number as JSON.stringify writes it ('null' for NaN and ±Infinity, '0' for -0). Not `${value}`: V8 keeps
+ * that text in its number-to-string cache, in the old generation, so each new number a journal
+ * event carries (its seq, a duration) left a string there as garbage until a full collection,
+ * about 100 bytes of a no-op step's. JSON.stringify writes the same text without the cache, as
+ * fast for a fraction.
+ */
+function numberText(value: number): string {
+  if (value >= 0 && value < SMALL_INTEGER_MAX && Number.isInteger(value)) {
+    let text = smallIntegers[value];
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      smallIntegers[value] = text;
+    }
+    return text;
+  }
+  return JSON.stringify(value);
+}
+
+/** Characters JSON.stringify escapes in a string (lone surrogates too); most strings have none. */
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/** `value` as JSON.stringify would write it (toJSON, boxed primitives, dropped members), keys sorted. */
+function canonicalValue(value: unknown, key: string | number, joined: boolean): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+    case 'number':
+      return numberText(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+    case 'bigint':
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return 'null';
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return canonicalValue(toJSON.call(value, String(key)), key, joined);
+  if (typeof value === 'bigint') throw new TypeError('canonicalJson: a BigInt is not JSON');
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) {
+    return canonicalValue(value.valueOf(), key, joined);
+  }
+  if (!Array.isArray(value)) return canonicalObject(value as object, joined);
+  const items = new Array<string>(value.length);
+  const inner = joined || value.length > APPENDED_MEMBERS_MAX;
+  for (let index = 0; index < value.length; index++)
+    items[index] = canonicalValue(value[index], index, inner) ?? 'null';
+  return `[${items.join(',')}]`;
+}
+
+/**
+ * JSON with object keys sorted (plain string order) at every level; `undefined` members dropped:
+ * what JSON.stringify writes for the same value (so a value and its JSON round trip give the same
+ * text), with sorted keys. For JSON input this is RFC 8785. Written out by hand rather than as a
+ * key-sorting replacer of the native JSON.stringify, which is called for every value and copies
+ * every object: as fast for a large plan, faster for the small objects every journal event is.
+ */
+export function canonicalJson(value: unknown): string {
+  return canonicalValue(value, '', false) ?? 'null';
+}
+
+/**
+ * The canonical text of the last large plan digested, with its JSON at the time: a run hashes its
+ * plan for its digest, then again inside its run-start event's chain value, and for a large plan
+ * (100,000 steps: 9 MB of text, 140 MB allocated and 150 ms to write) the second time need not
+ * write it again. The event carries the same object; if its JSON is still the same text, its
+ * canonical text is too (plain data: equal JSON is an equal tree of values), and the JSON costs a
+ * fifth as much. One plan's texts, held until used once or replaced by the next large plan's.
+ */
+interface RememberedText {
+  readonly plan: WeakRef<object>;
+  readonly json: string;
+  readonly canonical: string;
+}
+let remembered: RememberedText | undefined;
+
+/** Texts shorter than this are written again: remembering them would save little. */
+export const REMEMBERED_TEXT_MIN = 1 << 16;
+
+/** Remembers `plan`'s canonical text (see RememberedText); `json`: its JSON.stringify, now. */
+export function rememberCanonicalText(plan: object, canonical: string, json: string): void {
+  remembered = { plan: new WeakRef(plan), json, canonical };
+}
+
+/** The remembered canonical text of `value`, if it is the plan remembered and unchanged since. */
+function rememberedTextOf(value: object): string | undefined {
+  const texts = remembered as RememberedText;
+  if (texts.plan.deref() !== value) return undefined;
+  remembered = undefined;
+  try {
+    return JSON.stringify(value) === texts.json ? texts.canonical : undefined;
+  } catch {
+    // Not JSON any more (a BigInt put in): the canonical writer gives its own error.
+    return undefined;
+  }
+}
