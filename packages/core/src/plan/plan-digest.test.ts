@@ -155,6 +155,65 @@ describe('planDigest', () => {
     expect(canonicalJson([-0, NaN, 1e21, 7])).toBe('[0,null,1e+21,7]');
   });
 
+  it('writes arrays and objects of 1,024 members or more (a sorted copy, natively) as it writes small ones', () => {
+    // Each member through the writer on its own (a one-member array), then joined.
+    const memberwise = (items: unknown[]) => `[${items.map((item) => canonicalJson([item]).slice(1, -1)).join(',')}]`;
+    // Keys a copy can keep in order (an integer-like key anywhere makes the whole value written by
+    // hand, as below), so that the copy is what is tested.
+    const key = fc.string().filter((text) => text !== '__proto__' && !/^(?:0|[1-9][0-9]*)$/.test(text));
+    const member = fc.oneof(fc.object({ key, maxDepth: 2 }), fc.jsonValue({ maxDepth: 0 }));
+    fc.assert(
+      fc.property(fc.array(member, { minLength: 1024, maxLength: 1100 }), (items) => {
+        const text = canonicalJson(items);
+        return text === referenceCanonical(items) && text === memberwise(items);
+      }),
+      { numRuns: 20 },
+    );
+    class Point {
+      constructor(
+        readonly y: number,
+        readonly x: number,
+      ) {}
+    }
+    const odd = [
+      new Date(0),
+      { toJSON: () => ({ z: 'z', a: [new Number(1)] }) },
+      { b: new String('s'), a: new Boolean(false), c: undefined, d: () => 1, e: Symbol('s') },
+      // Unboxed by valueOf, as the writer does (JSON.stringify would call this toString).
+      Object.assign(new String('boxed'), { toString: () => 'not this' }),
+      [undefined, () => 1, Symbol('s'), , 3],
+      new Point(2, 1),
+      new Map([[1, 2]]),
+      { toJSON: 'not a function', a: 1 },
+      -0,
+      NaN,
+      'line\nbreak \ud800',
+    ];
+    const items = Array.from({ length: 1100 }, (_, index) => odd[index % odd.length]);
+    expect(canonicalJson(items)).toBe(memberwise(items));
+    // Objects a copy cannot keep in sorted order: the whole array is written by hand instead.
+    const unsortable = [{ 10: 'ten', 2: 'two', b: 'b' }, JSON.parse('{"__proto__": {"x": 1}, "a": 1}')];
+    const mixed = [...items, ...unsortable];
+    expect(canonicalJson(mixed)).toBe(memberwise(mixed));
+    expect(canonicalJson(mixed)).toContain('{"10":"ten","2":"two","b":"b"},{"__proto__":{"x":1},"a":1}]');
+    const wide = Object.fromEntries(
+      Array.from({ length: 1500 }, (_, index) => [`k${1500 - index}`, odd[index % odd.length]]),
+    );
+    // Each member through the writer in a one-key object, dropped members left out.
+    const membersOf = (value: Record<string, unknown>) =>
+      Object.keys(value)
+        .sort()
+        .map((key) => canonicalJson({ [key]: value[key] }).slice(1, -1))
+        .filter((member) => member !== '');
+    expect(canonicalJson(wide)).toBe(`{${membersOf(wide).join(',')}}`);
+    // toJSON is given the member's key, an index in an array.
+    const keyed = Array.from({ length: 1100 }, () => ({ toJSON: (key: string) => ({ key }) }));
+    expect(canonicalJson(keyed)).toBe(`[${keyed.map((_, index) => `{"key":"${index}"}`).join(',')}]`);
+    expect(() => canonicalJson(Array.from({ length: 1100 }, (_, index) => (index === 700 ? 1n : index)))).toThrow(
+      TypeError,
+    );
+  });
+
   it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
     expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
     expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
