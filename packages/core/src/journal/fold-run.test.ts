@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors.js';
+import { planDigest } from '../plan/plan-digest.js';
+import type { Plan } from '../plan/plan-schema.js';
 import { makePlan } from '../testing/fixtures.js';
 import type { GoalProgressEvent, RunEvent, RunEventInput } from './events.js';
 import { foldRun } from './fold-run.js';
@@ -84,5 +86,50 @@ describe('foldRun', () => {
     expect(run.steps.get('goal')?.status).toBe('running');
     const gap = [...events, { ...(events[3] as RunEvent), seq: 6 }];
     expect(() => foldRun(gap)).toThrow(expect.objectContaining({ code: ErrorCodes.JOURNAL_CONFLICT }));
+  });
+
+  it("takes a step's first appearance in a plan, in a new run and in a revision of a running one", () => {
+    const duplicated: Plan = {
+      id: 'dup',
+      version: 1,
+      steps: [
+        { id: 'a', tool: 'echo' },
+        { id: 'b', tool: 'echo' },
+        { id: 'a', tool: 'note' },
+      ],
+    };
+    const started = foldRun(
+      journal([{ ...start, planId: 'dup', planDigest: planDigest(duplicated), plan: duplicated }]),
+    );
+    expect([...started.steps.keys()]).toEqual(['a', 'b']);
+    expect(started.steps.get('a')?.tool).toBe('echo');
+    // A revision whose plan has the run's steps (a first, then again with another tool) and a new one.
+    const revised: Plan = {
+      ...duplicated,
+      steps: [
+        { id: 'c', tool: 'echo' },
+        { id: 'a', tool: 'fail' },
+        { id: 'b', tool: 'note' },
+        { id: 'a', tool: 'note' },
+        { id: 'c', tool: 'fail' },
+      ],
+    };
+    const revise: RunEventInput = {
+      type: 'plan-revise',
+      revision: 1,
+      parentDigest: planDigest(duplicated),
+      digest: planDigest(revised),
+      diff: { added: [], removed: [], changed: [] },
+      plan: revised,
+      by: 'test',
+    } as unknown as RunEventInput;
+    const run = foldRun(
+      journal([{ ...start, planId: 'dup', planDigest: planDigest(duplicated), plan: duplicated }, revise]),
+    );
+    expect(Object.fromEntries([...run.steps].map(([id, step]) => [id, step.tool]))).toEqual({
+      a: 'fail',
+      b: 'note',
+      c: 'echo',
+    });
   });
 });

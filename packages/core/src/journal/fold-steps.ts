@@ -36,10 +36,20 @@ export function stepOf(run: FoldedRun, stepId: string, changes: FoldChanges | un
  * change nothing). A step that has not started takes the plan's tool: a revision may change it.
  */
 export function addPlanSteps(run: FoldedRun, plan: Plan, changes: FoldChanges | undefined): void {
-  const seen = new Set<string>();
-  for (const planStep of plan.steps) {
-    if (seen.has(planStep.id)) continue;
-    seen.add(planStep.id);
+  // The ids met so far, kept only from the first id the run already has (a revision's steps, or a
+  // duplicate): a new run's plan of unique ids needs none, and 100,000 ids in a Set cost 7 MB.
+  let seen: Set<string> | undefined;
+  const steps = plan.steps;
+  for (let index = 0; index < steps.length; index++) {
+    const planStep = steps[index] as Plan['steps'][number];
+    if (seen === undefined && run.steps.has(planStep.id)) {
+      seen = new Set<string>();
+      for (let before = 0; before < index; before++) seen.add((steps[before] as Plan['steps'][number]).id);
+    }
+    if (seen !== undefined) {
+      if (seen.has(planStep.id)) continue;
+      seen.add(planStep.id);
+    }
     const step = stepOf(run, planStep.id, changes);
     if (step.status === 'pending') step.tool = planStep.tool;
   }
