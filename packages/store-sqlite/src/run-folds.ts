@@ -46,9 +46,9 @@ export class RunFolds {
 
   /**
    * The run's fold at `lastSeq` (the journal's last seq), for a batch of `events`, to be put back
-   * with `keep` when the batch succeeded. A kept fold has forgotten its ended calls (see `forgetEndedCalls`): one that must catch
-   * up or whose batch names a call it forgot is folded afresh, and a run whose batch named one keeps
-   * its calls from then on.
+   * with `keep` when the batch succeeded. A kept fold has forgotten its ended calls (see
+   * `forgetEndedCalls`): one that must catch up or whose batch names a call it forgot is folded
+   * afresh, and a run whose batch named one keeps its calls from then on.
    */
   take(runId: string, lastSeq: number, events: readonly RunEvent[]): FoldedRun {
     // The fold stays in the map while its batch runs (taking it out and putting it back would give
