@@ -46,6 +46,8 @@ export class JournalWriter {
   readonly #chainSlots = Array.from({ length: EVENTS_PER_INSERT }, () => Buffer.alloc(CHAIN_BYTES));
   /** `#eventValues[n]`: the bound values of an insert of n events, reused batch after batch. */
   readonly #eventValues: (string | number | bigint | Buffer | null)[][] = [];
+  /** Filled by each batch's events, cleared before the next (see FoldChanges.clear). */
+  readonly #changes = new FoldChanges();
 
   constructor(sqlite: Database.Database, blobs: BlobWriter, read: ReadEvents, foldCacheSize: number) {
     this.#blobs = blobs;
@@ -73,10 +75,8 @@ export class JournalWriter {
     const runKey = row ? row.key : Number(this.#insertRun.run(runId).lastInsertRowid);
     const fold = this.#folds.take(runId, lastSeq, events);
     const before = runFields(fold);
-    // A new one per batch, as the attempts map below: a long-lived Map or Set, cleared, allocates
-    // its next table in the old generation (V8 allocates it where the old one was), where it
-    // stays as garbage until a full collection; a new one dies young, at no cost to the collector.
-    const changes = new FoldChanges();
+    const changes = this.#changes;
+    changes.clear();
     this.#insertEventRows(runId, runKey, events, fold);
     let ended = false;
     for (const event of events) {
@@ -94,7 +94,8 @@ export class JournalWriter {
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
-    const callAttempts = new Map<string, unknown>();
+    // A large batch (a batched fan-out's) indexes its calls; a small one looks back for them.
+    const callAttempts = events.length > SCAN_BACK_MAX ? new Map<string, unknown>() : undefined;
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
       // Filled by index: an array emptied and pushed again would grow a new backing store each batch.
@@ -102,7 +103,7 @@ export class JournalWriter {
       let at = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
-        const attempt = attemptOf(event, fold, callAttempts);
+        const attempt = attemptOf(events, index, fold, callAttempts);
         const chainSlot = this.#chainSlots[index - from];
         const distance = this.#outputDistance(events, index);
         const encoded = encodeEvent(runId, event, this.#blobs, runKey, distance, attempt, chainSlot);
@@ -180,14 +181,31 @@ function checkSeqRange(runId: string, events: readonly RunEvent[]): void {
   );
 }
 
+/** Batches up to this many events find a result's call by looking back; larger ones index them. */
+const SCAN_BACK_MAX = 16;
+
 /**
- * For a tool-result: the attempt of its call (a tool-call earlier in the batch, recorded in
- * `callAttempts`, else the fold's execution as the batch found it), from which its execution id
- * may derive; else `undefined`.
+ * For a tool-result (`events[index]`): the attempt of its call (a tool-call earlier in the batch,
+ * else the fold's execution as the batch found it), from which its execution id may derive; else
+ * `undefined`. `callAttempts`: the batch's calls so far, for a large batch (filled here).
  */
-function attemptOf(event: RunEvent, fold: FoldedRun, callAttempts: Map<string, unknown>): number | undefined {
-  if (event.type === 'tool-call') callAttempts.set(event.executionId, event.attempt);
+function attemptOf(
+  events: readonly RunEvent[],
+  index: number,
+  fold: FoldedRun,
+  callAttempts: Map<string, unknown> | undefined,
+): number | undefined {
+  const event = events[index] as RunEvent;
+  if (event.type === 'tool-call') callAttempts?.set(event.executionId, event.attempt);
   if (event.type !== 'tool-result') return undefined;
-  const attempt = callAttempts.get(event.executionId) ?? fold.executions.get(event.executionId)?.attempt;
+  let attempt = callAttempts?.get(event.executionId);
+  for (let back = index - 1; callAttempts === undefined && back >= 0; back--) {
+    const earlier = events[back] as RunEvent;
+    if (earlier.type === 'tool-call' && earlier.executionId === event.executionId) {
+      attempt = earlier.attempt;
+      break;
+    }
+  }
+  attempt ??= fold.executions.get(event.executionId)?.attempt;
   return typeof attempt === 'number' ? attempt : undefined;
 }

@@ -107,6 +107,8 @@ describe('the compact journal (schema version 8)', () => {
       [call(300), result(ex('a', 300))],
       // The id of attempt 1 after a call of attempt 4: packed with attempt 1 (the fold's), read back the same.
       [call(4), result(ex('a', 1))],
+      // A batch of more than 16 events (which indexes its calls rather than looking back for them).
+      Array.from({ length: 9 }, (_, index) => [call(10 + index), result(ex('a', 10 + index))]).flat(),
     ]);
     expect(JSON.stringify(read)).toBe(JSON.stringify(appended));
     const results = rows.flatMap((row, index) => (row.type === 'tool-result' ? [payloads[index]] : []));
@@ -116,6 +118,7 @@ describe('the compact journal (schema version 8)', () => {
       'ex_custom',
       ex('a', 300),
       undefined,
+      ...Array.from({ length: 9 }, () => undefined),
     ]);
   });
 

@@ -10,14 +10,15 @@ import type { ApprovalDecisionEvent, ModelCallEvent } from './events.js';
 export class FoldChanges {
   /** Seq of the event being applied (set by `applyEvent`). */
   seq = 0;
+  // Not readonly: `clear` gives a collection that holds something a new one (see there).
   /** Steps whose state changed, in the order they first changed. */
-  readonly steps = new Set<string>();
+  steps = new Set<string>();
   /** Steps these events added to the run, each with the seq of the event that added it. */
-  readonly createdSteps = new Map<string, number>();
+  createdSteps = new Map<string, number>();
   /** Steps that left the run (a revision removed them before they started); a step may leave and come back. */
-  readonly removedSteps = new Set<string>();
+  removedSteps = new Set<string>();
   /** Executions whose state changed (their `tool-call` or `tool-result`). */
-  readonly executions = new Set<string>();
+  executions = new Set<string>();
   /** Approval decisions journaled, in order. */
   readonly approvals: ApprovalDecisionEvent[] = [];
   /** Model calls journaled, in order. */
@@ -30,19 +31,18 @@ export class FoldChanges {
   }
 
   /**
-   * Forgets everything, for the next batch. A new instance per batch is cheaper for one that would
-   * outlive many batches: V8 gives a cleared Set a new table in the old one's generation, and a
-   * long-lived instance's is the old generation, where each batch's table stays until a full
-   * collection.
+   * Forgets everything, for the next batch (a store may keep one instance). A collection that holds
+   * something is replaced, not cleared: V8 gives a cleared Map or Set a new table in the generation
+   * of the old one, and a long-lived instance's collections live in the old generation, where each
+   * batch's table would stay as garbage until a full collection; a new one dies young. One that
+   * holds nothing is kept (most batches create and remove no step).
    */
   clear(): void {
     this.seq = 0;
-    // Only what holds something: V8's clear() allocates a new table even for an empty collection,
-    // and most batches create and remove no step.
-    if (this.steps.size > 0) this.steps.clear();
-    if (this.createdSteps.size > 0) this.createdSteps.clear();
-    if (this.removedSteps.size > 0) this.removedSteps.clear();
-    if (this.executions.size > 0) this.executions.clear();
+    if (this.steps.size > 0) this.steps = new Set();
+    if (this.createdSteps.size > 0) this.createdSteps = new Map();
+    if (this.removedSteps.size > 0) this.removedSteps = new Set();
+    if (this.executions.size > 0) this.executions = new Set();
     this.approvals.length = 0;
     this.modelCalls.length = 0;
   }
