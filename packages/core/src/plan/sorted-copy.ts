@@ -19,7 +19,9 @@ export const UNSORTABLE: unique symbol = Symbol('unsortable');
  * often as the writer applies it) and boxed primitives unboxed, every object with its keys in
  * sorted order. An object or array that needs none of this is the value itself, not a copy: a plan's
  * `dependsOn` lists and in-order objects cost nothing. UNSORTABLE when an object has a key a copy
- * cannot put in place (see KeyShape.copyable); a BigInt throws as the writer does.
+ * cannot put in place (see KeyShape.copyable); a BigInt throws as the writer does. The writer then
+ * writes the value by hand, calling again any `toJSON` the copy had called (plans and journal
+ * events have none; a Date's gives the same text twice).
  */
 export function sortedCopy(value: unknown, key: string | number): unknown {
   if (typeof value === 'bigint') throw new TypeError('canonicalJson: a BigInt is not JSON');
