@@ -157,7 +157,9 @@ export function rememberCanonicalText(plan: object, canonical: string, json: str
 /** The remembered canonical text of `value`, if it is the plan remembered and unchanged since. */
 function rememberedTextOf(value: object): string | undefined {
   const texts = remembered as RememberedText;
-  if (texts.plan.deref() !== value) return undefined;
+  const plan = texts.plan.deref();
+  if (plan === undefined) remembered = undefined; // the plan is gone: so can its texts be
+  if (plan !== value) return undefined;
   remembered = undefined;
   try {
     return JSON.stringify(value) === texts.json ? texts.canonical : undefined;
