@@ -181,7 +181,8 @@ describe('planDigest', () => {
       { b: new String('s'), a: new Boolean(false), c: undefined, d: () => 1, e: Symbol('s') },
       // Unboxed by valueOf, as the writer does (JSON.stringify would call this toString).
       Object.assign(new String('boxed'), { toString: () => 'not this' }),
-      [undefined, () => 1, Symbol('s'), , 3],
+      // A hole at index 3.
+      Object.assign(new Array(5), { 0: undefined, 1: () => 1, 2: Symbol('s'), 4: 3 }),
       new Point(2, 1),
       new Map([[1, 2]]),
       { toJSON: 'not a function', a: 1 },
