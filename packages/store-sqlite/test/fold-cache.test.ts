@@ -132,12 +132,18 @@ describe("the writer's caches", () => {
       plan: { id: 'p', version: 1, steps: ids.map((id) => ({ id, tool: 'echo' })) },
     };
     const all = batches([long], ...ids.map((id) => [...call(id), result(id, { id }), end(id, { id })]));
-    const cache = cacheOver(all.flat(), 64);
-    const sizes = all.map((batch) => cache.append(batch).executions.size);
-    // A pass as the 64th call is kept, down to none: 300 calls, four passes.
-    expect(Math.max(...sizes)).toBe(63);
-    expect(sizes.at(-1)).toBe(300 - 4 * 64);
-    expect(cache.reads()).toBe(0);
+    // The store's threshold, 4; and a larger one.
+    for (const [threshold, last] of [
+      [4, 0],
+      [64, 300 - 4 * 64],
+    ] as const) {
+      const cache = cacheOver(all.flat(), threshold);
+      const sizes = all.map((batch) => cache.append(batch).executions.size);
+      // A pass as the threshold's call is kept, down to none.
+      expect(Math.max(...sizes)).toBe(threshold - 1);
+      expect(sizes.at(-1)).toBe(last);
+      expect(cache.reads()).toBe(0);
+    }
   });
 
   it('folds afresh from the journal when a batch names a call it forgot, then keeps the calls', () => {
