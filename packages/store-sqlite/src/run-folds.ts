@@ -1,5 +1,5 @@
 import type { RunEvent } from '@stepwise/core';
-import { applyEvent, emptyRun, type FoldChanges, type FoldedRun } from '@stepwise/core/store';
+import { applyEvent, type ExecutionState, emptyRun, type FoldChanges, type FoldedRun } from '@stepwise/core/store';
 
 /** Reads a run's events after a seq, a page at a time (at most `limit`). */
 export type ReadEvents = (runId: string, afterSeq: number, limit: number) => readonly RunEvent[];
@@ -8,14 +8,13 @@ const CATCH_UP_PAGE = 500;
 
 /**
  * A kept fold forgets its ended calls in one pass once it holds this many calls (and twice what the
- * last pass kept, so a run with many calls in flight pays a pass per doubling, not per batch).
- * Forgetting each at its step's end emptied the fold's `executions` Map at every step of a chain,
- * and V8 gives an emptied Map a new table, allocated in the old generation when the Map lives
- * there: about 150 bytes of old garbage a step, which made the heap grow until a full collection.
- * Four is V8's smallest table: a chain's calls (one in flight) never make it grow, and a pass
- * empties it once every four steps. Measured in old-generation growth per step of a 100,000-step
- * SQLite chain: 2 gives 293 bytes, 4 gives 255, 8 gives 455, 64 gives 497 (a larger table grows and
- * shrinks through several, and calls held longer are promoted).
+ * last pass kept, so a run with many calls in flight pays a pass per doubling, not per batch), into
+ * a new map (see `forgetEndedCalls`). Forgetting each at its step's end, by deleting from the fold's
+ * long-lived map, gave that map a new table at every step of a chain, and V8 allocates the tables
+ * of a map in the old generation when the map lives there: garbage that stays until a full
+ * collection. Old-generation growth per step of a 100,000-step SQLite chain and fan-out: 216 and
+ * 219 bytes with passes into a new map at 4 calls (219 and 219 at 16); 257 and 650 deleting at 4; 497
+ * and more deleting at 64; 1,040 and 1,006 deleting at each step's end.
  */
 const FORGET_CALLS_AT = 4;
 
@@ -167,11 +166,16 @@ function calledBefore(events: readonly RunEvent[], before: number, executionId: 
  * the step's own state.
  */
 function forgetEndedCalls(fold: FoldedRun): void {
+  // Into a new map rather than deleting from the fold's: the fold's map lives in the old generation,
+  // where each table it grows into or shrinks to is allocated, and a batch of many calls (a fan-out's)
+  // made it grow through several and shrink back; a new one grows young and mostly dies young.
+  const kept = new Map<string, ExecutionState>();
   for (const [executionId, execution] of fold.executions) {
-    if (execution.resultSeq === undefined) continue;
-    const step = fold.steps.get(execution.stepId);
-    if (step === undefined || step.endedAt !== undefined || step.executionId !== executionId) {
-      fold.executions.delete(executionId);
+    if (execution.resultSeq !== undefined) {
+      const step = fold.steps.get(execution.stepId);
+      if (step === undefined || step.endedAt !== undefined || step.executionId !== executionId) continue;
     }
+    kept.set(executionId, execution);
   }
+  fold.executions = kept;
 }

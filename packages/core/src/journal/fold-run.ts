@@ -102,7 +102,11 @@ export interface FoldedRun {
   lastSeq: number;
   durationMs: number | undefined;
   readonly steps: Map<string, StepState>;
-  readonly executions: Map<string, ExecutionState>;
+  /**
+   * Not readonly: a store that keeps a fold may give it a new map of the calls it still needs (a
+   * long-lived map's new tables go to the old generation; see store-sqlite's RunFolds).
+   */
+  executions: Map<string, ExecutionState>;
   readonly approvals: ApprovalRecord[];
   readonly modelCalls: ModelCallEvent[];
   /** Process groups started by tools whose calls have not ended, by execution id: a crash may have left them running. */
