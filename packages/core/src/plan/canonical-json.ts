@@ -18,10 +18,6 @@ const APPENDED_MEMBERS_MAX = 16;
  * own is cheaper appended.
  */
 function canonicalObject(value: object, joined: boolean): string {
-  if (remembered !== undefined) {
-    const text = rememberedTextOf(value);
-    if (text !== undefined) return text;
-  }
   const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
   const count = sorted.length;
   if (count === 0) return '{}';
@@ -116,7 +112,7 @@ function canonicalValue(value: unknown, key: string | number, joined: boolean): 
  * and faster from some thousands of members. `undefined` where the copy cannot keep that order.
  */
 function copiedJson(value: object): string | undefined {
-  const copy = sortedCopy(value, '');
+  const copy = sortedCopy(value);
   return copy === UNSORTABLE ? undefined : JSON.stringify(copy);
 }
 
@@ -129,42 +125,4 @@ function copiedJson(value: object): string | undefined {
  */
 export function canonicalJson(value: unknown): string {
   return canonicalValue(value, '', false) ?? 'null';
-}
-
-/**
- * The canonical text of the last large plan digested, with its JSON at the time: a run hashes its
- * plan for its digest, then again inside its run-start event's chain value, and for a large plan
- * (100,000 steps: 9 MB of text, 140 MB allocated and 150 ms to write) the second time need not
- * write it again. The event carries the same object; if its JSON is still the same text, its
- * canonical text is too (plain data: equal JSON is an equal tree of values), and the JSON costs a
- * fifth as much. One plan's texts, held until used once or replaced by the next large plan's.
- */
-interface RememberedText {
-  readonly plan: WeakRef<object>;
-  readonly json: string;
-  readonly canonical: string;
-}
-let remembered: RememberedText | undefined;
-
-/** Texts shorter than this are written again: remembering them would save little. */
-export const REMEMBERED_TEXT_MIN = 1 << 16;
-
-/** Remembers `plan`'s canonical text (see RememberedText); `json`: its JSON.stringify, now. */
-export function rememberCanonicalText(plan: object, canonical: string, json: string): void {
-  remembered = { plan: new WeakRef(plan), json, canonical };
-}
-
-/** The remembered canonical text of `value`, if it is the plan remembered and unchanged since. */
-function rememberedTextOf(value: object): string | undefined {
-  const texts = remembered as RememberedText;
-  const plan = texts.plan.deref();
-  if (plan === undefined) remembered = undefined; // the plan is gone: so can its texts be
-  if (plan !== value) return undefined;
-  remembered = undefined;
-  try {
-    return JSON.stringify(value) === texts.json ? texts.canonical : undefined;
-  } catch {
-    // Not JSON any more (a BigInt put in): the canonical writer gives its own error.
-    return undefined;
-  }
 }

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, type StepwiseError } from '../errors.js';
@@ -175,30 +176,29 @@ describe('planDigest', () => {
         readonly x: number,
       ) {}
     }
-    const odd = [
-      new Date(0),
-      { toJSON: () => ({ z: 'z', a: [new Number(1)] }) },
-      { b: new String('s'), a: new Boolean(false), c: undefined, d: () => 1, e: Symbol('s') },
-      // Unboxed by valueOf, as the writer does (JSON.stringify would call this toString).
-      Object.assign(new String('boxed'), { toString: () => 'not this' }),
-      // A hole at index 3.
+    // Members the copy takes: dropped ones, holes, a class instance's own keys, a Map's none, a
+    // function with a toJSON of its own (dropped, as the writer drops every function).
+    const copied = [
+      { b: 'b', a: 1, c: undefined, d: () => 1, e: Symbol('s') },
       Object.assign(new Array(5), { 0: undefined, 1: () => 1, 2: Symbol('s'), 4: 3 }),
+      { f: Object.assign(() => 1, { toJSON: () => 'not this' }), g: [Object.assign(() => 1, { toJSON: () => 2 })] },
       new Point(2, 1),
       new Map([[1, 2]]),
+      // Not a boxed number of this realm: an object with no keys, as the writer sees it.
+      runInNewContext('new Number(5)'),
+      Object.setPrototypeOf(new Boolean(true), null),
       { toJSON: 'not a function', a: 1 },
       -0,
       NaN,
       'line\nbreak \ud800',
     ];
-    const items = Array.from({ length: 1100 }, (_, index) => odd[index % odd.length]);
+    const items = Array.from({ length: 1100 }, (_, index) => copied[index % copied.length]);
     expect(canonicalJson(items)).toBe(memberwise(items));
-    // Objects a copy cannot keep in sorted order: the whole array is written by hand instead.
-    const unsortable = [{ 10: 'ten', 2: 'two', b: 'b' }, JSON.parse('{"__proto__": {"x": 1}, "a": 1}')];
-    const mixed = [...items, ...unsortable];
-    expect(canonicalJson(mixed)).toBe(memberwise(mixed));
-    expect(canonicalJson(mixed)).toContain('{"10":"ten","2":"two","b":"b"},{"__proto__":{"x":1},"a":1}]');
+    const start =
+      '[{"a":1,"b":"b"},[null,null,null,null,3],{"g":[null]},{"x":1,"y":2},{},{},{},{"a":1,"toJSON":"not a function"},0,null,';
+    expect(canonicalJson(items).slice(0, start.length)).toBe(start);
     const wide = Object.fromEntries(
-      Array.from({ length: 1500 }, (_, index) => [`k${1500 - index}`, odd[index % odd.length]]),
+      Array.from({ length: 1500 }, (_, index) => [`k${1500 - index}`, copied[index % copied.length]]),
     );
     // Each member through the writer in a one-key object, dropped members left out.
     const membersOf = (value: Record<string, unknown>) =>
@@ -207,12 +207,57 @@ describe('planDigest', () => {
         .map((key) => canonicalJson({ [key]: value[key] }).slice(1, -1))
         .filter((member) => member !== '');
     expect(canonicalJson(wide)).toBe(`{${membersOf(wide).join(',')}}`);
-    // toJSON is given the member's key, an index in an array.
-    const keyed = Array.from({ length: 1100 }, () => ({ toJSON: (key: string) => ({ key }) }));
-    expect(canonicalJson(keyed)).toBe(`[${keyed.map((_, index) => `{"key":"${index}"}`).join(',')}]`);
-    expect(() => canonicalJson(Array.from({ length: 1100 }, (_, index) => (index === 700 ? 1n : index)))).toThrow(
-      TypeError,
+    // Members the copy leaves to the writer (the whole array is then written by hand): keys a copy
+    // cannot keep in order, and what the native JSON.stringify would write otherwise (a toJSON,
+    // which the writer applies again to its result; a boxed primitive, unboxed by valueOf).
+    const byHand = [
+      { 10: 'ten', 2: 'two', b: 'b' },
+      JSON.parse('{"__proto__": {"x": 1}, "a": 1}'),
+      new Date(0),
+      { toJSON: () => ({ z: 'z', at: new Date(0), a: [new Number(1)] }) },
+      Object.assign(new String('boxed'), { toString: () => 'not this' }),
+      Object.assign(new Number(1), { valueOf: () => ({ b: 1, a: 2 }) }),
+      Object(1n),
+    ];
+    for (const member of byHand) {
+      const mixed = [...items, member];
+      expect(canonicalJson(mixed)).toBe(memberwise(mixed));
+    }
+    const end =
+      '{"10":"ten","2":"two","b":"b"},{"__proto__":{"x":1},"a":1},"1970-01-01T00:00:00.000Z",{"a":[1],"at":"1970-01-01T00:00:00.000Z","z":"z"},"boxed",{"a":2,"b":1},{}]';
+    expect(canonicalJson([...items, ...byHand]).slice(-end.length)).toBe(end);
+    // A toJSON is called once, with the member's key (an index in an array); a getter is read once
+    // where nothing stops the copy.
+    let calls = 0;
+    let reads = 0;
+    const counted = Array.from({ length: 1100 }, (_, index) =>
+      index === 700
+        ? { toJSON: (key: string) => ({ key, call: ++calls }) }
+        : {
+            get value() {
+              return ++reads;
+            },
+          },
     );
+    expect(canonicalJson(counted)).toContain('{"call":1,"key":"700"}');
+    // The copy stops at the toJSON before calling it, and the writer reads every member again: the
+    // 700 getters before it ran twice (sortedCopy says so; plans and events have no getters).
+    expect([calls, reads]).toEqual([1, 1099 + 700]);
+    reads = 0;
+    canonicalJson(counted.filter((_, index) => index !== 700));
+    expect(reads).toBe(1099);
+    // A BigInt throws, unless BigInt.prototype has a toJSON (a common polyfill), which is applied.
+    const big = Array.from({ length: 1100 }, (_, index) => (index === 700 ? { id: 12n } : index));
+    expect(() => canonicalJson(big)).toThrow(new TypeError('canonicalJson: a BigInt is not JSON'));
+    const prototype = BigInt.prototype as { toJSON?: () => string };
+    prototype.toJSON = function (this: bigint) {
+      return this.toString();
+    };
+    try {
+      expect(canonicalJson(big)).toContain('699,{"id":"12"},701');
+    } finally {
+      delete prototype.toJSON;
+    }
   });
 
   it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {

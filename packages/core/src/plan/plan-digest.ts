@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ErrorCodes, StepwiseError } from '../errors.js';
-import { canonicalJson, REMEMBERED_TEXT_MIN, rememberCanonicalText } from './canonical-json.js';
+import { canonicalJson } from './canonical-json.js';
 import { tooDeepMessage } from './nesting-depth.js';
 import type { Plan } from './plan-schema.js';
 
@@ -28,14 +28,6 @@ export { canonicalJson };
 
 /** SHA-256 (hex) of the plan's canonical JSON: key order does not matter, every value does. */
 export function planDigest(plan: Plan): string {
-  return digestPlan(plan);
-}
-
-/**
- * `planDigest`; `json`: the plan's JSON.stringify when the caller has it. A large plan's canonical
- * text is remembered for its run-start event (see `rememberCanonicalText`).
- */
-export function digestPlan(plan: Plan, json?: string): string {
   let text: string;
   try {
     text = canonicalJson(plan);
@@ -44,7 +36,6 @@ export function digestPlan(plan: Plan, json?: string): string {
     if (!(error instanceof RangeError)) throw error;
     throw new StepwiseError(ErrorCodes.PLAN_INVALID, tooDeepMessage('plan too deep to hash'), { location: '/' });
   }
-  if (text.length >= REMEMBERED_TEXT_MIN) rememberCanonicalText(plan, text, json ?? JSON.stringify(plan));
   return sha256(text);
 }
 

@@ -1,51 +1,52 @@
 /**
- * Large values for canonical JSON: a copy whose objects have their keys in sorted order, which the
- * native JSON.stringify then writes as canonical JSON (see `copiedJson` in canonical-json.ts).
+ * Large values for canonical JSON: a copy of plain data with every object's keys in sorted order,
+ * which the native JSON.stringify then writes as canonical JSON (see `copiedJson` in
+ * canonical-json.ts).
  */
 import { keyShapeOf } from './key-shapes.js';
 
 /**
  * Arrays and objects with at least this many members are written from a sorted copy. Below it the
  * hand-written writer is as fast or faster (a 100-step plan: about a quarter faster); above, the
- * copy allocates a third as much (a 100,000-step plan: 50 MB against 140) and writes sooner.
+ * copy allocates about a third as much (a 100,000-step plan) and writes sooner.
  */
 export const COPIED_MEMBERS_MIN = 1024;
 
-/** What `sortedCopy` gives for a value JSON.stringify cannot be made to write in sorted order. */
+/** What `sortedCopy` gives for a value it leaves to the hand-written writer. */
 export const UNSORTABLE: unique symbol = Symbol('unsortable');
 
 /**
- * `value` as canonical JSON's writer sees it, for JSON.stringify to write: `toJSON` applied (as
- * often as the writer applies it) and boxed primitives unboxed, every object with its keys in
- * sorted order. An object or array that needs none of this is the value itself, not a copy: a plan's
- * `dependsOn` lists and in-order objects cost nothing. UNSORTABLE when an object has a key a copy
- * cannot put in place (see KeyShape.copyable); a BigInt throws as the writer does. The writer then
- * writes the value by hand, calling again any `toJSON` the copy had called (plans and journal
- * events have none; a Date's gives the same text twice).
+ * `value` as a new tree of plain objects, arrays and JSON primitives whose objects have their keys
+ * in sorted order, so that the native JSON.stringify writes exactly what the hand-written writer
+ * would: members it drops (undefined, functions, symbols) are left out of objects and written as
+ * null in arrays, and every member is read once. UNSORTABLE, before anything of that kind is called
+ * or read further, for what the two could write differently: a `toJSON` method (the writer applies
+ * it again to its result, the native one does not), a BigInt (with or without a `toJSON`), a boxed
+ * primitive (unboxed by `valueOf` here, by internal slot natively), or an object with a key a copy
+ * cannot keep in order (see KeyShape.copyable). The writer then writes the whole value by hand,
+ * reading again the members read here (a getter runs twice then; plans and journal events have
+ * none).
  */
-export function sortedCopy(value: unknown, key: string | number): unknown {
-  if (typeof value === 'bigint') throw new TypeError('canonicalJson: a BigInt is not JSON');
+export function sortedCopy(value: unknown): unknown {
+  if (typeof value === 'bigint') return UNSORTABLE;
   if (typeof value !== 'object' || value === null) return value;
-  const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return sortedCopy(toJSON.call(value, String(key)), key);
-  if (value instanceof Number || value instanceof String || value instanceof Boolean) return value.valueOf();
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return UNSORTABLE;
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) return UNSORTABLE;
   return Array.isArray(value) ? sortedArray(value) : sortedObject(value);
 }
 
-/** Whether a member needs `sortedCopy`: a primitive (but a BigInt) is written as it is. */
-const needsCopy = (item: unknown) => (typeof item === 'object' && item !== null) || typeof item === 'bigint';
+/** A member the writer drops from an object (and writes as null in an array). */
+const dropped = (item: unknown) => item === undefined || typeof item === 'function' || typeof item === 'symbol';
 
 function sortedArray(value: readonly unknown[]): unknown {
-  let copy: unknown[] | undefined;
+  const copy = new Array<unknown>(value.length);
   for (let index = 0; index < value.length; index++) {
     const item = value[index];
-    const sorted = needsCopy(item) ? sortedCopy(item, index) : item;
+    const sorted = dropped(item) ? null : sortedCopy(item);
     if (sorted === UNSORTABLE) return UNSORTABLE;
-    // Holes stay holes in the slice, and JSON.stringify writes them as null, as the writer does.
-    if (copy === undefined && sorted !== item) copy = value.slice(0, index);
-    if (copy !== undefined) copy[index] = sorted;
+    copy[index] = sorted;
   }
-  return copy ?? value;
+  return copy;
 }
 
 function sortedObject(value: object): unknown {
@@ -53,20 +54,14 @@ function sortedObject(value: object): unknown {
   if (!shape.copyable) return UNSORTABLE;
   const { sorted } = shape;
   const members = value as Record<string, unknown>;
-  let copy: Record<string, unknown> | undefined = shape.inOrder ? undefined : {};
+  const copy: Record<string, unknown> = {};
   for (let index = 0; index < sorted.length; index++) {
     const key = sorted[index] as string;
     const item = members[key];
-    const done = needsCopy(item) ? sortedCopy(item, key) : item;
+    if (dropped(item)) continue;
+    const done = sortedCopy(item);
     if (done === UNSORTABLE) return UNSORTABLE;
-    if (copy === undefined && done !== item) {
-      copy = {};
-      for (let before = 0; before < index; before++) {
-        const earlier = sorted[before] as string;
-        copy[earlier] = members[earlier];
-      }
-    }
-    if (copy !== undefined) copy[key] = done;
+    copy[key] = done;
   }
-  return copy ?? value;
+  return copy;
 }

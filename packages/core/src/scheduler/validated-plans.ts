@@ -1,4 +1,4 @@
-import { digestPlan, planDigest } from '../plan/plan-digest.js';
+import { planDigest } from '../plan/plan-digest.js';
 import type { Plan } from '../plan/plan-schema.js';
 import { isPlainValidPlan } from '../plan/plan-shape-check.js';
 import type { PlanValidation } from '../plan/validate-plan.js';
@@ -47,8 +47,8 @@ export class ValidatedPlans {
     }
     const validation = validate(input);
     if (!validation.ok || !this.#remember || validation.plan !== input) return { validation };
+    const digest = planDigest(validation.plan);
     const json = JSON.stringify(validation.plan);
-    const digest = digestPlan(validation.plan, json);
     this.#passed.set(input as object, { digest, validation, json: json.length <= KEPT_JSON_MAX ? json : undefined });
     return { validation, digest };
   }
