@@ -1,6 +1,7 @@
 import { ErrorCodes, type RunEvent, StepwiseError } from '@stepwise/core';
 import { applyEvent, checkBatch, checkLease, FoldChanges, type FoldedRun, type Lease } from '@stepwise/core/store';
 import type Database from 'better-sqlite3';
+import { BatchCalls } from './batch-calls.js';
 import { type BlobWriter, encodeEvent } from './blob-codec.js';
 import { CHAIN_BYTES } from './chain-column.js';
 import { typeCodeOf } from './event-types.js';
@@ -94,8 +95,7 @@ export class JournalWriter {
 
   /** The batch's journal rows, up to EVENTS_PER_INSERT rows per statement (a step's four events: one). */
   #insertEventRows(runId: string, runKey: number, events: readonly RunEvent[], fold: FoldedRun): void {
-    // A large batch (a batched fan-out's) indexes its calls; a small one looks back for them.
-    const callAttempts = events.length > SCAN_BACK_MAX ? new Map<string, unknown>() : undefined;
+    const calls = new BatchCalls(events);
     for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
       const count = Math.min(EVENTS_PER_INSERT, events.length - from);
       // Filled by index: an array emptied and pushed again would grow a new backing store each batch.
@@ -103,7 +103,8 @@ export class JournalWriter {
       let at = 0;
       for (let index = from; index < from + count; index++) {
         const event = events[index] as RunEvent;
-        const attempt = attemptOf(events, index, fold, callAttempts);
+        const attempt = attemptOf(events, index, fold, calls);
+        calls.pass(index);
         const chainSlot = this.#chainSlots[index - from];
         const distance = this.#outputDistance(events, index);
         const encoded = encodeEvent(runId, event, this.#blobs, runKey, distance, attempt, chainSlot);
@@ -181,31 +182,15 @@ function checkSeqRange(runId: string, events: readonly RunEvent[]): void {
   );
 }
 
-/** Batches up to this many events find a result's call by looking back; larger ones index them. */
-const SCAN_BACK_MAX = 16;
-
 /**
  * For a tool-result (`events[index]`): the attempt of its call (a tool-call earlier in the batch,
  * else the fold's execution as the batch found it), from which its execution id may derive; else
- * `undefined`. `callAttempts`: the batch's calls so far, for a large batch (filled here).
+ * `undefined`.
  */
-function attemptOf(
-  events: readonly RunEvent[],
-  index: number,
-  fold: FoldedRun,
-  callAttempts: Map<string, unknown> | undefined,
-): number | undefined {
+function attemptOf(events: readonly RunEvent[], index: number, fold: FoldedRun, calls: BatchCalls): number | undefined {
   const event = events[index] as RunEvent;
-  if (event.type === 'tool-call') callAttempts?.set(event.executionId, event.attempt);
   if (event.type !== 'tool-result') return undefined;
-  let attempt = callAttempts?.get(event.executionId);
-  for (let back = index - 1; callAttempts === undefined && back >= 0; back--) {
-    const earlier = events[back] as RunEvent;
-    if (earlier.type === 'tool-call' && earlier.executionId === event.executionId) {
-      attempt = earlier.attempt;
-      break;
-    }
-  }
-  attempt ??= fold.executions.get(event.executionId)?.attempt;
+  const attempt: unknown =
+    calls.callBefore(index, event.executionId)?.attempt ?? fold.executions.get(event.executionId)?.attempt;
   return typeof attempt === 'number' ? attempt : undefined;
 }

@@ -4,6 +4,8 @@ import { applyEvent, type ExecutionState, emptyRun, type FoldChanges, type Folde
 /** Reads a run's events after a seq, a page at a time (at most `limit`). */
 export type ReadEvents = (runId: string, afterSeq: number, limit: number) => readonly RunEvent[];
 
+import { BatchCalls } from './batch-calls.js';
+
 const CATCH_UP_PAGE = 500;
 
 /**
@@ -128,31 +130,18 @@ export class RunFolds {
   }
 }
 
-/** Batches up to this many events look for a result's call by scanning back; larger ones index their calls. */
-const SCAN_BACK_MAX = 16;
-
 /**
  * A `tool-result` of a call neither the fold nor an earlier event of the batch has: one the fold
- * forgot, or one the journal never called. A small batch's result has its call just before it; a
- * large one (a batched fan-out's, calls first and results after) gets its calls in a set, so the
- * check stays linear in the batch.
+ * forgot, or one the journal never called.
  */
 function namesForgottenCall(fold: FoldedRun, events: readonly RunEvent[]): boolean {
-  const called = events.length > SCAN_BACK_MAX ? new Set<string>() : undefined;
+  const calls = new BatchCalls(events);
   for (let index = 0; index < events.length; index++) {
     const event = events[index] as RunEvent;
-    if (event.type === 'tool-call') called?.add(event.executionId);
-    if (event.type !== 'tool-result' || fold.executions.has(event.executionId)) continue;
-    const known = called ? called.has(event.executionId) : calledBefore(events, index, event.executionId);
-    if (!known) return true;
-  }
-  return false;
-}
-
-function calledBefore(events: readonly RunEvent[], before: number, executionId: string): boolean {
-  for (let index = before - 1; index >= 0; index--) {
-    const event = events[index] as RunEvent;
-    if (event.type === 'tool-call' && event.executionId === executionId) return true;
+    if (event.type === 'tool-result' && !fold.executions.has(event.executionId)) {
+      if (calls.callBefore(index, event.executionId) === undefined) return true;
+    }
+    calls.pass(index);
   }
   return false;
 }
