@@ -2,14 +2,8 @@
  * Canonical JSON: the text every digest and chain value of Stepwise hashes (plans, execution ids,
  * journal events). Written by hand for speed; see `canonicalJson`.
  */
-import { keyShapeOf } from './key-shapes.js';
+import { APPENDED_MEMBERS_MAX, type KeyShape, keyShapeOf } from './key-shapes.js';
 import { COPIED_MEMBERS_MIN, sortedCopy, UNSORTABLE } from './sorted-copy.js';
-
-/**
- * Objects and arrays with more members than this (and everything inside them) are joined: see
- * `canonicalObject`.
- */
-const APPENDED_MEMBERS_MAX = 16;
 
 /**
  * `joined`: members joined into one string, not appended. A string built by appending is a tree of
@@ -18,23 +12,15 @@ const APPENDED_MEMBERS_MAX = 16;
  * own is cheaper appended.
  */
 function canonicalObject(value: object, joined: boolean): string {
-  const { sorted, members: quoted } = keyShapeOf(Object.keys(value));
-  const count = sorted.length;
+  const shape = keyShapeOf(Object.keys(value));
+  const count = shape.sorted.length;
   if (count === 0) return '{}';
   if (!joined && count >= COPIED_MEMBERS_MIN) {
     const text = copiedJson(value);
     if (text !== undefined) return text;
   }
-  const inner = joined || count > APPENDED_MEMBERS_MAX;
-  if (!inner) {
-    let text = '';
-    for (let index = 0; index < count; index++) {
-      const key = sorted[index] as string;
-      const item = canonicalValue((value as Record<string, unknown>)[key], key, false);
-      if (item !== undefined) text = text === '' ? `{${quoted[index]}${item}` : `${text},${quoted[index]}${item}`;
-    }
-    return text === '' ? '{}' : `${text}}`;
-  }
+  if (!joined && count <= APPENDED_MEMBERS_MAX) return appendedObject(value, shape);
+  const { sorted, members: quoted } = shape;
   const members = new Array<string>(count);
   let kept = 0;
   for (let index = 0; index < count; index++) {
@@ -44,6 +30,36 @@ function canonicalObject(value: object, joined: boolean): string {
   }
   if (kept < count) members.length = kept;
   return `{${members.join(',')}}`;
+}
+
+/**
+ * A small object, appended member by member. Its values are read at once by `Object.values` (one
+ * native walk instead of a keyed lookup per member, which for the many shapes of journal events
+ * is a slow, megamorphic one) and taken in sorted order by position; a plain string is appended
+ * with its key and quotes in one step. About a tenth less time per journal event hashed, and
+ * fewer intermediate strings. A getter is read in the object's own key order; one that removes a
+ * later member (the values no longer line up with the keys) sends the object to keyed reads, which
+ * read every getter again.
+ */
+function appendedObject(value: object, shape: KeyShape): string {
+  const { sorted, opening, following, order } = shape;
+  const count = sorted.length;
+  let values: unknown[] | undefined = Object.values(value);
+  if (values.length !== count) values = undefined;
+  let text = '';
+  for (let index = 0; index < count; index++) {
+    const key = sorted[index] as string;
+    const member =
+      values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
+    const prefix = text === '' ? (opening[index] as string) : `${text}${following[index]}`;
+    if (typeof member === 'string' && !ESCAPED.test(member)) {
+      text = `${prefix}"${member}"`;
+      continue;
+    }
+    const item = canonicalValue(member, key, false);
+    if (item !== undefined) text = `${prefix}${item}`;
+  }
+  return text === '' ? '{}' : `${text}}`;
 }
 
 /** The texts of small non-negative integers (attempts, counts), made once. */

@@ -20,6 +20,15 @@ export interface KeyShape {
   readonly keys: readonly string[];
   readonly sorted: readonly string[];
   readonly members: readonly string[];
+  /**
+   * Objects of at most APPENDED_MEMBERS_MAX keys (journal events, a step), which canonical JSON
+   * writes by appending: each sorted key as it opens the object (`{"key":`) and as it follows a
+   * member (`,"key":`), and its position among the object's own keys (as `Object.values` lists
+   * them). Empty for larger objects.
+   */
+  readonly opening: readonly string[];
+  readonly following: readonly string[];
+  readonly order: readonly number[];
   /** The keys are in sorted order already. */
   readonly inOrder: boolean;
   /**
@@ -45,6 +54,9 @@ function sameKeys(left: readonly string[], right: readonly string[]): boolean {
   return true;
 }
 
+/** Objects with at most this many keys are written by appending (see `canonicalObject`). */
+export const APPENDED_MEMBERS_MAX = 16;
+
 const INTEGER_KEY = /^(?:0|[1-9][0-9]*)$/;
 
 export function keyShapeOf(keys: string[]): KeyShape {
@@ -54,10 +66,15 @@ export function keyShapeOf(keys: string[]): KeyShape {
   // Own enumerable string keys, as JSON.stringify takes them, in plain string (UTF-16) order:
   // integer-like keys ("0", "12") too, which JavaScript itself enumerates first.
   const sorted = keys.length > 1 ? [...keys].sort() : keys;
+  const members = sorted.map((key) => `${quoteKey(key)}:`);
+  const small = keys.length <= APPENDED_MEMBERS_MAX;
   const shape: KeyShape = {
     keys,
     sorted,
-    members: sorted.map((key) => `${quoteKey(key)}:`),
+    members,
+    opening: small ? members.map((member) => `{${member}`) : [],
+    following: small ? members.map((member) => `,${member}`) : [],
+    order: small ? sorted.map((key) => keys.indexOf(key)) : [],
     inOrder: sorted === keys || sorted.every((key, index) => key === keys[index]),
     copyable: !keys.some((key) => key === '__proto__' || INTEGER_KEY.test(key)),
   };

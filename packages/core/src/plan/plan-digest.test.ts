@@ -260,6 +260,47 @@ describe('planDigest', () => {
     }
   });
 
+  it('writes a small object whose getters remove or add members as the reference does', () => {
+    // Small objects' values are read at once (Object.values) and taken by position: a getter that
+    // removes a later member must not shift a value onto another key.
+    const removing = () => {
+      const value: Record<string, unknown> = {
+        get a() {
+          delete value.b;
+          return 'A';
+        },
+        b: 'B',
+        c: 'C',
+        z: { n: 1 },
+      };
+      return value;
+    };
+    expect(canonicalJson(removing())).toBe('{"a":"A","c":"C","z":{"n":1}}');
+    expect(canonicalJson(removing())).toBe(referenceCanonical(removing()));
+    // A getter that adds a member: the member was not among the keys when the object was read.
+    const adding: Record<string, unknown> = {
+      m: 1,
+      get b() {
+        adding.a = 'late';
+        return 2;
+      },
+    };
+    expect(canonicalJson(adding)).toBe('{"b":2,"m":1}');
+    // Members in every position, dropped ones among them, strings that need escaping or not.
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ maxLength: 4 }),
+          fc.oneof(fc.string(), fc.constant(undefined), fc.integer(), fc.constant(() => 1), fc.boolean()),
+          { maxKeys: 16 },
+        ),
+        (value) => {
+          expect(canonicalJson(value)).toBe(referenceCanonical(JSON.parse(JSON.stringify(value))));
+        },
+      ),
+    );
+  });
+
   it('approvePlan refuses something that is not a plan, or no approver, with a typed error', () => {
     expect(() => approvePlan(null as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
     expect(() => approvePlan(5 as never, { by: 'x' })).toThrow(expect.objectContaining({ code: 'E001' }));
