@@ -49,8 +49,7 @@ function appendedObject(value: object, shape: KeyShape): string {
   let text = '';
   for (let index = 0; index < count; index++) {
     const key = sorted[index] as string;
-    const member =
-      values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
+    const member = values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
     const prefix = text === '' ? (opening[index] as string) : `${text}${following[index]}`;
     if (typeof member === 'string' && !ESCAPED.test(member)) {
       text = `${prefix}"${member}"`;

@@ -291,7 +291,13 @@ describe('planDigest', () => {
       fc.property(
         fc.dictionary(
           fc.string({ maxLength: 4 }),
-          fc.oneof(fc.string(), fc.constant(undefined), fc.integer(), fc.constant(() => 1), fc.boolean()),
+          fc.oneof(
+            fc.string(),
+            fc.constant(undefined),
+            fc.integer(),
+            fc.constant(() => 1),
+            fc.boolean(),
+          ),
           { maxKeys: 16 },
         ),
         (value) => {
