@@ -42,7 +42,7 @@ function canonicalObject(value: object, joined: boolean): string {
  * read every getter again.
  */
 function appendedObject(value: object, shape: KeyShape): string {
-  const { sorted, opening, following, order } = shape;
+  const { sorted, order } = shape;
   const count = sorted.length;
   let values: unknown[] | undefined = Object.values(value);
   if (values.length !== count) values = undefined;
@@ -50,13 +50,13 @@ function appendedObject(value: object, shape: KeyShape): string {
   for (let index = 0; index < count; index++) {
     const key = sorted[index] as string;
     const member = values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
-    const prefix = text === '' ? (opening[index] as string) : `${text}${following[index]}`;
     if (typeof member === 'string' && !ESCAPED.test(member)) {
-      text = `${prefix}"${member}"`;
+      text = text === '' ? `${shape.openingQuote[index]}${member}"` : `${text}${shape.followingQuote[index]}${member}"`;
       continue;
     }
     const item = canonicalValue(member, key, false);
-    if (item !== undefined) text = `${prefix}${item}`;
+    if (item !== undefined)
+      text = text === '' ? `${shape.opening[index]}${item}` : `${text}${shape.following[index]}${item}`;
   }
   return text === '' ? '{}' : `${text}}`;
 }
