@@ -2,8 +2,14 @@
  * Canonical JSON: the text every digest and chain value of Stepwise hashes (plans, execution ids,
  * journal events). Written by hand for speed; see `canonicalJson`.
  */
-import { APPENDED_MEMBERS_MAX, type KeyShape, keyShapeOf } from './key-shapes.js';
+import { appendedFormOf, type KeyShape, keyShapeOf } from './key-shapes.js';
 import { COPIED_MEMBERS_MIN, sortedCopy, UNSORTABLE } from './sorted-copy.js';
+
+/**
+ * Objects and arrays with more members than this (and everything inside them) are joined: see
+ * `canonicalObject`.
+ */
+const APPENDED_MEMBERS_MAX = 16;
 
 /**
  * `joined`: members joined into one string, not appended. A string built by appending is a tree of
@@ -42,7 +48,9 @@ function canonicalObject(value: object, joined: boolean): string {
  * read every getter again.
  */
 function appendedObject(value: object, shape: KeyShape): string {
-  const { sorted, order } = shape;
+  const { sorted } = shape;
+  const form = appendedFormOf(shape);
+  const order = form.order;
   const count = sorted.length;
   let values: unknown[] | undefined = Object.values(value);
   if (values.length !== count) values = undefined;
@@ -51,12 +59,12 @@ function appendedObject(value: object, shape: KeyShape): string {
     const key = sorted[index] as string;
     const member = values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
     if (typeof member === 'string' && !ESCAPED.test(member)) {
-      text = text === '' ? `${shape.openingQuote[index]}${member}"` : `${text}${shape.followingQuote[index]}${member}"`;
+      text = text === '' ? `${form.openingQuote[index]}${member}"` : `${text}${form.followingQuote[index]}${member}"`;
       continue;
     }
     const item = canonicalValue(member, key, false);
     if (item !== undefined)
-      text = text === '' ? `${shape.opening[index]}${item}` : `${text}${shape.following[index]}${item}`;
+      text = text === '' ? `${form.opening[index]}${item}` : `${text}${form.following[index]}${item}`;
   }
   return text === '' ? '{}' : `${text}}`;
 }

@@ -20,18 +20,8 @@ export interface KeyShape {
   readonly keys: readonly string[];
   readonly sorted: readonly string[];
   readonly members: readonly string[];
-  /**
-   * Objects of at most APPENDED_MEMBERS_MAX keys (journal events, a step), which canonical JSON
-   * writes by appending: each sorted key as it opens the object (`{"key":`) and as it follows a
-   * member (`,"key":`), both also with a string value's opening quote (`{"key":"`, `,"key":"`),
-   * and its position among the object's own keys (as `Object.values` lists them). Empty for
-   * larger objects.
-   */
-  readonly opening: readonly string[];
-  readonly following: readonly string[];
-  readonly openingQuote: readonly string[];
-  readonly followingQuote: readonly string[];
-  readonly order: readonly number[];
+  /** How canonical JSON appends an object of this shape: see `appendedFormOf`. */
+  appended: AppendedForm | undefined;
   /** The keys are in sorted order already. */
   readonly inOrder: boolean;
   /**
@@ -39,6 +29,41 @@ export interface KeyShape {
    * (objects list those first, in numeric order) or `__proto__` (setting it sets the prototype).
    */
   readonly copyable: boolean;
+}
+
+/**
+ * For a small object (a journal event, a step), which canonical JSON writes by appending: each
+ * sorted key as it opens the object (`{"key":`) and as it follows a member (`,"key":`), both also
+ * with a string value's opening quote (`{"key":"`, `,"key":"`), and its position among the
+ * object's own keys (as `Object.values` lists them).
+ */
+export interface AppendedForm {
+  readonly opening: readonly string[];
+  readonly following: readonly string[];
+  readonly openingQuote: readonly string[];
+  readonly followingQuote: readonly string[];
+  readonly order: readonly number[];
+}
+
+/**
+ * The shape's appended form, made on first use and kept with the shape: only objects written by
+ * appending need it, and a shape met once (an output's own keys, beyond the shapes kept) would
+ * otherwise pay for five arrays it never reads.
+ */
+export function appendedFormOf(shape: KeyShape): AppendedForm {
+  let form = shape.appended;
+  if (form === undefined) {
+    const { keys, sorted, members } = shape;
+    form = {
+      opening: members.map((member) => `{${member}`),
+      following: members.map((member) => `,${member}`),
+      openingQuote: members.map((member) => `{${member}"`),
+      followingQuote: members.map((member) => `,${member}"`),
+      order: sorted.map((key) => keys.indexOf(key)),
+    };
+    shape.appended = form;
+  }
+  return form;
 }
 
 /**
@@ -57,9 +82,6 @@ function sameKeys(left: readonly string[], right: readonly string[]): boolean {
   return true;
 }
 
-/** Objects with at most this many keys are written by appending (see `canonicalObject`). */
-export const APPENDED_MEMBERS_MAX = 16;
-
 const INTEGER_KEY = /^(?:0|[1-9][0-9]*)$/;
 
 export function keyShapeOf(keys: string[]): KeyShape {
@@ -76,16 +98,11 @@ export function keyShapeOf(keys: string[]): KeyShape {
   // integer-like keys ("0", "12") too, which JavaScript itself enumerates first.
   const sorted = keys.length > 1 ? [...keys].sort() : keys;
   const members = sorted.map((key) => `${quoteKey(key)}:`);
-  const small = keys.length <= APPENDED_MEMBERS_MAX;
   const shape: KeyShape = {
     keys,
     sorted,
     members,
-    opening: small ? members.map((member) => `{${member}`) : [],
-    following: small ? members.map((member) => `,${member}`) : [],
-    openingQuote: small ? members.map((member) => `{${member}"`) : [],
-    followingQuote: small ? members.map((member) => `,${member}"`) : [],
-    order: small ? sorted.map((key) => keys.indexOf(key)) : [],
+    appended: undefined,
     inOrder: sorted === keys || sorted.every((key, index) => key === keys[index]),
     copyable: !keys.some((key) => key === '__proto__' || INTEGER_KEY.test(key)),
   };
