@@ -2,7 +2,7 @@
  * Canonical JSON: the text every digest and chain value of Stepwise hashes (plans, execution ids,
  * journal events). Written by hand for speed; see `canonicalJson`.
  */
-import { appendedFormOf, type KeyShape, keyShapeOf } from './key-shapes.js';
+import { appendedFormOf, keyShapeOf } from './key-shapes.js';
 import { COPIED_MEMBERS_MIN, sortedCopy, UNSORTABLE } from './sorted-copy.js';
 
 /**
@@ -15,58 +15,47 @@ const APPENDED_MEMBERS_MAX = 16;
  * `joined`: members joined into one string, not appended. A string built by appending is a tree of
  * pieces; a large plan's thousands of such trees, alive until the plan's array is joined, cost more
  * in garbage collection than joining each object at once. A small object (a journal event) on its
- * own is cheaper appended.
+ * own is cheaper appended: a plain string member goes in with its key and quotes in one step (texts
+ * the shape keeps, see `appendedFormOf`), one intermediate string fewer per member. Members are read
+ * one at a time, in sorted order, as each is written (as JSON.stringify reads them): a getter or a
+ * `toJSON` that changes a later member is seen.
  */
 function canonicalObject(value: object, joined: boolean): string {
   const shape = keyShapeOf(Object.keys(value));
-  const count = shape.sorted.length;
+  const { sorted } = shape;
+  const count = sorted.length;
   if (count === 0) return '{}';
   if (!joined && count >= COPIED_MEMBERS_MIN) {
     const text = copiedJson(value);
     if (text !== undefined) return text;
   }
-  if (!joined && count <= APPENDED_MEMBERS_MAX) return appendedObject(value, shape);
-  const { sorted, members: quoted } = shape;
+  const record = value as Record<string, unknown>;
+  if (!joined && count <= APPENDED_MEMBERS_MAX) {
+    const form = appendedFormOf(shape);
+    let text = '';
+    for (let index = 0; index < count; index++) {
+      const key = sorted[index] as string;
+      const member = record[key];
+      if (typeof member === 'string' && !ESCAPED.test(member)) {
+        text = text === '' ? `${form.openingQuote[index]}${member}"` : `${text}${form.followingQuote[index]}${member}"`;
+        continue;
+      }
+      const item = canonicalValue(member, key, false);
+      if (item !== undefined)
+        text = text === '' ? `${form.opening[index]}${item}` : `${text}${form.following[index]}${item}`;
+    }
+    return text === '' ? '{}' : `${text}}`;
+  }
+  const quoted = shape.members;
   const members = new Array<string>(count);
   let kept = 0;
   for (let index = 0; index < count; index++) {
     const key = sorted[index] as string;
-    const item = canonicalValue((value as Record<string, unknown>)[key], key, true);
+    const item = canonicalValue(record[key], key, true);
     if (item !== undefined) members[kept++] = `${quoted[index]}${item}`;
   }
   if (kept < count) members.length = kept;
   return `{${members.join(',')}}`;
-}
-
-/**
- * A small object, appended member by member. Its values are read at once by `Object.values` (one
- * native walk instead of a keyed lookup per member, which for the many shapes of journal events
- * is a slow, megamorphic one) and taken in sorted order by position; a plain string is appended
- * with its key and quotes in one step. About a tenth less time per journal event hashed, and
- * fewer intermediate strings. A getter is read in the object's own key order; one that removes a
- * later member (the values no longer line up with the keys) sends the object to keyed reads, which
- * read every getter again.
- */
-function appendedObject(value: object, shape: KeyShape): string {
-  const { sorted } = shape;
-  const form = appendedFormOf(shape);
-  const order = form.order;
-  const count = sorted.length;
-  let values: unknown[] | undefined = Object.values(value);
-  if (values.length !== count) values = undefined;
-  let text = '';
-  for (let index = 0; index < count; index++) {
-    const key = sorted[index] as string;
-    const member = values === undefined ? (value as Record<string, unknown>)[key] : values[order[index] as number];
-    if (typeof member === 'string' && !ESCAPED.test(member)) {
-      text = text === '' ? `${form.openingQuote[index]}${member}"` : `${text}${form.followingQuote[index]}${member}"`;
-      continue;
-    }
-    const item = canonicalValue(member, key, false);
-    if (item !== undefined)
-      text = text === '' ? `${form.opening[index]}${item}` : `${text}${form.following[index]}${item}`;
-  }
-  return text === '' ? '{}' : `${text}}`;
 }
 
 /** The texts of small non-negative integers (attempts, counts), made once. */

@@ -34,32 +34,29 @@ export interface KeyShape {
 /**
  * For a small object (a journal event, a step), which canonical JSON writes by appending: each
  * sorted key as it opens the object (`{"key":`) and as it follows a member (`,"key":`), both also
- * with a string value's opening quote (`{"key":"`, `,"key":"`), and its position among the
- * object's own keys (as `Object.values` lists them).
+ * with a string value's opening quote (`{"key":"`, `,"key":"`).
  */
 export interface AppendedForm {
   readonly opening: readonly string[];
   readonly following: readonly string[];
   readonly openingQuote: readonly string[];
   readonly followingQuote: readonly string[];
-  readonly order: readonly number[];
 }
 
 /**
  * The shape's appended form, made on first use and kept with the shape: only objects written by
  * appending need it, and a shape met once (an output's own keys, beyond the shapes kept) would
- * otherwise pay for five arrays it never reads.
+ * otherwise pay for four arrays it never reads.
  */
 export function appendedFormOf(shape: KeyShape): AppendedForm {
   let form = shape.appended;
   if (form === undefined) {
-    const { keys, sorted, members } = shape;
+    const { members } = shape;
     form = {
       opening: members.map((member) => `{${member}`),
       following: members.map((member) => `,${member}`),
       openingQuote: members.map((member) => `{${member}"`),
       followingQuote: members.map((member) => `,${member}"`),
-      order: sorted.map((key) => keys.indexOf(key)),
     };
     shape.appended = form;
   }

@@ -260,9 +260,8 @@ describe('planDigest', () => {
     }
   });
 
-  it('writes a small object whose getters remove or add members as the reference does', () => {
-    // Small objects' values are read at once (Object.values) and taken by position: a getter that
-    // removes a later member must not shift a value onto another key.
+  it("reads a small object's members one at a time, in sorted order, as each is written", () => {
+    // What a getter or a toJSON does to the members after it is seen, as JSON.stringify would see it.
     const removing = () => {
       const value: Record<string, unknown> = {
         get a() {
@@ -276,8 +275,17 @@ describe('planDigest', () => {
       return value;
     };
     expect(canonicalJson(removing())).toBe('{"a":"A","c":"C","z":{"n":1}}');
-    expect(canonicalJson(removing())).toBe(referenceCanonical(removing()));
-    // A getter that adds a member: the member was not among the keys when the object was read.
+    // A member made enumerable meanwhile was not among the keys: never written, nor shifted onto another.
+    const revealing: Record<string, unknown> = {
+      get a() {
+        delete revealing.b;
+        Object.defineProperty(revealing, 'x', { enumerable: true });
+        return 'A';
+      },
+      b: 'B',
+    };
+    Object.defineProperty(revealing, 'x', { value: 'hidden', enumerable: false, configurable: true });
+    expect(canonicalJson(revealing)).toBe('{"a":"A"}');
     const adding: Record<string, unknown> = {
       m: 1,
       get b() {
@@ -286,6 +294,35 @@ describe('planDigest', () => {
       },
     };
     expect(canonicalJson(adding)).toBe('{"b":2,"m":1}');
+    // Sorted order, not the object's own: `a` is read (and its getter run) before `b`.
+    let reads = 0;
+    const counting = {
+      get b() {
+        return ++reads;
+      },
+      get a() {
+        return ++reads;
+      },
+    };
+    expect(canonicalJson(counting)).toBe('{"a":1,"b":2}');
+    const changing: Record<string, unknown> = {
+      get b() {
+        changing.a = 'X';
+        return 1;
+      },
+      a: 'A',
+    };
+    expect(canonicalJson(changing)).toBe('{"a":"A","b":1}');
+    // A toJSON that changes a later member: the member is read after it ran.
+    const later: Record<string, unknown> = { a: { toJSON: () => ((later.b = 'X'), 1) }, b: 'B' };
+    expect(canonicalJson(later)).toBe('{"a":1,"b":"X"}');
+    // A proxy whose keys come back in another order each time: each key is read by name.
+    let calls = 0;
+    const shuffling = new Proxy(
+      { a: 'A', b: 'B' },
+      { ownKeys: (target) => (calls++ % 2 === 0 ? Reflect.ownKeys(target) : Reflect.ownKeys(target).reverse()) },
+    );
+    expect(canonicalJson(shuffling)).toBe('{"a":"A","b":"B"}');
     // Members in every position, dropped ones among them, strings that need escaping or not.
     fc.assert(
       fc.property(
