@@ -314,7 +314,15 @@ describe('planDigest', () => {
     };
     expect(canonicalJson(changing)).toBe('{"a":"A","b":1}');
     // A toJSON that changes a later member: the member is read after it ran.
-    const later: Record<string, unknown> = { a: { toJSON: () => ((later.b = 'X'), 1) }, b: 'B' };
+    const later: Record<string, unknown> = {
+      a: {
+        toJSON: () => {
+          later.b = 'X';
+          return 1;
+        },
+      },
+      b: 'B',
+    };
     expect(canonicalJson(later)).toBe('{"a":1,"b":"X"}');
     // A proxy whose keys come back in another order each time: each key is read by name.
     let calls = 0;
