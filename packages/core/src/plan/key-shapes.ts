@@ -22,8 +22,6 @@ export interface KeyShape {
   readonly members: readonly string[];
   /** How canonical JSON appends an object of this shape: see `appendedFormOf`. */
   appended: AppendedForm | undefined;
-  /** The keys are in sorted order already. */
-  readonly inOrder: boolean;
   /**
    * A copy made by setting the keys in sorted order keeps that order: no key is an array index
    * (objects list those first, in numeric order) or `__proto__` (setting it sets the prototype).
@@ -100,7 +98,6 @@ export function keyShapeOf(keys: string[]): KeyShape {
     sorted,
     members,
     appended: undefined,
-    inOrder: sorted === keys || sorted.every((key, index) => key === keys[index]),
     copyable: !keys.some((key) => key === '__proto__' || INTEGER_KEY.test(key)),
   };
   if (keyShapeCount < KEY_SHAPES_MAX && (shapes === undefined || shapes.length < SHAPES_PER_FIRST_KEY_MAX)) {
