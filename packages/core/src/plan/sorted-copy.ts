@@ -3,7 +3,7 @@
  * which the native JSON.stringify then writes as canonical JSON (see `copiedJson` in
  * canonical-json.ts).
  */
-import { keyShapeOf } from './key-shapes.js';
+import { type KeyShape, keyShapeOf } from './key-shapes.js';
 
 /**
  * Arrays and objects with at least this many members are written from a sorted copy. Below it the
@@ -38,7 +38,8 @@ export function sortedCopy(value: unknown): unknown {
 /** A member the writer drops from an object (and writes as null in an array). */
 const dropped = (item: unknown) => item === undefined || typeof item === 'function' || typeof item === 'symbol';
 
-function sortedArray(value: readonly unknown[]): unknown {
+/** `sortedCopy` of an array, which the caller checked as `sortedCopy` does. */
+export function sortedArray(value: readonly unknown[]): unknown {
   const copy = new Array<unknown>(value.length);
   for (let index = 0; index < value.length; index++) {
     const item = value[index];
@@ -49,8 +50,8 @@ function sortedArray(value: readonly unknown[]): unknown {
   return copy;
 }
 
-function sortedObject(value: object): unknown {
-  const shape = keyShapeOf(Object.keys(value));
+/** `sortedCopy` of an object the caller checked as `sortedCopy` does; `shape`: its keys', if known. */
+export function sortedObject(value: object, shape: KeyShape = keyShapeOf(Object.keys(value))): unknown {
   if (!shape.copyable) return UNSORTABLE;
   const { sorted } = shape;
   const members = value as Record<string, unknown>;
