@@ -1,10 +1,9 @@
 import type { RunEvent } from '@stepwise/core';
 import { applyEvent, type ExecutionState, emptyRun, type FoldChanges, type FoldedRun } from '@stepwise/core/store';
+import { BatchCalls } from './batch-calls.js';
 
 /** Reads a run's events after a seq, a page at a time (at most `limit`). */
 export type ReadEvents = (runId: string, afterSeq: number, limit: number) => readonly RunEvent[];
-
-import { BatchCalls } from './batch-calls.js';
 
 const CATCH_UP_PAGE = 500;
 
