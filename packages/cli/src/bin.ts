@@ -17,8 +17,20 @@ if (argv[0] === '--version' || argv[0] === '-v') {
         process.exitCode = code;
       },
       (error: unknown) => {
-        process.stderr.write(`stepwise: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+        process.stderr.write(`stepwise: ${lastWords(error)}\n`);
         process.exitCode = 1;
       },
     );
+}
+
+/**
+ * The text of what ended the CLI, never throwing (a value without a prototype has no text). Not
+ * core's `messageOf`: this file loads without core, and keeps the stack.
+ */
+function lastWords(error: unknown): string {
+  try {
+    return error instanceof Error ? (error.stack ?? error.message) : String(error);
+  } catch {
+    return '(a thrown value that cannot be shown as text)';
+  }
 }

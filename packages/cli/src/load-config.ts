@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createJsonLocator, ErrorCodes, StepwiseError } from '@stepwise/core';
-import { schemaIssueProblems } from '@stepwise/core/engine';
+import { messageOf, schemaIssueProblems } from '@stepwise/core/engine';
 import type { z } from 'zod';
 import { type StepwiseConfig, StepwiseConfigSchema } from './config-schema.js';
 import { localPluginFiles } from './load-plugins.js';
@@ -180,11 +180,10 @@ async function evaluateConfigModule(file: string): Promise<StepwiseConfig> {
   try {
     value = await importModule(file);
   } catch (error) {
-    throw new StepwiseError(
-      ErrorCodes.CONFIG_INVALID,
-      `${file} could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
-      { location: file, cause: error },
-    );
+    throw new StepwiseError(ErrorCodes.CONFIG_INVALID, `${file} could not be loaded: ${messageOf(error)}`, {
+      location: file,
+      cause: error,
+    });
   }
   if (typeof value === 'function') value = await (value as () => unknown)();
   const config = parseConfig(value, { file });

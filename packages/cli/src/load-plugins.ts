@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ErrorCodes, type Plugin, StepwiseError, type ToolRegistry } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import type { McpServerConfig, PluginConfig } from './config-schema.js';
 import { importOptionalPackage } from './import-optional-package.js';
 
@@ -65,7 +66,7 @@ async function importPluginModule(specifier: string, baseDirectory: string): Pro
     if (/\.[cm]?tsx?$/.test(file.pathname)) return (await jiti.import(file.href)) as Record<string, unknown>;
     return (await import(file.href)) as Record<string, unknown>;
   } catch (error) {
-    throw pluginError(specifier, `cannot be loaded: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw pluginError(specifier, `cannot be loaded: ${messageOf(error)}`, error);
   }
 }
 
@@ -81,11 +82,7 @@ export async function loadPluginModule(specifier: string, baseDirectory: string,
     try {
       value = await (candidate as (options: unknown) => unknown)(options);
     } catch (error) {
-      throw pluginError(
-        specifier,
-        `its factory failed: ${error instanceof Error ? error.message : String(error)}`,
-        error,
-      );
+      throw pluginError(specifier, `its factory failed: ${messageOf(error)}`, error);
     }
   }
   // A CommonJS module imported from ESM nests its exports under `default`.
@@ -203,9 +200,7 @@ export async function registerPlugins(
     } catch (error) {
       // The registry owns the ones registered so far; the rest are still ours to stop.
       await Promise.allSettled(loaded.slice(index).map((entry) => entry.plugin.dispose?.()));
-      throw StepwiseError.isInstance(error)
-        ? error
-        : pluginError(plugin.name, error instanceof Error ? error.message : String(error), error);
+      throw StepwiseError.isInstance(error) ? error : pluginError(plugin.name, messageOf(error), error);
     }
   }
 }

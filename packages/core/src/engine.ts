@@ -2,7 +2,7 @@
 // lifecycle (createPolicyEngine), the policies, the step kernel (invokeStep, callTool), sessions and
 // the journal writer (RunJournal), and the helpers engines and tool packages share (the OS sandbox's
 // arguments, the child environment). Hosts import @stepwise/core.
-export { toStepError } from './errors.js';
+export { messageOf, toStepError } from './errors.js';
 export { addUsage } from './journal/add-usage.js';
 export { planReviseEvent, startedStepIds } from './journal/apply-plan-revise.js';
 export type { RunEventInput } from './journal/events.js';

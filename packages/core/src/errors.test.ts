@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, StepwiseError, ToolError, toStepError } from './errors.js';
+import { ErrorCodes, messageOf, StepwiseError, ToolError, toStepError } from './errors.js';
 
 describe('toStepError and StepwiseError.toJSON', () => {
   it('carry code, message, retryable, location and details, and nothing undefined', () => {
@@ -29,6 +29,40 @@ describe('toStepError and StepwiseError.toJSON', () => {
     expect(toStepError('text', ErrorCodes.INPUT_INVALID)).toEqual({
       code: ErrorCodes.INPUT_INVALID,
       message: 'text',
+      retryable: false,
+    });
+  });
+});
+
+describe('messageOf', () => {
+  it("is an error's message, or the text of any other thrown value", () => {
+    expect(messageOf(new TypeError('bad'))).toBe('bad');
+    expect(messageOf('plain')).toBe('plain');
+    expect(messageOf(42)).toBe('42');
+    expect(messageOf(Symbol('s'))).toBe('Symbol(s)');
+    expect(messageOf(undefined)).toBe('undefined');
+  });
+
+  it('never throws, whatever was thrown', () => {
+    const throwing = () => {
+      throw new Error('no text for you');
+    };
+    const hostile: unknown[] = [
+      Object.create(null),
+      { toString: throwing },
+      { [Symbol.toPrimitive]: throwing },
+      Object.defineProperty(new Error('x'), 'message', { get: throwing }),
+      new Proxy({}, { get: throwing, getPrototypeOf: throwing }),
+    ];
+    for (const value of hostile) {
+      expect(messageOf(value)).toMatch(/^\(a thrown (object|function) that cannot be shown as text\)$/);
+    }
+  });
+
+  it('makes a StepError of a thrown value with no text (E300, not retryable)', () => {
+    expect(toStepError(Object.create(null))).toEqual({
+      code: ErrorCodes.TOOL_FAILED,
+      message: '(a thrown object that cannot be shown as text)',
       retryable: false,
     });
   });

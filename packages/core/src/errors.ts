@@ -195,14 +195,26 @@ export class SandboxViolation extends StepwiseError {
   }
 }
 
+/**
+ * The text of anything thrown, for a message or a log line; never throws itself. A thrown value can
+ * be an object without a prototype (nothing to turn it into a string), a proxy, or an error whose
+ * `message` getter or `toString` throws: explaining an error must not raise another.
+ */
+export function messageOf(error: unknown): string {
+  try {
+    return String(error instanceof Error ? error.message : error);
+  } catch {
+    return `(a thrown ${typeof error} that cannot be shown as text)`;
+  }
+}
+
 /** Turns anything thrown into a StepError. Non-Stepwise errors are not retryable. */
 export function toStepError(
   error: unknown,
   fallbackCode: ErrorCode | CustomErrorCode = ErrorCodes.TOOL_FAILED,
 ): StepError {
   if (StepwiseError.isInstance(error)) return error.toJSON();
-  if (error instanceof Error) return { code: fallbackCode, message: error.message, retryable: false };
-  return { code: fallbackCode, message: String(error), retryable: false };
+  return { code: fallbackCode, message: messageOf(error), retryable: false };
 }
 
 /**

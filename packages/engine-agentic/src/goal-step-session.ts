@@ -1,5 +1,5 @@
 import { type Artifact, ErrorCodes, type StepError, type StepResult, type TokenUsage } from '@stepwise/core';
-import { deriveExecutionId, endStep, type ToolCallOutcome } from '@stepwise/core/engine';
+import { deriveExecutionId, endStep, messageOf, type ToolCallOutcome } from '@stepwise/core/engine';
 import type { ApprovalRecord, CriterionStatus, QuestionRecord } from '@stepwise/core/store';
 import type { GoalProgress } from './built-in-tools.js';
 import type { ChatMessage } from './chat-model.js';
@@ -126,7 +126,7 @@ export class GoalStepSession {
     if (isTimeoutReason(reason)) {
       return this.failure(ErrorCodes.STEP_TIMEOUT, `step ${step.id} timed out after ${step.timeoutMs} ms`);
     }
-    const message = reason instanceof Error ? reason.message : String(reason ?? 'run cancelled');
+    const message = messageOf(reason ?? 'run cancelled');
     return { status: 'cancelled', error: stepError(ErrorCodes.STEP_CANCELLED, `cancelled: ${message}`, step.id) };
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRedactor, type TokenUsage } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import type { ChatMessage, ChatModel, ChatResponse, ChatToolCall, FinishReason } from './chat-model.js';
 import {
   connectionError,
@@ -101,7 +102,7 @@ export function parseToolArguments(raw: unknown): Pick<ChatToolCall, 'arguments'
     return {
       arguments: {},
       rawArguments: raw,
-      parseError: `arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      parseError: `arguments are not valid JSON (${messageOf(error)})`,
     };
   }
 }

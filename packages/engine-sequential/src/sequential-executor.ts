@@ -11,6 +11,7 @@ import {
 } from '@stepwise/core';
 import {
   createLazyRunHandle,
+  messageOf,
   type PolicyEngine,
   type ProgressRunHandle,
   type RevisionRequest,
@@ -205,7 +206,7 @@ class StrictExecutor implements SequentialExecutor {
       call();
     } catch (error) {
       this.#options.log?.('warn', `${name} callback threw; the run continues`, {
-        error: error instanceof Error ? error.message : String(error),
+        error: messageOf(error),
       });
     }
   }

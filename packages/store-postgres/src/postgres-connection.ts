@@ -1,4 +1,5 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import { JOURNAL_VERSION } from '@stepwise/core/store';
 import { Kysely, Migrator, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
@@ -161,7 +162,7 @@ async function refuseNewerJournals(connection: PostgresConnection): Promise<void
 /** pg error codes and socket errors after which trying again later can succeed. */
 function isTransient(error: unknown): boolean {
   const code = String((error as { code?: unknown })?.code ?? '');
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return (
     code.startsWith('08') ||
     code.startsWith('57P') ||
@@ -176,7 +177,7 @@ function isTransient(error: unknown): boolean {
 /** Any failure talking to Postgres becomes E503 (retryable when the server may come back); StepwiseErrors pass through. */
 export function storeError(error: unknown, what: string, location: string): StepwiseError {
   if (StepwiseError.isInstance(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return new StepwiseError(ErrorCodes.STORE_UNAVAILABLE, `Postgres store: ${what} failed (${message})`, {
     location,
     retryable: isTransient(error),

@@ -8,6 +8,7 @@ import {
   type RunSummary,
   StepwiseError,
 } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import {
   type CancelRequest,
   checkCancelRequest,
@@ -189,7 +190,7 @@ class SqliteRunStore implements SqliteStore {
   #translate(error: unknown, what: string, fallbackCode: ErrorCode = ErrorCodes.STORE_UNAVAILABLE): StepwiseError {
     if (StepwiseError.isInstance(error)) return error;
     const code = String((error as { code?: unknown }).code ?? '');
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (code.startsWith('SQLITE_') || fallbackCode === ErrorCodes.STORE_UNAVAILABLE) {
       return unavailable(this.path, `${what} failed (${message})`, error, code.startsWith('SQLITE_BUSY'));
     }

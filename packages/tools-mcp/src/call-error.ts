@@ -1,6 +1,7 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, StepwiseError, ToolError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 
 export interface CallErrorContext {
   /** The server's tool name. */
@@ -13,10 +14,6 @@ export interface CallErrorContext {
   readonly stderr: string;
   /** Removes secrets from what the server or transport wrote (messages, error data). Default: none. */
   readonly scrub?: <T>(value: T) => T;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function stderrNote(stderr: string): string {

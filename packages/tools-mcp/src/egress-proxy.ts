@@ -10,6 +10,7 @@ import {
 import { connect, isIP, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { messageOf } from '@stepwise/core/engine';
 import { addressPermitted, type HostPattern, matchHost, normalizeHost } from './host-allow-list.js';
 
 /** A connection to an allowed host that does not open within this time fails (502). */
@@ -97,7 +98,7 @@ async function openConnection(options: EgressProxyOptions, host: string, port: n
       failure = error;
     }
   }
-  throw new Refusal(502, `${host}:${port}: ${failure instanceof Error ? failure.message : String(failure)}`);
+  throw new Refusal(502, `${host}:${port}: ${messageOf(failure)}`);
 }
 
 /** `host:port` of a CONNECT request (`[v6]:port` for IPv6). */

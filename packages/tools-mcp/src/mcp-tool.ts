@@ -8,7 +8,7 @@ import {
   type ToolContext,
   ToolError,
 } from '@stepwise/core';
-import { compileSchema } from '@stepwise/core/engine';
+import { compileSchema, messageOf } from '@stepwise/core/engine';
 import { callError } from './call-error.js';
 import { type LiveClient, McpConnection } from './mcp-connection.js';
 import type { McpToolDescriptor } from './mcp-options.js';
@@ -64,7 +64,7 @@ async function connect(connection: McpConnection, runId: string, server: () => s
     const stderr = connection.stderrTail.trim();
     throw new ToolError({
       code: ErrorCodes.TOOL_FAILED,
-      message: `MCP server "${server()}" could not be started: ${error instanceof Error ? error.message : String(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
+      message: `MCP server "${server()}" could not be started: ${messageOf(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
       retryable: false,
       location: connection.label,
       cause: error,

@@ -1,4 +1,5 @@
 import { type AnyTool, definePlugin, ErrorCodes, type Plugin, StepwiseError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import { McpConnection, type ServerInfo } from './mcp-connection.js';
 import { isStdioOptions, type McpToolDescriptor, type McpToolsOptions, validateMcpOptions } from './mcp-options.js';
 import { mcpTool, stepwiseToolName } from './mcp-tool.js';
@@ -50,7 +51,7 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
       if (StepwiseError.isInstance(error)) throw error;
       throw new StepwiseError(
         ErrorCodes.PLUGIN_INVALID,
-        `could not start and list MCP server ${connection.label}: ${error instanceof Error ? error.message : String(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
+        `could not start and list MCP server ${connection.label}: ${messageOf(error)}${stderr ? `; stderr: ${stderr.slice(-1000)}` : ''}`,
         { location: connection.label, cause: error },
       );
     }

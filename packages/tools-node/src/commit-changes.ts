@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ErrorCodes, SandboxViolation, ToolError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import { type OpenedDirectory, openChildDirectory, openDirectory } from './directory-descriptor.js';
 import { fileSystemError } from './file-errors.js';
 import { errorCode, type FileSystem } from './file-system.js';
@@ -299,7 +300,7 @@ async function rollback(
         await fileSystem.rename(directory.child(temporary), target);
       }
     } catch (error) {
-      failures.push({ path: change.relative, message: error instanceof Error ? error.message : String(error) });
+      failures.push({ path: change.relative, message: messageOf(error) });
     }
   }
   return failures;

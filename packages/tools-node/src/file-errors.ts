@@ -1,4 +1,5 @@
 import { ErrorCodes, StepwiseError, ToolError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import { errorCode } from './file-system.js';
 
 /**
@@ -9,7 +10,7 @@ import { errorCode } from './file-system.js';
 export function fileSystemError(error: unknown, location: string, action: string): StepwiseError {
   if (StepwiseError.isInstance(error)) return error;
   const code = errorCode(error);
-  const reason = error instanceof Error ? error.message.replace(/^[A-Z]+: /, '') : String(error);
+  const reason = error instanceof Error ? messageOf(error).replace(/^[A-Z]+: /, '') : messageOf(error);
   if (code === 'ENOENT' || code === 'ENOTDIR') {
     return new ToolError({
       code: ErrorCodes.TOOL_NOT_FOUND,

@@ -1,4 +1,5 @@
 import { type JournalKey, type Redactor, type RunStore, StepwiseError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 import { isPostgresStoreConfig, openPostgresStore, openSqliteStore, runnerRedactor } from '../create-runner.js';
 import { userJournalKey } from '../journal-key.js';
 import { type LoadedConfig, loadConfig } from '../load-config.js';
@@ -71,5 +72,5 @@ export function describeError(error: unknown): string {
     if (error.name === 'UsageError') return error.message;
     return `${error.code} ${error.message}`;
   }
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }

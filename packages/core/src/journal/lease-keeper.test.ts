@@ -128,6 +128,26 @@ describe('LeaseKeeper', () => {
     expect(lost[0]?.code).toBe(ErrorCodes.LEASE_CONFLICT);
     expect(lost[0]?.cause).toBe(broken);
   });
+
+  it('loses the lease, not the process, to a store that throws a value with no text (no prototype)', async () => {
+    const { lease } = await leased(300);
+    const hostile = Object.create(null) as object;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { lost } = keep(lease, async () => {
+        throw hostile;
+      });
+      await pause(150);
+      expect(lost[0]?.code).toBe(ErrorCodes.LEASE_CONFLICT);
+      expect(lost[0]?.message).toContain('cannot be shown as text');
+      expect(lost[0]?.cause).toBe(hostile);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
 
 describe('leaseDeadline', () => {

@@ -1,4 +1,4 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, messageOf, StepwiseError } from '../errors.js';
 import type { CancelRequest, Lease, RunStore } from './run-store.js';
 
 /**
@@ -109,7 +109,7 @@ export class LeaseKeeper {
     } catch (error) {
       // Asked again at the next tick; the deadline still ends it if the store stays away.
       if (StepwiseError.isInstance(error) && error.retryable && error.code !== ErrorCodes.LEASE_CONFLICT) return;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       this.#lose(`the store refused to renew it: ${reason}`, error);
     }
   }

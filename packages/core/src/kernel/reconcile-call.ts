@@ -1,4 +1,4 @@
-import { ErrorCodes, type StepError } from '../errors.js';
+import { ErrorCodes, messageOf, type StepError } from '../errors.js';
 import type { ToolResultEvent } from '../journal/events.js';
 import { isoNow } from '../journal/journal.js';
 import type { Reconciliation } from '../tools/define-tool.js';
@@ -62,7 +62,7 @@ export async function reconcileCall(request: ReconcileRequest, context: KernelCo
     }
     answer = raced.value;
   } catch (error) {
-    return unknown(stepId, `its reconcile threw: ${error instanceof Error ? error.message : String(error)}`);
+    return unknown(stepId, `its reconcile threw: ${messageOf(error)}`);
   }
   if (answer?.status === 'not-done') return { answer: 'not-done' };
   if (answer?.status !== 'done') {

@@ -1,4 +1,5 @@
 import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { messageOf } from '../errors.js';
 
 /** A 1-based position in a text. */
 export interface TextPosition {
@@ -53,7 +54,7 @@ export function describeJsonSyntaxError(text: string, error: unknown): JsonSynta
   const found = findJsonSyntaxError(text);
   if (found) return found;
   // The parsers disagree (a lone surrogate, say): keep V8's message at the start of the text.
-  return { offset: 0, line: 1, column: 1, message: error instanceof Error ? error.message : String(error) };
+  return { offset: 0, line: 1, column: 1, message: messageOf(error) };
 }
 
 /**

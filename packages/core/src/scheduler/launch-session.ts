@@ -1,4 +1,4 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, messageOf, StepwiseError } from '../errors.js';
 import { cancelRequestReason } from '../journal/cancel-request-listeners.js';
 import type { RunEvent, RunResult } from '../journal/events.js';
 import type { RunJournal } from '../journal/journal.js';
@@ -36,8 +36,7 @@ export function launchSession(options: {
     cancelReason ??= reason ?? 'the run was cancelled';
     current?.cancel(cancelReason);
   };
-  const onAbort = () =>
-    cancel(signal?.reason instanceof Error ? signal.reason.message : String(signal?.reason ?? 'aborted'));
+  const onAbort = () => cancel(messageOf(signal?.reason ?? 'aborted'));
   const opened = options.open();
   const journal = opened.then((value) => ('scheduler' in value ? value.scheduler.journal : undefined));
   const result = opened.then(async (value) => {

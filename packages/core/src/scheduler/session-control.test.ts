@@ -39,6 +39,18 @@ describe('SessionControl', () => {
     expect(control.stopCause).toEqual({ kind: 'failed', reason: 'the journal failed: disk full' });
   });
 
+  it('stops on a journal failure whose error has no text (a store threw an object without a prototype)', () => {
+    const control = new SessionControl();
+    const hostile = Object.create(null) as object;
+    control.journalFailed(hostile);
+    expect(control.fatal?.error).toBe(hostile);
+    expect(control.stopCause).toEqual({
+      kind: 'failed',
+      reason: 'the journal failed: (a thrown object that cannot be shown as text)',
+    });
+    expect(control.signal.aborted).toBe(true);
+  });
+
   it('holds without stopping: the signal stays live for the steps in flight', () => {
     const control = new SessionControl();
     control.hold('revision 2 is not approved');

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, messageOf, StepwiseError } from '../errors.js';
 
 /** How a stopped session ends: the run's status. */
 export type StopKind = 'cancelled' | 'failed' | 'waiting';
@@ -82,7 +82,7 @@ export class SessionControl {
    */
   journalFailed(error: unknown): void {
     this.#fatal ??= { error };
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     this.stop('failed', `the journal failed: ${message}`, StepwiseError.isInstance(error) ? error : undefined);
   }
 

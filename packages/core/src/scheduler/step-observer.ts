@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.js';
 import type { StepResult } from '../journal/events.js';
 import type { KernelContext } from '../kernel/invoke-step.js';
 import type { SchedulerObserver } from './engine-policy.js';
@@ -7,7 +8,7 @@ import type { Slot } from './step-board.js';
 export type Warn = (message: string, error: unknown) => void;
 
 export function warnThrough(log: KernelContext['log']): Warn {
-  return (message, error) => log?.('warn', message, { error: error instanceof Error ? error.message : String(error) });
+  return (message, error) => log?.('warn', message, { error: messageOf(error) });
 }
 
 /** The host's `SchedulerObserver`, called so that a callback that throws is logged and ignored. */

@@ -1,4 +1,4 @@
-import { type CustomErrorCode, type ErrorCode, ErrorCodes } from '../errors.js';
+import { type CustomErrorCode, type ErrorCode, ErrorCodes, messageOf } from '../errors.js';
 
 /**
  * A check that must hold before the tool is called. `kind` picks a checker from the
@@ -76,7 +76,7 @@ export class PreconditionRegistry {
       } catch (error) {
         outcome = {
           ok: false,
-          message: error instanceof Error ? error.message : String(error),
+          message: messageOf(error),
         };
       }
       if (outcome !== true) {

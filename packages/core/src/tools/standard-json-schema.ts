@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { toJSONSchema } from 'zod';
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, messageOf, StepwiseError } from '../errors.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -24,7 +24,7 @@ function load(name: string, vendor: string): Record<string, unknown> {
 
 function conversionError(vendor: string, error: unknown, path?: string): StepwiseError {
   if (StepwiseError.isInstance(error)) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new StepwiseError(
     ErrorCodes.PLUGIN_INVALID,
     `the ${vendor} schema cannot be expressed as JSON Schema: ${reason}${path === undefined ? '' : ` (at ${path})`}`,

@@ -1,4 +1,4 @@
-import { ErrorCodes, StepwiseError } from '../errors.js';
+import { ErrorCodes, messageOf, StepwiseError } from '../errors.js';
 import type { ToolDefinition } from './define-tool.js';
 import { type PreconditionChecker, type PreconditionEntry, PreconditionRegistry } from './preconditions.js';
 import { compileSchema, type JsonSchema } from './schema.js';
@@ -56,7 +56,7 @@ function inputJsonSchema(tool: AnyTool): JsonSchema {
   try {
     return compileSchema(tool.input).toJsonSchema();
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new StepwiseError(ErrorCodes.PLUGIN_INVALID, `tool "${tool.name}": ${reason}`, {
       location: `tools/${tool.name}/input`,
       details: { tool: tool.name, ...(StepwiseError.isInstance(error) ? error.details : {}) },
