@@ -1,4 +1,5 @@
 import { ErrorCodes, StepwiseError } from '@stepwise/core';
+import { messageOf } from '@stepwise/core/engine';
 
 export interface ModelErrorOptions {
   /** Transient: the same request may succeed later (network, 408, 429, 5xx, timeouts). */
@@ -220,5 +221,5 @@ export function toModelError(error: unknown): ModelError {
       cause: error,
     });
   }
-  return new ModelError(`model call failed: ${String(error)}`, { retryable: false });
+  return new ModelError(`model call failed: ${messageOf(error)}`, { retryable: false });
 }

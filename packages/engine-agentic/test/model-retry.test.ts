@@ -87,6 +87,19 @@ describe('transient model errors', () => {
     expect(waited.steps[0]?.error?.code).toBe(ErrorCodes.MODEL_ERROR);
   });
 
+  it('fails the step with E407, once, when a model throws a value with no text (no prototype)', async () => {
+    const model = scriptedModel([{ error: Object.create(null) }]);
+    const { engine } = testEngine({ model, tools: testTools().registry });
+    const result = await engine.run(goalPlan([{ id: 'x' }])).result;
+    expect(model.calls).toBe(1);
+    expect(result.status).toBe('failed');
+    expect(result.steps[0]?.error).toMatchObject({
+      code: ErrorCodes.MODEL_ERROR,
+      message: 'model call failed: (a thrown object that cannot be shown as text)',
+      retryable: false,
+    });
+  });
+
   it('aborts a model call that exceeds modelTimeoutMs and retries it', async () => {
     const model = scriptedModel([{ ...complete('too late'), delayMs: 60_000 }, complete('in time')]);
     const { engine } = testEngine({ model, tools: testTools().registry, modelTimeoutMs: 5_000 });

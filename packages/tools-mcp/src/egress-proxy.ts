@@ -203,7 +203,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       return socket;
     },
     refuse(target, error) {
-      const refusal = error instanceof Refusal ? error : new Refusal(502, String(error));
+      const refusal = error instanceof Refusal ? error : new Refusal(502, messageOf(error));
       options.onRefused?.(target, refusal.message);
       return refusal;
     },
