@@ -1,3 +1,6 @@
+import { deeper, MAX_NESTING_DEPTH, tooDeepMessage } from './plan/nesting-depth.js';
+import { plainJson } from './plan/plain-json.js';
+
 /**
  * Stable error codes, `E` and three digits, grouped by family: E0xx the plan and its input, E1xx
  * preconditions, E2xx the call (tool, arguments, references), E3xx the tool and the step, E4xx
@@ -208,13 +211,52 @@ export function messageOf(error: unknown): string {
   }
 }
 
-/** Turns anything thrown into a StepError. Non-Stepwise errors are not retryable. */
+/**
+ * Turns anything thrown into a StepError, never throwing. Non-Stepwise errors are not retryable. A
+ * StepwiseError's fields are read once and checked, since a tool's error class may be anything: a
+ * code that is not `E` and digits becomes `fallbackCode`, a `retryable` that is not `true` is false,
+ * a `location` that is not a string is left out, and `details` are kept as plain JSON data (left
+ * out, and said so in the message, when JSON cannot hold them or they nest too deep). An error whose fields cannot be
+ * read at all is described as any thrown value.
+ */
 export function toStepError(
   error: unknown,
   fallbackCode: ErrorCode | CustomErrorCode = ErrorCodes.TOOL_FAILED,
 ): StepError {
-  if (StepwiseError.isInstance(error)) return error.toJSON();
+  try {
+    if (StepwiseError.isInstance(error)) {
+      const json: unknown = error.toJSON();
+      if (typeof json === 'object' && json !== null) return checkedStepError(json, fallbackCode);
+    }
+  } catch {
+    // Described below, as a value that is not a StepwiseError.
+  }
   return { code: fallbackCode, message: messageOf(error), retryable: false };
+}
+
+const ERROR_CODE = /^E\d+$/;
+
+function checkedStepError(json: object, fallbackCode: ErrorCode | CustomErrorCode): StepError {
+  const { code, message, retryable, location, details } = json as Partial<Record<keyof StepError, unknown>>;
+  let text = typeof message === 'string' ? message : messageOf(message);
+  let plainDetails: unknown;
+  if (details !== undefined) {
+    try {
+      if (deeper(details, MAX_NESTING_DEPTH)) throw new RangeError(tooDeepMessage('details'));
+      plainDetails = plainJson(details);
+    } catch (error) {
+      text += ` (its details were left out: ${messageOf(error)})`;
+    }
+  }
+  return {
+    code: typeof code === 'string' && ERROR_CODE.test(code) ? (code as CustomErrorCode) : fallbackCode,
+    message: text,
+    retryable: retryable === true,
+    ...(typeof location === 'string' ? { location } : {}),
+    ...(typeof plainDetails === 'object' && plainDetails !== null && !Array.isArray(plainDetails)
+      ? { details: plainDetails as Record<string, unknown> }
+      : {}),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
-import { ErrorCodes, type StepError, StepwiseError, toStepError } from '../errors.js';
+import { ErrorCodes, messageOf, type StepError, StepwiseError, toStepError } from '../errors.js';
 import { tooDeepMessage, tooDeepPath } from '../plan/nesting-depth.js';
+import { plainJson } from '../plan/plain-json.js';
 import { toJsonPath } from '../plan/references.js';
 import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js';
 import { describeProcess } from '../tools/process-groups.js';
@@ -227,7 +228,9 @@ function endCall(call: RunningCall): void {
 }
 
 /**
- * Validates a tool's output (its depth, then its `output` schema); E305 when it fails. Synchronous
+ * Validates a tool's output (its depth, then that it is JSON data, then its `output` schema); E305
+ * when it fails. What succeeds is the output as plain JSON data (`plainJson`), read from the tool's
+ * value once: the journal, the store and the result never see the tool's own object. Synchronous
  * unless the schema checks asynchronously.
  */
 export function checkOutput(
@@ -250,11 +253,26 @@ export function checkOutput(
       artifacts,
     };
   }
-  if (!tool.output) return { status: 'succeeded', output, artifacts };
-  const checked = compileSchema(tool.output).validate(output);
+  let plain: unknown;
+  try {
+    plain = plainJson(output);
+  } catch (error) {
+    return {
+      status: 'failed',
+      error: {
+        code: ErrorCodes.TOOL_OUTPUT_INVALID,
+        message: `${tool.name} returned invalid output: it is not JSON data (${messageOf(error)})`,
+        retryable: false,
+        location: `${request.stepId}/output`,
+      },
+      artifacts,
+    };
+  }
+  if (!tool.output) return { status: 'succeeded', output: plain, artifacts };
+  const checked = compileSchema(tool.output).validate(plain);
   if (checked instanceof Promise)
-    return checked.then((result) => outputChecked(request, tool, output, artifacts, result));
-  return outputChecked(request, tool, output, artifacts, checked);
+    return checked.then((result) => outputChecked(request, tool, plain, artifacts, result));
+  return outputChecked(request, tool, plain, artifacts, checked);
 }
 
 function outputChecked(

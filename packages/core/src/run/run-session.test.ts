@@ -171,7 +171,7 @@ describe('values nested too deep', () => {
     expect(JSON.stringify(await readAll(store, result.runId))).not.toContain(SECRET);
   });
 
-  it('a tool output too deep fails its step with E305; an error too deep with E004; the journal stays whole', async () => {
+  it('a tool output too deep fails its step with E305; an error with details too deep keeps its code without them; the journal stays whole', async () => {
     const { engine, store } = engineWith();
     const plan: Plan = {
       id: 'p',
@@ -187,7 +187,12 @@ describe('values nested too deep', () => {
       code: 'E305',
       location: expect.stringMatching(/^output\/output(\/a)+$/),
     });
-    expect(byStep.error?.error).toMatchObject({ code: 'E004' });
+    // The tool's own error, without the details no store could walk.
+    expect(byStep.error?.error).toMatchObject({
+      code: 'E300',
+      message: expect.stringContaining('its details were left out: details: objects and arrays nested more than'),
+    });
+    expect(byStep.error?.error?.details).toBeUndefined();
     expect(byStep.fine?.status).toBe('succeeded');
     const events = await readAll(store, result.runId);
     expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index + 1));
