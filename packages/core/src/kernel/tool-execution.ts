@@ -1,6 +1,6 @@
 import { ErrorCodes, messageOf, type StepError, StepwiseError, toStepError } from '../errors.js';
 import { tooDeepMessage, tooDeepPath } from '../plan/nesting-depth.js';
-import { plainJson } from '../plan/plain-json.js';
+import { plainJson, TooDeepForJson } from '../plan/plain-json.js';
 import { toJsonPath } from '../plan/references.js';
 import type { Artifact, ToolContext, ToolLogger } from '../tools/define-tool.js';
 import { describeProcess } from '../tools/process-groups.js';
@@ -228,10 +228,10 @@ function endCall(call: RunningCall): void {
 }
 
 /**
- * Validates a tool's output (its depth, then that it is JSON data, then its `output` schema); E305
- * when it fails. What succeeds is the output as plain JSON data (`plainJson`), read from the tool's
- * value once: the journal, the store and the result never see the tool's own object. Synchronous
- * unless the schema checks asynchronously.
+ * Validates a tool's output: that it is JSON data no deeper than MAX_NESTING_DEPTH (read once into a
+ * plain copy, `plainJson`), then its `output` schema; E305 when it fails. What succeeds is that copy:
+ * the journal, the store and the result never see the tool's own object. Synchronous unless the
+ * schema checks asynchronously.
  */
 export function checkOutput(
   request: Pick<ToolCallRequest, 'stepId'>,
@@ -239,40 +239,49 @@ export function checkOutput(
   output: unknown,
   artifacts: Artifact[],
 ): Execution | Promise<Execution> {
-  const deep = tooDeepPath(output);
-  if (deep) {
-    // Refused whole: the journal, the stores and a later step's references all walk it by recursion.
-    return {
-      status: 'failed',
-      error: {
-        code: ErrorCodes.TOOL_OUTPUT_INVALID,
-        message: `${tool.name} returned invalid output: ${tooDeepMessage('output too deep')}`,
-        retryable: false,
-        location: `${request.stepId}/output${toJsonPath(deep)}`,
-      },
-      artifacts,
-    };
-  }
   let plain: unknown;
   try {
     plain = plainJson(output);
   } catch (error) {
-    return {
-      status: 'failed',
-      error: {
-        code: ErrorCodes.TOOL_OUTPUT_INVALID,
-        message: `${tool.name} returned invalid output: it is not JSON data (${messageOf(error)})`,
-        retryable: false,
-        location: `${request.stepId}/output`,
-      },
-      artifacts,
-    };
+    return { status: 'failed', error: unplainError(request, tool, output, error), artifacts };
   }
   if (!tool.output) return { status: 'succeeded', output: plain, artifacts };
   const checked = compileSchema(tool.output).validate(plain);
   if (checked instanceof Promise)
     return checked.then((result) => outputChecked(request, tool, plain, artifacts, result));
   return outputChecked(request, tool, plain, artifacts, checked);
+}
+
+/** E305 for an output `plainJson` refused: too deep (with the path to it), or not JSON data. */
+function unplainError(
+  request: Pick<ToolCallRequest, 'stepId'>,
+  tool: AnyTool,
+  output: unknown,
+  error: unknown,
+): StepError {
+  const invalid = `${tool.name} returned invalid output`;
+  const location = `${request.stepId}/output`;
+  if (!(error instanceof TooDeepForJson)) {
+    return {
+      code: ErrorCodes.TOOL_OUTPUT_INVALID,
+      message: `${invalid}: it cannot be kept as JSON data (${messageOf(error)})`,
+      retryable: false,
+      location,
+    };
+  }
+  // Refused whole: the journal, the stores and a later step's references all walk it by recursion.
+  let path: (string | number)[] | undefined;
+  try {
+    path = tooDeepPath(output);
+  } catch {
+    // An output whose members can no longer be read: the error points at the output itself.
+  }
+  return {
+    code: ErrorCodes.TOOL_OUTPUT_INVALID,
+    message: `${invalid}: ${tooDeepMessage('output too deep')}`,
+    retryable: false,
+    location: `${location}${path ? toJsonPath(path) : ''}`,
+  };
 }
 
 function outputChecked(

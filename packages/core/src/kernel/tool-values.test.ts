@@ -55,7 +55,7 @@ describe('a tool output JSON cannot hold', () => {
     const run = await runTool(() => output);
     expect(run.result.status).toBe('failed');
     expect(run.step?.error).toMatchObject({ code: ErrorCodes.TOOL_OUTPUT_INVALID, location: 'a/output' });
-    expect(run.step?.error?.message).toContain('it is not JSON data');
+    expect(run.step?.error?.message).toContain('it cannot be kept as JSON data');
     expect(run.step?.error?.message).toContain(reason);
     expect(run.toolResults).toHaveLength(1);
     await expectFinished(run);
