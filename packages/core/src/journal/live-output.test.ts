@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { StepwiseError } from '../errors.js';
 import { invokeStep } from '../kernel/invoke-step.js';
 import { createRunHandle } from '../run/run-handle.js';
 import { finishRun, startRun } from '../run/run-session.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { defineTool } from '../tools/define-tool.js';
+import { defineTool, type ToolContext } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import type { RunEvent } from './events.js';
 import { LIVE_OUTPUT_MAX_CHARS, type LiveEvent } from './live-output.js';
@@ -123,5 +124,74 @@ describe('live tool output (ctx.output → handle.onLive)', () => {
     journal.live.subscribe((event) => seen.push(event));
     journal.live.endExecution('x1');
     expect(seen).toEqual([]);
+  });
+});
+
+describe('a tool that misuses ctx.output', () => {
+  /** Runs one step of `execute` with a listener and the store's live tails on; returns what it saw. */
+  async function runKeeping(execute: (ctx: ToolContext) => unknown) {
+    const store = new MemoryStore();
+    const registry = new ToolRegistry([
+      defineTool({
+        name: 'keeper',
+        description: 'keeps its context',
+        input: z.object({}),
+        effect: 'read',
+        execute: (_args, ctx) => execute(ctx),
+      }),
+    ]);
+    const plan = { version: 1 as const, id: 'keeping', steps: [{ id: 'keep', tool: 'keeper', args: {} }] };
+    const journal = await startRun({ store, runId: 'run_keeping', plan, engine: 'test' });
+    const seen: string[] = [];
+    journal.live.subscribe((event) => {
+      if (event.type === 'tool-output') seen.push(event.text);
+    });
+    const outcome = await invokeStep(
+      plan.steps[0] as never,
+      { attempt: 1, references: 'literal' },
+      {
+        runId: 'run_keeping',
+        journal,
+        registry,
+      },
+    );
+    return { store, journal, seen, outcome, plan };
+  }
+
+  it('shows nothing, and the store keeps no tail, once the call ended, though the tool kept its context', async () => {
+    let kept: ToolContext | undefined;
+    const { store, journal, seen, outcome, plan } = await runKeeping((ctx) => {
+      kept = ctx;
+      ctx.output?.('stdout', 'while running\n');
+      return { done: true };
+    });
+    expect(outcome.status).toBe('succeeded');
+    kept?.output?.('stdout', 'after the call ended\n');
+    // The stream's redactor holds a piece up to a second before it shows it (a secret may continue).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(seen.join('')).toBe('while running\n');
+    expect(await store.readLiveOutput('run_keeping')).toEqual([]);
+    await finishRun(journal, { plan, engine: 'test', status: 'completed', steps: [outcome], durationMs: 1 });
+  });
+
+  it('throws E004 into the tool for a stream that is not stdout or stderr, or text that is not a string', async () => {
+    const refused: unknown[] = [];
+    const { outcome } = await runKeeping((ctx) => {
+      for (const [stream, text] of [
+        ['stdout', null],
+        ['stderr', Symbol('s')],
+        ['stdout', 42],
+        ['weird', 'text'],
+      ] as const) {
+        try {
+          ctx.output?.(stream as 'stdout', text as unknown as string);
+        } catch (error) {
+          refused.push(StepwiseError.isInstance(error) ? error.code : error);
+        }
+      }
+      return {};
+    });
+    expect(outcome.status).toBe('succeeded');
+    expect(refused).toEqual(['E004', 'E004', 'E004', 'E004']);
   });
 });

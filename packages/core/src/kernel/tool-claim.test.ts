@@ -6,8 +6,9 @@ import { createPolicyEngine } from '../scheduler/policy-engine.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { makePlan, until } from '../testing/fixtures.js';
 import { FreezableStore } from '../testing/freezable-store.js';
-import { defineTool, type ToolClaimContext } from '../tools/define-tool.js';
+import { defineTool, type ToolClaim, type ToolClaimContext } from '../tools/define-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { RELEASE_WAIT_MS } from './tool-claim.js';
 
 const TTL_MS = 300;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -130,4 +131,59 @@ describe('a tool’s claim (acquire) comes before its call is journaled', () => 
     expect(resume).toMatchObject({ interrupted: [{ stepId: 'one', action: 'rerun' }] });
     expect(events.filter((event) => event.type === 'tool-call')).toHaveLength(1);
   });
+});
+
+describe('a claim whose acquire or release misbehaves', () => {
+  function toolWith(acquire: (context: ToolClaimContext) => Promise<ToolClaim>, executed: string[]) {
+    return new ToolRegistry([
+      defineTool({
+        name: 'send',
+        description: 'Takes a slot first.',
+        input: { type: 'object' },
+        effect: 'write',
+        acquire,
+        execute: (_input, context) => void executed.push(context.stepId),
+      }),
+    ]);
+  }
+
+  it('ends a cancelled run whose acquire ignores its signal, and releases a claim granted afterwards', async () => {
+    const executed: string[] = [];
+    const released: string[] = [];
+    let grant: (claim: ToolClaim) => void = () => undefined;
+    const acquire = () =>
+      new Promise<ToolClaim>((resolve) => {
+        grant = resolve;
+      });
+    const store = new MemoryStore();
+    const handle = engineOver(store, toolWith(acquire, executed)).run(
+      makePlan([{ id: 'one', tool: 'send', args: {} }]),
+      {
+        runId: 'run_deaf_acquire',
+      },
+    );
+    await until(async () => (await types(store, 'run_deaf_acquire')).includes('step-start'), 'the step to start');
+    handle.cancel('enough');
+    const result = await handle.result;
+    expect(result.status).toBe('cancelled');
+    expect(result.steps[0]?.error?.code).toBe(ErrorCodes.STEP_CANCELLED);
+    expect((await types(store, 'run_deaf_acquire')).includes('tool-call')).toBe(false);
+    grant({ release: () => void released.push('one') });
+    await until(() => released.length === 1, 'the late claim to be released');
+    expect(executed).toEqual([]);
+  });
+
+  it('ends the step once a release that never settles has had its time', async () => {
+    const executed: string[] = [];
+    const acquire = async () => ({ release: () => new Promise<never>(() => undefined) });
+    const store = new MemoryStore();
+    const started = performance.now();
+    const result = await engineOver(store, toolWith(acquire, executed)).run(
+      makePlan([{ id: 'one', tool: 'send', args: {} }]),
+      { runId: 'run_deaf_release' },
+    ).result;
+    expect(result.status).toBe('completed');
+    expect(executed).toEqual(['one']);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(RELEASE_WAIT_MS - 50);
+  }, 15_000);
 });

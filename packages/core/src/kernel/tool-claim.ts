@@ -3,7 +3,7 @@ import type { ToolClaim } from '../tools/define-tool.js';
 import type { AnyTool } from '../tools/tool-registry.js';
 import { refusedOutcome } from './call-admission.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
-import { cancelledError } from './tool-execution.js';
+import { cancelledError, raceAbort } from './tool-execution.js';
 
 /** A tool that declares what its calls wait for. */
 export type ClaimingTool = AnyTool & { readonly acquire: NonNullable<AnyTool['acquire']> };
@@ -22,14 +22,21 @@ export async function acquireClaim(
   started: number,
 ): Promise<{ readonly claim: ToolClaim } | { readonly refused: ToolCallOutcome }> {
   try {
-    const claim = await tool.acquire({
-      signal,
-      runId: context.runId,
-      stepId: request.stepId,
-      executionId: request.executionId,
-      leaseTtlMs: context.journal.lease?.ttlMs,
-    });
-    return { claim };
+    const acquiring = Promise.resolve(
+      tool.acquire({
+        signal,
+        runId: context.runId,
+        stepId: request.stepId,
+        executionId: request.executionId,
+        leaseTtlMs: context.journal.lease?.ttlMs,
+      }),
+    );
+    // Raced with the run's signal, as a call is: an `acquire` that ignores its signal cannot keep a
+    // stopped run waiting. A claim it still grants later is released at once.
+    const raced = await raceAbort(acquiring, signal);
+    if (raced.kind === 'done') return { claim: raced.value };
+    acquiring.then(releaseClaim, () => undefined);
+    throw signal.reason;
   } catch (error) {
     const stopped = signal.aborted ? signal.reason : context.journal.fencedBy();
     const refusal = stopped === undefined ? toStepError(error) : cancelledError(request.stepId, stopped);
@@ -38,11 +45,23 @@ export async function acquireClaim(
   }
 }
 
-/** Frees a claim once its call settled. A release that fails is left to the claim's own expiry. */
+/** How long a step's end waits for its claim's release before it goes on without it. */
+export const RELEASE_WAIT_MS = 5_000;
+
+/**
+ * Frees a claim once its call settled. A release that fails is left to the claim's own expiry, and
+ * one still pending after RELEASE_WAIT_MS is left to finish on its own: the step's outcome does not
+ * depend on it, and a release that never settles must not keep the step (and its run) from ending.
+ */
 export async function releaseClaim(claim: ToolClaim): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await claim.release();
+    const releasing = Promise.resolve(claim.release());
+    releasing.catch(() => undefined);
+    await Promise.race([releasing, new Promise<void>((resolve) => (timer = setTimeout(resolve, RELEASE_WAIT_MS)))]);
   } catch {
     // Nothing to do: a claim that is not freed expires (a slot's time-to-live).
+  } finally {
+    clearTimeout(timer);
   }
 }

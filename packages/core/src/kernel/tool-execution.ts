@@ -63,12 +63,9 @@ function idempotencyKeyOf(this: KeyedContext): string {
 const IDEMPOTENCY_KEY: PropertyDescriptor = { get: idempotencyKeyOf, enumerable: true, configurable: true };
 
 /** The `ctx` a tool's execute receives; artifacts it adds land in `artifacts`. */
-function toolContextFor(
-  request: ToolCallRequest,
-  context: KernelContext,
-  signal: AbortSignal,
-  artifacts: Artifact[],
-): ToolContext {
+function toolContextFor(call: RunningCall): ToolContext {
+  const { request, context, artifacts } = call;
+  const signal = call.guard.signal;
   const { journal } = context;
   const toolContext: KeyedContext = {
     signal,
@@ -90,7 +87,11 @@ function toolContextFor(
       });
       journal.flush().catch(() => undefined);
     },
-    output: (stream, text) => journal.live.toolOutput(request.stepId, request.executionId, stream, text),
+    output: (stream, text) => {
+      checkLiveOutput(request.stepId, stream, text);
+      // A tool that kept its context shows nothing once its call ended: the call's tail is gone.
+      if (!call.ended) journal.live.toolOutput(request.stepId, request.executionId, stream, text);
+    },
     recordProcess: async (process) => {
       journal.emit({
         type: 'process-start',
@@ -102,6 +103,16 @@ function toolContextFor(
     },
   };
   return Object.defineProperty(toolContext, 'idempotencyKey', IDEMPOTENCY_KEY) as KeyedContext & ToolContext;
+}
+
+/** `ctx.output` takes `stdout` or `stderr` and a string; anything else is the tool's mistake (E004). */
+function checkLiveOutput(stepId: string, stream: unknown, text: unknown): void {
+  if ((stream === 'stdout' || stream === 'stderr') && typeof text === 'string') return;
+  throw new StepwiseError(
+    ErrorCodes.INPUT_INVALID,
+    `ctx.output takes a stream ('stdout' or 'stderr') and a string (got ${typeof stream === 'string' ? JSON.stringify(stream) : typeof stream} and ${typeof text})`,
+    { location: stepId },
+  );
 }
 
 /** A call its timeout ended: safe to try again only if a half-finished call does no harm. */
@@ -136,6 +147,8 @@ interface RunningCall {
   readonly guard: TimedSignal;
   readonly timeoutMs: number | undefined;
   readonly artifacts: Artifact[];
+  /** Set by `endCall`: the tool's context shows no more live output once its call ended. */
+  ended: boolean;
 }
 
 /**
@@ -159,10 +172,10 @@ export function executeTool(
     timeoutMs,
     () => new StepwiseError(ErrorCodes.STEP_TIMEOUT, `${tool.name} timed out after ${timeoutMs} ms`),
   );
-  const call: RunningCall = { request, tool, context, signal, guard, timeoutMs, artifacts };
+  const call: RunningCall = { request, tool, context, signal, guard, timeoutMs, artifacts, ended: false };
   let execution: Execution | Promise<Execution>;
   try {
-    const returned: unknown = tool.execute(args, toolContextFor(request, context, guard.signal, artifacts));
+    const returned: unknown = tool.execute(args, toolContextFor(call));
     if (isThenable(returned)) return awaitTool(call, returned);
     // A synchronous tool has finished already: nothing to race, nothing to interrupt.
     execution = afterTool(call, returned);
@@ -223,6 +236,7 @@ function thrownExecution(call: RunningCall, thrown: unknown): Execution {
 
 /** Once, however the call ended: its timer and listener go, its live output ends. */
 function endCall(call: RunningCall): void {
+  call.ended = true;
   call.guard.dispose();
   call.context.journal.live.endExecution(call.request.executionId);
 }

@@ -48,7 +48,9 @@ export interface ToolContext {
   /**
    * Shows a piece of the tool's output while it runs (a command's stdout or stderr as it arrives):
    * delivered to the run's live listeners, redacted, and not journaled — return the whole output
-   * as usual. Costs nothing while nobody listens. Absent outside the kernel.
+   * as usual. Costs nothing while nobody listens. Absent outside the kernel. Once the call has
+   * ended it shows nothing more; a stream other than `stdout` or `stderr`, or text that is not a
+   * string, throws E004.
    */
   output?(stream: 'stdout' | 'stderr', text: string): void;
   /**
