@@ -8,8 +8,14 @@ export interface CallErrorContext {
   readonly tool: string;
   /** Plugin name, for messages. */
   readonly server: string;
-  /** True when the connection this call used has died or was replaced meanwhile. */
+  /**
+   * True when the connection this call used has died or was replaced meanwhile: the one sign of a
+   * lost connection. The SDK's `ConnectionClosed` code (-32000) is also a code a server may send for
+   * its own errors, in the range JSON-RPC leaves to servers.
+   */
   readonly connectionLost: boolean;
+  /** Whether the tool may run again after a call whose outcome is unknown (a server-side timeout). */
+  readonly idempotent: boolean;
   /** The server's recent stderr, if any. */
   readonly stderr: string;
   /** Removes secrets from what the server or transport wrote (messages, error data). Default: none. */
@@ -30,14 +36,14 @@ function isMalformedResponse(error: unknown): boolean {
  * Maps what `callTool` threw to a ToolError: transport failures (the server died, the
  * connection dropped, the HTTP request failed) are retryable, because the next attempt gets a
  * fresh connection; protocol errors (the server answered with a JSON-RPC error, or something
- * malformed) are not, except a server-side timeout.
+ * malformed) are not, except a server-side timeout of an idempotent tool.
  */
 export function callError(error: unknown, context: CallErrorContext): StepwiseError {
   const where = `MCP server "${context.server}", tool ${context.tool}`;
   if (StepwiseError.isInstance(error)) return error;
   const scrub = context.scrub ?? (<T>(value: T) => value);
   const message = scrub(messageOf(error));
-  if (context.connectionLost || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+  if (context.connectionLost) {
     return new ToolError({
       code: ErrorCodes.TOOL_FAILED,
       message: `${where}: the connection was lost during the call (the server exited or the transport closed); it is restarted on the next call${stderrNote(context.stderr)}`,
@@ -50,10 +56,11 @@ export function callError(error: unknown, context: CallErrorContext): StepwiseEr
   if (error instanceof McpError) {
     const details = { mcpCode: error.code, ...(error.data === undefined ? {} : { data: scrub(error.data) }) };
     if (error.code === ErrorCode.RequestTimeout) {
+      // The server's own timeout (the SDK's is off): the call may have had its effect, as after the kernel's.
       return new ToolError({
         code: ErrorCodes.STEP_TIMEOUT,
         message: `${where}: ${message}`,
-        retryable: true,
+        retryable: context.idempotent,
         location: context.tool,
         details,
         cause: error,

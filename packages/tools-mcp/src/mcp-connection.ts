@@ -10,6 +10,9 @@ import { isStdioOptions, type McpToolDescriptor, type McpToolsOptions } from './
 import { scrubSecrets } from './scrub-secrets.js';
 import { type McpSandboxStatus, serverLaunch } from './server-launch.js';
 
+/** How many pages of `tools/list` a server may hand out. */
+const MAX_TOOL_PAGES = 1_000;
+
 /** Keeps this much of a server's stderr for error messages. */
 const STDERR_TAIL_BYTES = 8192;
 /** Restart budgets are kept for this many runs; older runs are forgotten. */
@@ -147,16 +150,26 @@ export class McpConnection {
     return connecting;
   }
 
-  /** Lists every tool, following `nextCursor` until the server has no more pages. */
+  /**
+   * Lists every tool, following `nextCursor` until the server has no more pages: at most
+   * MAX_TOOL_PAGES pages, all within `connectTimeoutMs` (a server handing out new cursors for ever
+   * would otherwise keep `mcpTools` waiting for ever).
+   */
   async listTools(): Promise<McpToolDescriptor[]> {
     const { client } = await this.client();
     const tools: McpToolDescriptor[] = [];
     const seenCursors = new Set<string>();
+    const timeoutMs = this.#options.connectTimeoutMs ?? 30_000;
+    const deadline = Date.now() + timeoutMs;
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.#options.connectTimeoutMs ?? 30_000,
-      });
+      const left = deadline - Date.now();
+      if (left <= 0 || seenCursors.size >= MAX_TOOL_PAGES) {
+        throw new Error(
+          `the server kept paging its tools past ${left <= 0 ? `connectTimeoutMs (${timeoutMs} ms)` : `${MAX_TOOL_PAGES} pages`}`,
+        );
+      }
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: left });
       tools.push(...(page.tools as McpToolDescriptor[]));
       cursor = page.nextCursor;
       // A server that hands out the same cursor twice would page forever.

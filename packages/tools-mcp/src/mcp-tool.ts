@@ -80,13 +80,16 @@ export interface McpToolSettings {
   readonly warn: (message: string) => void;
 }
 
+/** The settings a call uses: with whether the tool is idempotent, as `mcpTool` declares it. */
+type CallSettings = McpToolSettings & { readonly idempotent: boolean };
+
 type CallResult = Awaited<ReturnType<LiveClient['client']['callTool']>>;
 
 /** Sends `tools/call`; a failure becomes the ToolError that says what happened and whether to retry. */
 async function callServer(
   descriptor: McpToolDescriptor,
   connection: McpConnection,
-  settings: McpToolSettings,
+  settings: CallSettings,
   input: unknown,
   context: ToolContext,
 ): Promise<CallResult> {
@@ -114,6 +117,7 @@ async function callServer(
       tool: descriptor.name,
       server: settings.server(),
       connectionLost: connection.isStale(generation),
+      idempotent: settings.idempotent,
       stderr: connection.stderrTail,
       scrub: (value) => connection.scrub(value),
     });
@@ -127,17 +131,19 @@ async function callServer(
 /** Wraps one server tool as a Stepwise tool whose `execute` sends `tools/call`. */
 export function mcpTool(descriptor: McpToolDescriptor, connection: McpConnection, settings: McpToolSettings): AnyTool {
   const effect = effectOf(descriptor, settings.effect);
+  const idempotent = descriptor.annotations?.idempotentHint ?? effect === 'read';
+  const called = { ...settings, idempotent };
   return defineTool({
     name: settings.name,
     description:
       descriptor.description ?? descriptor.title ?? descriptor.annotations?.title ?? `MCP tool ${descriptor.name}`,
     input: inputSchemaOf(descriptor, settings.warn),
     effect,
-    idempotent: descriptor.annotations?.idempotentHint ?? effect === 'read',
+    idempotent,
     timeoutMs: settings.timeoutMs,
     async execute(input, context): Promise<McpToolOutput> {
       // The server may echo a secret it was given: scrubbed before the kernel or the model sees it.
-      const result = connection.scrub(await callServer(descriptor, connection, settings, input, context));
+      const result = connection.scrub(await callServer(descriptor, connection, called, input, context));
       // Where the server ran (sandboxed or not) goes into every output, so the journal records it.
       const sandbox = connection.sandbox ? { sandbox: connection.sandbox } : {};
       if ('toolResult' in result) {

@@ -61,20 +61,30 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
   const include = options.include ? new Set(options.include) : undefined;
   const used = new Set<string>();
   const tools: AnyTool[] = [];
-  for (const descriptor of listing) {
-    if (include && !include.has(descriptor.name)) continue;
-    let name = stepwiseToolName(descriptor.name);
-    for (let suffix = 2; used.has(name); suffix++) name = `${stepwiseToolName(descriptor.name)}_${suffix}`;
-    if (name !== descriptor.name) warn(`MCP tool "${descriptor.name}" is registered as "${name}"`);
-    used.add(name);
-    tools.push(
-      mcpTool(descriptor, connection, {
-        name,
-        server: pluginName,
-        timeoutMs: options.timeoutMs ?? 60_000,
-        warn,
-        ...(options.effects?.[descriptor.name] ? { effect: options.effects[descriptor.name] } : {}),
-      }),
+  try {
+    for (const descriptor of listing) {
+      if (include && !include.has(descriptor.name)) continue;
+      const name = uniqueToolName(descriptor.name, used);
+      if (name !== descriptor.name) warn(`MCP tool "${descriptor.name}" is registered as "${name}"`);
+      used.add(name);
+      tools.push(
+        mcpTool(descriptor, connection, {
+          name,
+          server: pluginName,
+          timeoutMs: options.timeoutMs ?? 60_000,
+          warn,
+          ...(options.effects?.[descriptor.name] ? { effect: options.effects[descriptor.name] } : {}),
+        }),
+      );
+    }
+  } catch (error) {
+    // No plugin reaches the caller to dispose: the server is stopped here.
+    await connection.close();
+    if (StepwiseError.isInstance(error)) throw error;
+    throw new StepwiseError(
+      ErrorCodes.PLUGIN_INVALID,
+      `MCP server ${connection.label} lists a tool Stepwise cannot register: ${messageOf(error)}`,
+      { location: connection.label, cause: error },
     );
   }
   for (const wanted of include ?? []) {
@@ -106,4 +116,12 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
     },
     dispose: () => connection.close(),
   } as McpPlugin) as McpPlugin;
+}
+
+/** The server's name made a Stepwise name, with `_2`, `_3`… kept within the 128 characters a name may have. */
+function uniqueToolName(serverName: string, used: ReadonlySet<string>): string {
+  const base = stepwiseToolName(serverName);
+  let name = base;
+  for (let suffix = 2; used.has(name); suffix++) name = `${base.slice(0, 128 - String(suffix).length - 1)}_${suffix}`;
+  return name;
 }
