@@ -59,24 +59,9 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpPlugin> {
 
   const pluginName = () => options.name ?? connection.serverInfo?.name ?? connection.label;
   const include = options.include ? new Set(options.include) : undefined;
-  const used = new Set<string>();
-  const tools: AnyTool[] = [];
+  let tools: AnyTool[];
   try {
-    for (const descriptor of listing) {
-      if (include && !include.has(descriptor.name)) continue;
-      const name = uniqueToolName(descriptor.name, used);
-      if (name !== descriptor.name) warn(`MCP tool "${descriptor.name}" is registered as "${name}"`);
-      used.add(name);
-      tools.push(
-        mcpTool(descriptor, connection, {
-          name,
-          server: pluginName,
-          timeoutMs: options.timeoutMs ?? 60_000,
-          warn,
-          ...(options.effects?.[descriptor.name] ? { effect: options.effects[descriptor.name] } : {}),
-        }),
-      );
-    }
+    tools = toolsOf(listing, connection, options, { include, server: pluginName, warn });
   } catch (error) {
     // No plugin reaches the caller to dispose: the server is stopped here.
     await connection.close();
@@ -124,4 +109,32 @@ function uniqueToolName(serverName: string, used: ReadonlySet<string>): string {
   let name = base;
   for (let suffix = 2; used.has(name); suffix++) name = `${base.slice(0, 128 - String(suffix).length - 1)}_${suffix}`;
   return name;
+}
+
+/** The listing's tools (those `include` names, if any) as Stepwise tools, each name unique. */
+function toolsOf(
+  listing: readonly McpToolDescriptor[],
+  connection: McpConnection,
+  options: McpToolsOptions,
+  settings: { include: ReadonlySet<string> | undefined; server: () => string; warn: (message: string) => void },
+): AnyTool[] {
+  const { include, server, warn } = settings;
+  const used = new Set<string>();
+  const tools: AnyTool[] = [];
+  for (const descriptor of listing) {
+    if (include && !include.has(descriptor.name)) continue;
+    const name = uniqueToolName(descriptor.name, used);
+    if (name !== descriptor.name) warn(`MCP tool "${descriptor.name}" is registered as "${name}"`);
+    used.add(name);
+    tools.push(
+      mcpTool(descriptor, connection, {
+        name,
+        server,
+        timeoutMs: options.timeoutMs ?? 60_000,
+        warn,
+        ...(options.effects?.[descriptor.name] ? { effect: options.effects[descriptor.name] } : {}),
+      }),
+    );
+  }
+  return tools;
 }
