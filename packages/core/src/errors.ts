@@ -1,5 +1,5 @@
-import { deeper, MAX_NESTING_DEPTH, tooDeepMessage } from './plan/nesting-depth.js';
-import { plainJson } from './plan/plain-json.js';
+import { tooDeepMessage } from './plan/nesting-depth.js';
+import { plainJson, TooDeepForJson } from './plan/plain-json.js';
 
 /**
  * Stable error codes, `E` and three digits, grouped by family: E0xx the plan and its input, E1xx
@@ -216,8 +216,8 @@ export function messageOf(error: unknown): string {
  * StepwiseError's fields are read once and checked, since a tool's error class may be anything: a
  * code that is not `E` and digits becomes `fallbackCode`, a `retryable` that is not `true` is false,
  * a `location` that is not a string is left out, and `details` are kept as plain JSON data (left
- * out, and said so in the message, when JSON cannot hold them or they nest too deep). An error whose fields cannot be
- * read at all is described as any thrown value.
+ * out, and said so in the message, when JSON cannot hold them, they nest too deep or hold too many
+ * values). An error whose fields cannot be read at all is described as any thrown value.
  */
 export function toStepError(
   error: unknown,
@@ -242,10 +242,10 @@ function checkedStepError(json: object, fallbackCode: ErrorCode | CustomErrorCod
   let plainDetails: unknown;
   if (details !== undefined) {
     try {
-      if (deeper(details, MAX_NESTING_DEPTH)) throw new RangeError(tooDeepMessage('details'));
       plainDetails = plainJson(details);
     } catch (error) {
-      text += ` (its details were left out: ${messageOf(error)})`;
+      const reason = error instanceof TooDeepForJson ? tooDeepMessage('details') : messageOf(error);
+      text += ` (its details were left out: ${reason})`;
     }
   }
   return {

@@ -136,6 +136,7 @@ describe('an error a tool throws, with fields of any kind', () => {
     for (const [details, reason] of [
       [{ id: 1n }, 'BigInt'],
       [cycle, 'contains itself'],
+      [{ list: Object.assign([], { length: 2 ** 32 - 1 }) }, 'more than 10,000,000 values'],
     ] as const) {
       const run = await runTool(() => {
         throw new ToolError({ message: 'with details', details: details as Record<string, unknown> });
