@@ -31,7 +31,8 @@ function gatedSlot() {
   return { open, log, contexts, acquire };
 }
 
-function slottedTools(slot: ReturnType<typeof gatedSlot>, effects: string[]): ToolRegistry {
+/** A `send` tool that takes `slot`'s claim first and logs its execution in `slot.log`. */
+function slottedTools(slot: Pick<ReturnType<typeof gatedSlot>, 'acquire' | 'log'>, effects: string[]): ToolRegistry {
   return new ToolRegistry([
     defineTool({
       name: 'send',
@@ -134,19 +135,6 @@ describe('a tool’s claim (acquire) comes before its call is journaled', () => 
 });
 
 describe('a claim whose acquire or release misbehaves', () => {
-  function toolWith(acquire: (context: ToolClaimContext) => Promise<ToolClaim>, executed: string[]) {
-    return new ToolRegistry([
-      defineTool({
-        name: 'send',
-        description: 'Takes a slot first.',
-        input: { type: 'object' },
-        effect: 'write',
-        acquire,
-        execute: (_input, context) => void executed.push(context.stepId),
-      }),
-    ]);
-  }
-
   it('ends a cancelled run whose acquire ignores its signal, and releases a claim granted afterwards', async () => {
     const executed: string[] = [];
     const released: string[] = [];
@@ -156,7 +144,7 @@ describe('a claim whose acquire or release misbehaves', () => {
         grant = resolve;
       });
     const store = new MemoryStore();
-    const handle = engineOver(store, toolWith(acquire, executed)).run(
+    const handle = engineOver(store, slottedTools({ acquire, log: [] }, executed)).run(
       makePlan([{ id: 'one', tool: 'send', args: {} }]),
       {
         runId: 'run_deaf_acquire',
@@ -178,7 +166,7 @@ describe('a claim whose acquire or release misbehaves', () => {
     const acquire = async () => ({ release: () => new Promise<never>(() => undefined) });
     const store = new MemoryStore();
     const started = performance.now();
-    const result = await engineOver(store, toolWith(acquire, executed)).run(
+    const result = await engineOver(store, slottedTools({ acquire, log: [] }, executed)).run(
       makePlan([{ id: 'one', tool: 'send', args: {} }]),
       { runId: 'run_deaf_release' },
     ).result;

@@ -3,7 +3,8 @@ import type { ToolClaim } from '../tools/define-tool.js';
 import type { AnyTool } from '../tools/tool-registry.js';
 import { refusedOutcome } from './call-admission.js';
 import type { KernelContext, ToolCallOutcome, ToolCallRequest } from './invoke-step.js';
-import { cancelledError, raceAbort } from './tool-execution.js';
+import { signalWithTimeout } from './signal-with-timeout.js';
+import { cancelledError, neverAborted, raceAbort } from './tool-execution.js';
 
 /** A tool that declares what its calls wait for. */
 export type ClaimingTool = AnyTool & { readonly acquire: NonNullable<AnyTool['acquire']> };
@@ -54,14 +55,13 @@ export const RELEASE_WAIT_MS = 5_000;
  * depend on it, and a release that never settles must not keep the step (and its run) from ending.
  */
 export async function releaseClaim(claim: ToolClaim): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
+  // The kernel's own bound and race, as for a call: a timer that aborts, raced with the release.
+  const bound = signalWithTimeout(neverAborted, RELEASE_WAIT_MS, () => undefined);
   try {
-    const releasing = Promise.resolve(claim.release());
-    releasing.catch(() => undefined);
-    await Promise.race([releasing, new Promise<void>((resolve) => (timer = setTimeout(resolve, RELEASE_WAIT_MS)))]);
+    await raceAbort(Promise.resolve(claim.release()), bound.signal);
   } catch {
     // Nothing to do: a claim that is not freed expires (a slot's time-to-live).
   } finally {
-    clearTimeout(timer);
+    bound.dispose();
   }
 }

@@ -57,7 +57,7 @@ class PlainWalk {
       return this.#serialized(value.valueOf(), depth);
     }
     if (value instanceof BigInt) throw new TypeError('Do not know how to serialize a BigInt');
-    if (depth >= MAX_NESTING_DEPTH) throw new TooDeepForJson(tooDeepMessage('output'));
+    if (depth >= MAX_NESTING_DEPTH) throw new TooDeepForJson(tooDeepMessage('value'));
     return Array.isArray(value) ? this.#array(value, depth) : this.#object(value as Plain, depth);
   }
 
